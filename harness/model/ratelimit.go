@@ -1,0 +1,259 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// The rate-limiter document's assumptions (000, HS1–HS8) and the models' fixed inputs.
+const (
+	TrackedClients = 200_000                      // HS1
+	PeakRate       = 40_000                       // HS2: requests/s at the edge
+	Limit          = limiters.DefaultLimit        // HS3: requests per window
+	Window         = limiters.DefaultWindow       // HS3
+	Nodes          = limiters.DefaultNodes        // HS4
+	SyncInterval   = limiters.DefaultSyncInterval // HS5
+	RecordBytes    = 48                           // HS6
+	Slices         = limiters.DefaultSlices       // HS7
+	Burst          = limiters.DefaultBurst        // HS8
+	OvershootGate  = 1.1                          // requirement 1: at most 1.1 × the limit
+	DistSeed       = 20260730                     // dagitik.mjs: node assignment seed
+)
+
+// Rule returns the document's rule for an algorithm: 600 per 60 s, 12 slices, 60 tokens.
+func Rule(a limiters.Algorithm) limiters.Rule {
+	return limiters.Rule{Name: string(a), Algorithm: a, Limit: Limit, Window: Window, Slices: Slices, Burst: Burst}
+}
+
+// Sizing is olcek.mjs: the order-of-magnitude figures that follow from HS1–HS8.
+type Sizing struct {
+	PerNodePeak    float64        `json:"per_node_peak_rps"`
+	CentralTouches float64        `json:"central_touches_per_s"`
+	ClientRate     float64        `json:"client_limit_per_s"`
+	Layouts        []SizingLayout `json:"layouts"`
+	UnseenPerNode  float64        `json:"unseen_per_node_per_sync"`
+	BlindCeiling   float64        `json:"blind_ceiling"`
+	Threshold      float64        `json:"threshold"`
+	LimitPlusBlind float64        `json:"limit_plus_blind_ceiling"`
+	Passes         bool           `json:"passes"`
+}
+
+// SizingLayout is one counter layout's memory for all tracked clients.
+type SizingLayout struct {
+	Algorithm limiters.Algorithm `json:"algorithm"`
+	PerClient int                `json:"records_per_client"`
+	TotalMB   float64            `json:"total_mb"`
+}
+
+// RunSizing computes the sizing table; records per client come from the limiters' own rules.
+func RunSizing() Sizing {
+	s := Sizing{
+		PerNodePeak:    float64(PeakRate) / Nodes,
+		CentralTouches: PeakRate,
+		ClientRate:     float64(Limit) / Window.Seconds(),
+	}
+	for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.TokenBucket, limiters.SlidingWindow} {
+		n := Rule(a).Counters()
+		s.Layouts = append(s.Layouts, SizingLayout{Algorithm: a, PerClient: n,
+			TotalMB: float64(TrackedClients*n*RecordBytes) / 1e6})
+	}
+	s.UnseenPerNode = s.PerNodePeak * SyncInterval.Seconds()
+	s.BlindCeiling = Rule(limiters.SlidingWindow).BlindCeiling(SyncInterval, Nodes)
+	s.Threshold = Limit * OvershootGate
+	s.LimitPlusBlind = Limit + s.BlindCeiling
+	s.Passes = s.LimitPlusBlind <= s.Threshold
+	return s
+}
+
+// WindowRow is one line of pencere.mjs's table: one pattern under one algorithm.
+type WindowRow struct {
+	Pattern   string             `json:"pattern"`
+	Requests  int                `json:"requests"`
+	Algorithm limiters.Algorithm `json:"algorithm"`
+	Accepted  int                `json:"accepted"`
+	Rejected  int                `json:"rejected"`
+	Busiest   int                `json:"busiest_window"`
+	Overshoot int                `json:"overshoot"`
+	Ratio     float64            `json:"ratio"`
+}
+
+// RunWindows is pencere.mjs: three patterns over 180 s against each algorithm on one node.
+// The model's request times are whole milliseconds, so the project's patterns (nanosecond
+// offsets) are truncated to the millisecond here; at time scale 1 that gives the model's
+// times exactly.
+func RunWindows() ([]WindowRow, error) {
+	patterns := []struct {
+		name string
+		gen  func(schedule.Params) (schedule.Schedule, error)
+	}{
+		{schedule.PatternUniform2x, schedule.Uniform2x},
+		{schedule.PatternBoundary, schedule.BoundaryBurst},
+		{schedule.PatternIntermittent, schedule.IntermittentAtLimit},
+	}
+	epoch := time.Unix(0, 0)
+	var rows []WindowRow
+	for _, p := range patterns {
+		s, err := p.gen(schedule.Params{Limit: Limit, Window: Window, Scale: 1})
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", p.name, err)
+		}
+		for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingWindow, limiters.TokenBucket} {
+			rule := Rule(a)
+			lim := limiters.NewLocal()
+			var accepted []time.Duration
+			for _, r := range s.Requests {
+				at := r.At.Truncate(time.Millisecond)
+				if lim.Take("probe", &rule, epoch.Add(at)).Allowed {
+					accepted = append(accepted, at)
+				}
+			}
+			busiest := accounting.Busiest(accepted, Window)
+			rows = append(rows, WindowRow{Pattern: p.name, Requests: len(s.Requests), Algorithm: a,
+				Accepted: len(accepted), Rejected: len(s.Requests) - len(accepted), Busiest: busiest,
+				Overshoot: busiest - Limit, Ratio: float64(busiest) / Limit})
+		}
+	}
+	return rows, nil
+}
+
+// Distributed modes, as dagitik.mjs names them.
+const (
+	ModeCentral = "central"
+	ModeSplit   = "split"
+	ModeDelayed = "delayed"
+)
+
+// DistRow is one line of dagitik.mjs's tables: one client rate under one mode.
+type DistRow struct {
+	ClientRate    int     `json:"client_rate"`
+	Mode          string  `json:"mode"`
+	SyncInterval  float64 `json:"sync_interval_s,omitempty"`
+	Requests      int     `json:"requests"`
+	Accepted      int     `json:"accepted"`
+	Rejected      int     `json:"rejected"`
+	Overshoot     int     `json:"overshoot"`
+	FalseRejects  int     `json:"false_rejects"`
+	Touches       int64   `json:"touches"`
+	TouchesPerSec float64 `json:"touches_per_s"`
+	Ratio         float64 `json:"ratio"`
+	Passes        bool    `json:"passes"`
+}
+
+// RunDistributed is dagitik.mjs's kos: one client sending rate requests/s for one window,
+// each request to a node drawn by the document's generator, under one mode of 8 nodes.
+//
+// Model settings (the algorithm is the project's; only the driving differs from a replica):
+//   - the rule is the document's sliding window; every request falls inside one window, as
+//     the model's single counter assumes;
+//   - delayed sync: the model syncs all nodes at one instant, on the first request at least
+//     one interval after the last sync, so every node first pushes, then every node pulls;
+//   - touches for delayed sync are what a replica's sync timer costs, one exchange per node
+//     per interval (nodes × window/interval), as the document counts them.
+func RunDistributed(mode string, rate int, interval float64, seed uint32) (DistRow, error) {
+	ctx := context.Background()
+	rule := Rule(limiters.SlidingWindow)
+	rnd := NewLCG(seed)
+	n := rate * int(Window.Seconds())
+	store := limiters.NewMemoryStore()
+	nodes := make([]limiters.Limiter, Nodes)
+	delayed := make([]*limiters.DelayedSync, Nodes)
+	for i := range nodes {
+		switch mode {
+		case ModeCentral:
+			nodes[i] = limiters.NewCentral(store)
+		case ModeSplit:
+			nodes[i] = limiters.NewSplit(Nodes)
+		case ModeDelayed:
+			delayed[i] = limiters.NewDelayedSync(store)
+			nodes[i] = delayed[i]
+		default:
+			return DistRow{}, fmt.Errorf("unknown mode %q (want central, split or delayed)", mode)
+		}
+	}
+	epoch := time.Unix(0, 0)
+	row := DistRow{ClientRate: rate, Mode: mode, Requests: n}
+	lastSync := 0.0
+	for i := range n {
+		t := float64(i) / float64(rate)
+		d := rnd.Intn(Nodes)
+		now := epoch.Add(time.Duration(int64(i) * int64(time.Second) / int64(rate)))
+		if mode == ModeDelayed && t-lastSync >= interval {
+			lastSync = t
+			for _, node := range delayed {
+				if err := node.Push(ctx, now, false); err != nil {
+					return DistRow{}, err
+				}
+			}
+			for _, node := range delayed {
+				if err := node.Pull(ctx, now); err != nil {
+					return DistRow{}, err
+				}
+			}
+		}
+		dec, err := nodes[d].Allow(ctx, "client", &rule, now)
+		if err != nil {
+			return DistRow{}, err
+		}
+		if dec.Allowed {
+			row.Accepted++
+		} else {
+			row.Rejected++
+		}
+	}
+	row.Overshoot = max(0, row.Accepted-Limit)
+	if n <= Limit {
+		row.FalseRejects = row.Rejected
+	}
+	switch mode {
+	case ModeCentral:
+		row.Touches = store.Touches()
+	case ModeDelayed:
+		row.SyncInterval = interval
+		iv := time.Duration(interval * float64(time.Second))
+		row.Touches = int64(Nodes) * int64(Window/iv)
+	}
+	row.TouchesPerSec = float64(row.Touches) / Window.Seconds()
+	row.Ratio = float64(row.Accepted) / Limit
+	row.Passes = float64(row.Accepted) <= Limit*OvershootGate
+	return row, nil
+}
+
+// RateLimit holds every table of the rate-limiter document.
+type RateLimit struct {
+	Sizing      Sizing      `json:"sizing"`
+	Windows     []WindowRow `json:"windows"`
+	Distributed []DistRow   `json:"distributed"`
+	SyncSweep   []DistRow   `json:"sync_sweep"`
+}
+
+// RunRateLimit runs every model of the rate-limiter document.
+func RunRateLimit() (RateLimit, error) {
+	var out RateLimit
+	var err error
+	out.Sizing = RunSizing()
+	if out.Windows, err = RunWindows(); err != nil {
+		return out, err
+	}
+	for _, rate := range []int{10, 90} {
+		for _, mode := range []string{ModeCentral, ModeSplit, ModeDelayed} {
+			row, err := RunDistributed(mode, rate, SyncInterval.Seconds(), DistSeed)
+			if err != nil {
+				return out, err
+			}
+			out.Distributed = append(out.Distributed, row)
+		}
+	}
+	for _, iv := range []float64{0.2, 1, 2, 5} {
+		row, err := RunDistributed(ModeDelayed, 90, iv, DistSeed)
+		if err != nil {
+			return out, err
+		}
+		out.SyncSweep = append(out.SyncSweep, row)
+	}
+	return out, nil
+}

@@ -1,0 +1,64 @@
+package model
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteRateLimit prints the rate-limiter document's tables as aligned text, one per
+// document table, with English column names.
+func WriteRateLimit(w io.Writer, m RateLimit) error {
+	s := m.Sizing
+	fmt.Fprintf(w, "Sizing (olcek.mjs, HS1-HS8)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "peak requests/s per node\t%g\t\n", s.PerNodePeak)
+	fmt.Fprintf(tw, "counter touches/s with a central counter\t%g\t\n", s.CentralTouches)
+	fmt.Fprintf(tw, "client limit per second\t%g\t\n", s.ClientRate)
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "counter layout\trecords per client\ttotal MB\t\n")
+	for _, l := range s.Layouts {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t\n", l.Algorithm, l.PerClient, l.TotalMB)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nrequests one node does not see within %gs sync: %g (all clients)\n", SyncInterval.Seconds(), s.UnseenPerNode)
+	fmt.Fprintf(w, "blind ceiling for one client = (limit/s) x sync x nodes = %g requests\n", s.BlindCeiling)
+	fmt.Fprintf(w, "threshold: 1.1 x limit = %g; with the blind ceiling %g -> %s\n", s.Threshold, s.LimitPlusBlind, passWord(s.Passes))
+
+	fmt.Fprintf(w, "\nWindow algorithms (pencere.mjs): 180 s, limit %d/%gs, bucket %d tokens, refill %g/s\n",
+		Limit, Window.Seconds(), Burst, s.ClientRate)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "pattern\trequests\talgorithm\taccepted\trejected\tbusiest 60 s\tovershoot\tratio\t\n")
+	for _, r := range m.Windows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\tx%.3f\t\n", r.Pattern, r.Requests, r.Algorithm,
+			r.Accepted, r.Rejected, r.Busiest, r.Overshoot, r.Ratio)
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nDistributed counter (dagitik.mjs): limit %d, %d nodes, seed %d\n", Limit, Nodes, DistSeed)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "client rate\trequests\tmode\taccepted\trejected\tovershoot\tfalse rejects\tcounter touches\t\n")
+	for _, r := range m.Distributed {
+		fmt.Fprintf(tw, "%d/s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", r.ClientRate, r.Requests, r.Mode,
+			r.Accepted, r.Rejected, r.Overshoot, r.FalseRejects, r.Touches)
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nDelayed sync, client rate 90/s (burst): sync interval sweep\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "sync interval\taccepted\tovershoot\tratio\ttouches/s\tthreshold %g\t\n", Limit*OvershootGate)
+	for _, r := range m.SyncSweep {
+		fmt.Fprintf(tw, "%g s\t%d\t%d\tx%.3f\t%.1f\t%s\t\n", r.SyncInterval, r.Accepted, r.Overshoot, r.Ratio,
+			r.TouchesPerSec, passWord(r.Passes))
+	}
+	return tw.Flush()
+}
+
+func passWord(ok bool) string {
+	if ok {
+		return "passes"
+	}
+	return "fails"
+}

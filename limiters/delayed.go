@@ -1,0 +1,241 @@
+package limiters
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DelayedSync is the delayed-sync mode (the document's choice): a node counts locally and,
+// every sync interval, pushes its counts to the store and pulls the shared view. It allows
+// while the last shared view plus its own unsynced count is under the limit, so a decision
+// never waits for the store; between syncs the fleet can overshoot by at most what the other
+// nodes allowed unseen (the document's blind ceiling: limit/window × interval × nodes).
+//
+// When the store is unreachable, Sync fails and Allow goes on deciding from the last view
+// plus everything counted since: fail-open, approaching one full limit per node.
+type DelayedSync struct {
+	store   Store
+	mu      sync.Mutex
+	clients map[stateKey]*syncState
+	touches atomic.Int64
+	// batch is reused between syncs; only Sync touches it, under syncMu.
+	syncMu sync.Mutex
+	batch  []SyncEntry
+	keys   []stateKey
+}
+
+// syncState is what a node knows of one client.
+type syncState struct {
+	rule *Rule
+	// Window algorithms: the shared view, the counts pushed but not yet seen in a view,
+	// and the counts not yet pushed.
+	view, inflight, pending ring
+	// Token bucket: the shared bucket and the tokens taken locally.
+	viewBucket               bucket
+	inflightSpent, pendSpent int64
+	seen                     int64
+}
+
+// NewDelayedSync returns a delayed-sync node over store.
+func NewDelayedSync(store Store) *DelayedSync {
+	return &DelayedSync{store: store, clients: make(map[stateKey]*syncState)}
+}
+
+// Allow implements Limiter. It never touches the store and never fails.
+func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now time.Time) (Decision, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	nowNs := now.UnixNano()
+	k := stateKey{client, rule.Name}
+	s := n.clients[k]
+	if s == nil || *s.rule != *rule {
+		s = newSyncState(rule, nowNs)
+		n.clients[k] = s
+	}
+	s.seen = nowNs
+	if rule.Algorithm == TokenBucket {
+		b := s.viewBucket
+		b.refill(rule, nowNs)
+		avail := b.tokens - float64(s.inflightSpent+s.pendSpent)
+		allowed := avail >= 1
+		if allowed {
+			s.pendSpent++
+			avail--
+		}
+		return bucketDecision(rule, avail, allowed), nil
+	}
+	d := rule.sliceIndex(now)
+	m := rule.slices()
+	allowed := s.view.total(d, m)+s.inflight.total(d, m)+s.pending.total(d, m) < rule.Limit
+	if allowed {
+		s.pending.add(d, 1)
+	}
+	// The decision's figures come from the sum of the three rings.
+	var buf [maxStackSlices]int64
+	counts := windowBuf(&buf, m)
+	s.view.addWindow(counts, d)
+	s.inflight.addWindow(counts, d)
+	s.pending.addWindow(counts, d)
+	return windowDecision(rule, counts, d, now, allowed), nil
+}
+
+func newSyncState(r *Rule, nowNs int64) *syncState {
+	s := &syncState{rule: r, seen: nowNs}
+	if r.Algorithm == TokenBucket {
+		s.viewBucket = bucket{tokens: float64(r.Burst), at: nowNs}
+		return s
+	}
+	s.view, s.inflight, s.pending = newRing(r.slices()), newRing(r.slices()), newRing(r.slices())
+	return s
+}
+
+// Sync pushes what this node counted since the last sync and pulls the shared view, in one
+// store round trip. Clients idle for a whole window are forgotten.
+func (n *DelayedSync) Sync(ctx context.Context, now time.Time) error {
+	if err := n.Push(ctx, now, true); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Push sends this node's pending counts to the store; with pull, the shared view that
+// comes back is applied. The models use Push(…, false) on every node and then Pull, to
+// sync all nodes at one instant as the document does.
+func (n *DelayedSync) Push(ctx context.Context, now time.Time, pull bool) error {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	n.collect(now, true)
+	if len(n.batch) == 0 {
+		return nil
+	}
+	n.touches.Add(1)
+	if err := n.store.Exchange(ctx, now, n.batch); err != nil {
+		n.restore()
+		return fmt.Errorf("delayed sync: exchange with the counter store: %w", err)
+	}
+	if pull {
+		n.apply()
+	} else {
+		n.settle()
+	}
+	return nil
+}
+
+// Pull fetches the shared view of every client this node knows, pushing nothing.
+func (n *DelayedSync) Pull(ctx context.Context, now time.Time) error {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	n.collect(now, false)
+	if len(n.batch) == 0 {
+		return nil
+	}
+	n.touches.Add(1)
+	if err := n.store.Exchange(ctx, now, n.batch); err != nil {
+		return fmt.Errorf("delayed sync: read from the counter store: %w", err)
+	}
+	n.apply()
+	return nil
+}
+
+// collect fills the batch with every known client; with push, their pending counts move
+// to in-flight and into the batch.
+func (n *DelayedSync) collect(now time.Time, push bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	nowNs := now.UnixNano()
+	n.batch, n.keys = n.batch[:0], n.keys[:0]
+	for k, s := range n.clients {
+		if nowNs-s.seen > int64(s.rule.Window) && s.pendSpent == 0 && s.inflightSpent == 0 && s.pending.total(s.rule.sliceIndex(now), s.rule.slices()) == 0 {
+			delete(n.clients, k)
+			continue
+		}
+		e := SyncEntry{Client: k.client, Rule: s.rule}
+		if push {
+			if s.rule.Algorithm == TokenBucket {
+				e.Spent = s.pendSpent
+				s.inflightSpent += s.pendSpent
+				s.pendSpent = 0
+			} else {
+				d, m := s.rule.sliceIndex(now), s.rule.slices()
+				e.Push = s.pending.appendCounts(nil, d, m)
+				for _, c := range e.Push {
+					s.inflight.add(c.Index, c.Count)
+				}
+				s.pending.reset()
+			}
+		}
+		n.batch = append(n.batch, e)
+		n.keys = append(n.keys, k)
+	}
+}
+
+// restore puts in-flight counts back to pending after a failed exchange, so they are
+// pushed with the next one and still count meanwhile.
+func (n *DelayedSync) restore() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, e := range n.batch {
+		s := n.clients[n.keys[i]]
+		if s == nil {
+			continue
+		}
+		s.pendSpent += e.Spent
+		s.inflightSpent -= e.Spent
+		for _, c := range e.Push {
+			s.pending.add(c.Index, c.Count)
+			s.inflight.add(c.Index, -c.Count)
+		}
+	}
+}
+
+// settle forgets the in-flight counts of a push whose view is not applied: they are in
+// the store now, and the node's own count comes back with the next pulled view.
+func (n *DelayedSync) settle() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, e := range n.batch {
+		s := n.clients[n.keys[i]]
+		if s == nil {
+			continue
+		}
+		s.inflightSpent -= e.Spent
+		for _, c := range e.Push {
+			s.inflight.add(c.Index, -c.Count)
+			s.view.add(c.Index, c.Count) // until the next view, keep counting what we pushed
+		}
+	}
+}
+
+// apply installs the shared views that came back.
+func (n *DelayedSync) apply() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, e := range n.batch {
+		s := n.clients[n.keys[i]]
+		if s == nil || s.rule != e.Rule {
+			continue
+		}
+		if e.Rule.Algorithm == TokenBucket {
+			s.inflightSpent -= e.Spent
+			s.viewBucket = bucket{tokens: e.Tokens, at: e.At}
+			continue
+		}
+		for _, c := range e.Push {
+			s.inflight.add(c.Index, -c.Count)
+		}
+		s.view.set(e.View)
+	}
+}
+
+// Touches is the number of store round trips this node made.
+func (n *DelayedSync) Touches() int64 { return n.touches.Load() }
+
+// Clients is the number of clients this node currently tracks.
+func (n *DelayedSync) Clients() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.clients)
+}

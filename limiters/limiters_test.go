@@ -1,0 +1,240 @@
+package limiters
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+var epoch = time.Unix(0, 0)
+
+func at(ms int64) time.Time { return epoch.Add(time.Duration(ms) * time.Millisecond) }
+
+func TestRuleValidate(t *testing.T) {
+	ok := Rule{Name: "r", Algorithm: SlidingWindow, Limit: 600, Window: time.Minute, Slices: 12}
+	tests := []struct {
+		name string
+		edit func(*Rule)
+		want string // substring of the error; empty for valid
+	}{
+		{"valid", func(*Rule) {}, ""},
+		{"no algorithm", func(r *Rule) { r.Algorithm = "" }, "algorithm is missing"},
+		{"unknown algorithm", func(r *Rule) { r.Algorithm = "leaky" }, `"leaky" is unknown`},
+		{"zero limit", func(r *Rule) { r.Limit = 0 }, "limit must be > 0 (got 0)"},
+		{"negative limit", func(r *Rule) { r.Limit = -5 }, "limit must be > 0 (got -5)"},
+		{"zero window", func(r *Rule) { r.Window = 0 }, "window must be > 0"},
+		{"no slices", func(r *Rule) { r.Slices = 0 }, "slices must be >= 1"},
+		{"uneven slices", func(r *Rule) { r.Window = 61 * time.Nanosecond }, "does not divide"},
+		{"bucket without burst", func(r *Rule) { r.Algorithm = TokenBucket; r.Burst = 0 }, "burst must be >= 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ok
+			tt.edit(&r)
+			err := r.Validate()
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFixedWindowDecisions(t *testing.T) {
+	r := Rule{Name: "f", Algorithm: FixedWindow, Limit: 3, Window: 10 * time.Second}
+	l := NewLocal()
+	tests := []struct {
+		ms        int64
+		allowed   bool
+		remaining int64
+		reset     time.Duration
+		retry     time.Duration
+	}{
+		{1000, true, 2, 9 * time.Second, 0},
+		{2000, true, 1, 8 * time.Second, 0},
+		{3000, true, 0, 7 * time.Second, 0},
+		{4000, false, 0, 6 * time.Second, 6 * time.Second},
+		{9999, false, 0, time.Millisecond, time.Millisecond},
+		{10000, true, 2, 10 * time.Second, 0}, // a new window
+	}
+	for _, tt := range tests {
+		d := l.Take("c", &r, at(tt.ms))
+		if d.Allowed != tt.allowed || d.Remaining != tt.remaining || d.ResetAfter != tt.reset || d.RetryAfter != tt.retry || d.Limit != 3 {
+			t.Errorf("t=%dms: %+v, want allowed=%v remaining=%d reset=%v retry=%v", tt.ms, d, tt.allowed, tt.remaining, tt.reset, tt.retry)
+		}
+	}
+}
+
+func TestSlidingWindowRetryWaitsForEnoughSlices(t *testing.T) {
+	// 4 per 4 s in 4 slices of 1 s: two in slice 0, two in slice 1.
+	r := Rule{Name: "s", Algorithm: SlidingWindow, Limit: 4, Window: 4 * time.Second, Slices: 4}
+	l := NewLocal()
+	for _, ms := range []int64{0, 100, 1000, 1100} {
+		if !l.Take("c", &r, at(ms)).Allowed {
+			t.Fatalf("t=%dms rejected", ms)
+		}
+	}
+	d := l.Take("c", &r, at(2500))
+	// Slice 0 leaves the window at 4 s: 2 of 4 expire, so a retry passes then.
+	if d.Allowed || d.RetryAfter != 1500*time.Millisecond || d.ResetAfter != 1500*time.Millisecond || d.Remaining != 0 {
+		t.Errorf("decision at 2.5 s = %+v; want rejected, retry 1.5 s", d)
+	}
+	if !l.Take("c", &r, at(4000)).Allowed {
+		t.Error("rejected after slice 0 left the window")
+	}
+	if got := l.Take("c", &r, at(4001)); !got.Allowed || got.Remaining != 0 {
+		t.Errorf("second request at 4 s = %+v, want allowed with 0 remaining", got)
+	}
+	if l.Take("c", &r, at(4002)).Allowed {
+		t.Error("allowed a fifth request in the window")
+	}
+}
+
+func TestTokenBucketDecisions(t *testing.T) {
+	// 10 per second refill (600/60 s), burst 3.
+	r := Rule{Name: "b", Algorithm: TokenBucket, Limit: 600, Window: time.Minute, Burst: 3}
+	l := NewLocal()
+	tests := []struct {
+		ms      int64
+		allowed bool
+		rem     int64
+		retry   time.Duration
+	}{
+		{0, true, 2, 0}, {0, true, 1, 0}, {0, true, 0, 0},
+		{0, false, 0, 100 * time.Millisecond},
+		{50, false, 0, 50 * time.Millisecond},
+		{100, true, 0, 0},
+		{10000, true, 2, 0}, // refilled to the burst, not beyond
+	}
+	for _, tt := range tests {
+		d := l.Take("c", &r, at(tt.ms))
+		if d.Allowed != tt.allowed || d.Remaining != tt.rem || d.RetryAfter != tt.retry {
+			t.Errorf("t=%dms: %+v, want allowed=%v remaining=%d retry=%v", tt.ms, d, tt.allowed, tt.rem, tt.retry)
+		}
+	}
+}
+
+func TestClientsAreIndependentAndPruned(t *testing.T) {
+	r := Rule{Name: "f", Algorithm: FixedWindow, Limit: 1, Window: time.Second}
+	l := NewLocal()
+	if !l.Take("a", &r, at(0)).Allowed || !l.Take("b", &r, at(0)).Allowed || l.Take("a", &r, at(1)).Allowed {
+		t.Fatal("clients share a counter")
+	}
+	if n := l.Prune(at(500)); n != 2 {
+		t.Errorf("Prune kept %d clients, want 2", n)
+	}
+	if n := l.Prune(at(5000)); n != 0 {
+		t.Errorf("Prune kept %d idle clients, want 0", n)
+	}
+}
+
+func TestSplitEnforcesTheShare(t *testing.T) {
+	r := Rule{Name: "f", Algorithm: FixedWindow, Limit: 600, Window: time.Minute}
+	s := NewSplit(8)
+	ctx := context.Background()
+	n := 0
+	for i := range 100 {
+		if d, _ := s.Allow(ctx, "c", &r, at(int64(i))); d.Allowed {
+			n++
+		}
+	}
+	if n != 75 {
+		t.Errorf("split node allowed %d of 100, want 75 (600/8)", n)
+	}
+}
+
+func TestDelayedSyncBoundsTheFleet(t *testing.T) {
+	// Four nodes, each sees the client at its full rate; between syncs each may pass what
+	// the last view leaves, so the fleet overshoots by at most one interval's worth.
+	r := Rule{Name: "s", Algorithm: SlidingWindow, Limit: 100, Window: 10 * time.Second, Slices: 10}
+	store := NewMemoryStore()
+	ctx := context.Background()
+	nodes := make([]*DelayedSync, 4)
+	for i := range nodes {
+		nodes[i] = NewDelayedSync(store)
+	}
+	accepted := 0
+	for ms := int64(0); ms < 10000; ms += 10 { // 100/s per node, 400/s in all
+		now := at(ms)
+		if ms%200 == 0 {
+			for _, n := range nodes {
+				if err := n.Sync(ctx, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, n := range nodes {
+			if d, _ := n.Allow(ctx, "c", &r, now); d.Allowed {
+				accepted++
+			}
+		}
+	}
+	if accepted < 100 || accepted > 100+4*20 {
+		t.Errorf("fleet accepted %d in one window, want 100..180", accepted)
+	}
+	if store.Touches() == 0 || nodes[0].Touches() == 0 {
+		t.Error("no exchange was counted")
+	}
+}
+
+func TestDelayedSyncKeepsCountsWhenTheStoreFails(t *testing.T) {
+	r := Rule{Name: "f", Algorithm: FixedWindow, Limit: 5, Window: time.Minute}
+	store := &failingStore{Store: NewMemoryStore(), fail: true}
+	n := NewDelayedSync(store)
+	ctx := context.Background()
+	for i := range 3 {
+		if d, _ := n.Allow(ctx, "c", &r, at(int64(i))); !d.Allowed {
+			t.Fatal("rejected under the limit")
+		}
+	}
+	if err := n.Sync(ctx, at(10)); err == nil {
+		t.Fatal("Sync hid the store's failure")
+	}
+	// The failed push is kept: 3 still count, and are pushed once the store is back.
+	for i := range 3 {
+		d, _ := n.Allow(ctx, "c", &r, at(int64(20+i)))
+		if d.Allowed != (i < 2) {
+			t.Errorf("request %d after the failure: allowed=%v", 4+i, d.Allowed)
+		}
+	}
+	store.fail = false
+	if err := n.Sync(ctx, at(30)); err != nil {
+		t.Fatal(err)
+	}
+	// Another node that has seen the client learns the 5 on its next sync.
+	other := NewDelayedSync(store)
+	if d, _ := other.Allow(ctx, "c", &r, at(32)); !d.Allowed {
+		t.Fatal("a node that knows nothing rejected")
+	}
+	if err := other.Sync(ctx, at(33)); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := other.Allow(ctx, "c", &r, at(34)); d.Allowed || d.Remaining != 0 {
+		t.Errorf("after sync: %+v; want rejected, the store holding the 5 pushed after the outage", d)
+	}
+}
+
+type failingStore struct {
+	Store
+	fail bool
+}
+
+func (f *failingStore) Exchange(ctx context.Context, now time.Time, e []SyncEntry) error {
+	if f.fail {
+		return context.DeadlineExceeded
+	}
+	return f.Store.Exchange(ctx, now, e)
+}
+
+func TestShareAndScale(t *testing.T) {
+	r := Rule{Name: "b", Algorithm: TokenBucket, Limit: 600, Window: time.Minute, Burst: 60}
+	if s := r.Share(8); s.Limit != 75 || s.Burst != 7 {
+		t.Errorf("Share(8) = %d/%d, want 75/7", s.Limit, s.Burst)
+	}
+	if s := r.Scaled(0.1); s.Window != 6*time.Second || s.Limit != 600 {
+		t.Errorf("Scaled(0.1) = %v/%d, want 6s/600", s.Window, s.Limit)
+	}
+	if c := r.BlindCeiling(200*time.Millisecond, 8); c != 16 {
+		t.Errorf("BlindCeiling = %g, want 16", c)
+	}
+}

@@ -1,0 +1,159 @@
+package limiters
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/internal/redistest"
+)
+
+var testRules = []Rule{
+	{Name: "fixed", Algorithm: FixedWindow, Limit: 20, Window: 2 * time.Second},
+	{Name: "sliding", Algorithm: SlidingWindow, Limit: 20, Window: 2 * time.Second, Slices: 4},
+	{Name: "bucket", Algorithm: TokenBucket, Limit: 20, Window: 2 * time.Second, Burst: 5},
+}
+
+// The central script in Redis and the Go algorithm must agree on every decision.
+func TestRedisTakeMatchesLocal(t *testing.T) {
+	srv := redistest.Start(t)
+	rs := NewRedisStore(srv.Client())
+	ctx := context.Background()
+	base := time.Unix(1_800_000_000, 0)
+	for _, r := range testRules {
+		t.Run(string(r.Algorithm), func(t *testing.T) {
+			local := NewLocal()
+			rng := rand.New(rand.NewPCG(1, 2))
+			ms := int64(0)
+			allowed := 0
+			for i := range 400 {
+				ms += rng.Int64N(40) // bursts and gaps, about 50/s against 10/s
+				now := base.Add(time.Duration(ms) * time.Millisecond)
+				want := local.Take("client-1", &r, now)
+				got, err := rs.Take(ctx, "client-1", &r, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Fatalf("request %d at %dms: redis %+v, local %+v", i, ms, got, want)
+				}
+				if got.Allowed {
+					allowed++
+				}
+			}
+			if allowed == 0 || allowed == 400 {
+				t.Errorf("allowed %d of 400: the test exercises nothing", allowed)
+			}
+		})
+	}
+}
+
+func TestRedisKeysExpireAndAreEscaped(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client()
+	rs := NewRedisStore(rdb)
+	ctx := context.Background()
+	now := time.Now()
+	for _, r := range testRules {
+		if _, err := rs.Take(ctx, "a}:x{", &r, now); err != nil {
+			t.Fatal(err)
+		}
+		key := Key("a}:x{", &r)
+		ttl, err := rdb.PTTL(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl <= 0 || ttl > r.Window+r.Window/2+5*time.Second {
+			t.Errorf("%s: key %q TTL %v, want a TTL of about a window", r.Name, key, ttl)
+		}
+	}
+	tests := []struct{ a, b string }{
+		{"a}b", "a%7Db"}, {"x:y", "x%3Ay"}, {"{a}", "%7Ba%7D"}, {"p%7D", "p%257D"},
+	}
+	r := &testRules[0]
+	for _, tt := range tests {
+		if Key(tt.a, r) == Key(tt.b, r) {
+			t.Errorf("clients %q and %q share key %q", tt.a, tt.b, Key(tt.a, r))
+		}
+	}
+	if k := Key("a}b", r); k != "rl:{a%7Db}:fixed:fixed_window" {
+		t.Errorf("Key = %q: the client must be the only hash tag", k)
+	}
+}
+
+func TestRedisExchangeSharesCountsBetweenNodes(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	base := time.Unix(1_800_000_000, 0)
+	for _, r := range testRules {
+		t.Run(string(r.Algorithm), func(t *testing.T) {
+			a := NewDelayedSync(NewRedisStore(srv.Client()))
+			b := NewDelayedSync(NewRedisStore(srv.Client()))
+			client := "exchange-" + r.Name
+			now := base
+			passed := 0
+			for i := range 60 { // 60 requests in 600 ms, alternating nodes, sync every 100 ms
+				now = base.Add(time.Duration(i*10) * time.Millisecond)
+				if i%10 == 0 {
+					for _, n := range []*DelayedSync{a, b} {
+						if err := n.Sync(ctx, now); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				n := a
+				if i%2 == 1 {
+					n = b
+				}
+				if d, _ := n.Allow(ctx, client, &r, now); d.Allowed {
+					passed++
+				}
+			}
+			limit, low := int(r.Limit), int(r.Limit)
+			if r.Algorithm == TokenBucket {
+				limit = int(r.Burst) + 6 // burst + 600 ms of refill at 10/s
+				// The shared bucket starts at the first exchange, 100 ms after the first
+				// request: one token of refill is never credited.
+				low = limit - 1
+			}
+			// Each node passes at most one sync interval's worth unseen.
+			if passed < low || passed > limit+10 {
+				t.Errorf("two nodes passed %d, want %d..%d", passed, limit, limit+10)
+			}
+		})
+	}
+}
+
+func TestRedisExchangeSurvivesARestartedStore(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	r := testRules[1]
+	n := NewDelayedSync(NewRedisStore(srv.Client()))
+	now := time.Now()
+	n.Allow(ctx, "c", &r, now)
+	if err := n.Sync(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	n.Allow(ctx, "c", &r, now)
+	if err := n.Sync(ctx, now); err == nil {
+		t.Fatal("sync to a dead store succeeded")
+	}
+	srv.Restart() // empty, without the script cache
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := n.Sync(ctx, now)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sync never recovered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	got, err := srv.Client().HGetAll(ctx, Key("c", &r)).Result()
+	if err != nil || len(got) == 0 {
+		t.Fatalf("restarted store holds %v (%v), want the count kept through the outage", got, err)
+	}
+}

@@ -1,0 +1,103 @@
+package limiters
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// SliceCount is the count of one window slice; Index is the slice number since the Unix epoch.
+type SliceCount struct {
+	Index int64
+	Count int64
+}
+
+// SyncEntry is one client's part of a delayed-sync exchange: what this node counted since
+// its last exchange goes in, the shared view comes back.
+type SyncEntry struct {
+	Client string
+	Rule   *Rule
+	// Push holds the window slices counted locally (window algorithms).
+	Push []SliceCount
+	// Spent is the tokens taken locally (token bucket).
+	Spent int64
+
+	// View is filled by the store: the shared counts of the slices in the window.
+	View []SliceCount
+	// Tokens and At are filled by the store: the shared bucket after the push.
+	Tokens float64
+	At     int64 // Unix nanoseconds
+}
+
+// Store holds the counters shared by the nodes of a fleet.
+type Store interface {
+	// Take decides one request atomically against the shared counters (central mode).
+	Take(ctx context.Context, client string, rule *Rule, now time.Time) (Decision, error)
+	// Exchange adds each entry's local counts to the shared counters and fills in the
+	// shared view, in one round trip (delayed sync).
+	Exchange(ctx context.Context, now time.Time, entries []SyncEntry) error
+}
+
+// MemoryStore is a Store inside this process, for the models and for tests. It runs the
+// same algorithm code as the single-node limiter.
+type MemoryStore struct {
+	local   *Local
+	mu      sync.Mutex
+	touches atomic.Int64
+}
+
+// NewMemoryStore returns an empty in-memory store.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{local: NewLocal()} }
+
+// Touches is the number of round trips made to the store.
+func (m *MemoryStore) Touches() int64 { return m.touches.Load() }
+
+// Take implements Store.
+func (m *MemoryStore) Take(_ context.Context, client string, rule *Rule, now time.Time) (Decision, error) {
+	m.touches.Add(1)
+	return m.local.Take(client, rule, now), nil
+}
+
+// Exchange implements Store.
+func (m *MemoryStore) Exchange(_ context.Context, now time.Time, entries []SyncEntry) error {
+	m.touches.Add(1)
+	m.local.mu.Lock()
+	defer m.local.mu.Unlock()
+	nowNs := now.UnixNano()
+	for i := range entries {
+		e := &entries[i]
+		s := m.local.stateFor(e.Client, e.Rule, nowNs)
+		s.seen = nowNs
+		if e.Rule.Algorithm == TokenBucket {
+			s.bucket.refill(e.Rule, nowNs)
+			s.bucket.tokens -= float64(e.Spent)
+			e.Tokens, e.At = s.bucket.tokens, s.bucket.at
+			continue
+		}
+		for _, c := range e.Push {
+			s.win.add(c.Index, c.Count)
+		}
+		e.View = s.win.appendCounts(e.View[:0], e.Rule.sliceIndex(now), e.Rule.slices())
+	}
+	return nil
+}
+
+// Central is the central-counter mode: every decision reads and writes the shared counter
+// atomically in the store. Exact, at the price of one store round trip per request.
+type Central struct {
+	store   Store
+	touches atomic.Int64
+}
+
+// NewCentral returns a central-mode node over store.
+func NewCentral(store Store) *Central { return &Central{store: store} }
+
+// Allow implements Limiter.
+func (c *Central) Allow(ctx context.Context, client string, rule *Rule, now time.Time) (Decision, error) {
+	c.touches.Add(1)
+	return c.store.Take(ctx, client, rule, now)
+}
+
+// Touches is the number of store round trips this node made.
+func (c *Central) Touches() int64 { return c.touches.Load() }
