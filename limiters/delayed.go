@@ -92,8 +92,8 @@ func newSyncState(r *Rule, nowNs int64) *syncState {
 	return s
 }
 
-// Sync pushes what this node counted since the last sync and pulls the shared view, in one
-// store round trip. Clients idle for a whole window are forgotten.
+// Sync pushes what this node counted since the last sync and pulls the shared view of the
+// same clients, in one store round trip. Clients idle for a whole window are forgotten.
 func (n *DelayedSync) Sync(ctx context.Context, now time.Time) error {
 	if err := n.Push(ctx, now, true); err != nil {
 		return err
@@ -148,11 +148,16 @@ func (n *DelayedSync) collect(now time.Time, push bool) {
 	nowNs := now.UnixNano()
 	n.batch, n.keys = n.batch[:0], n.keys[:0]
 	for k, s := range n.clients {
-		if nowNs-s.seen > int64(s.rule.Window) && s.pendSpent == 0 && s.inflightSpent == 0 && s.pending.total(s.rule.sliceIndex(now), s.rule.slices()) == 0 {
+		if nowNs-s.seen > int64(s.rule.Window) && !s.hasPending(now) {
 			delete(n.clients, k)
 			continue
 		}
 		e := SyncEntry{Client: k.client, Rule: s.rule}
+		if push && !s.hasPending(now) {
+			// Nothing new from this client here: its view matters again only when it sends
+			// again, and that request is pushed, with a fresh view back, by the next sync.
+			continue
+		}
 		if push {
 			if s.rule.Algorithm == TokenBucket {
 				e.Spent = s.pendSpent
@@ -228,6 +233,13 @@ func (n *DelayedSync) apply() {
 		}
 		s.view.set(e.View)
 	}
+}
+
+func (s *syncState) hasPending(now time.Time) bool {
+	if s.rule.Algorithm == TokenBucket {
+		return s.pendSpent != 0
+	}
+	return s.pending.total(s.rule.sliceIndex(now), s.rule.slices()) != 0
 }
 
 // Touches is the number of store round trips this node made.

@@ -37,61 +37,102 @@ var keyEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D", ":", "%
 
 func escapeKey(s string) string { return keyEscaper.Replace(s) }
 
-// windowScript counts a window. ARGV: current slice, slices in window, limit (0 = only add),
-// TTL ms, then pairs (slice, count) to add. It drops slices that left the window; with a
-// limit it adds 1 to the current slice when the window holds fewer than limit. It returns
-// {allowed, slice, count, slice, count, ...} for the slices in the window.
-var windowScript = redis.NewScript(`
-local d = tonumber(ARGV[1])
-local first = d - tonumber(ARGV[2]) + 1
-local limit = tonumber(ARGV[3])
-for i = 5, #ARGV, 2 do
-  if tonumber(ARGV[i]) >= first then redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i+1]) end
+// luaWindow counts one window hash: it adds the (slice, count) pairs of a push, drops
+// slices that left the window and, with a limit, adds 1 to the current slice when the window
+// holds fewer than limit. It returns allowed (0/1) and the flat list slice, count, ... of the
+// slices in the window.
+const luaWindow = `
+local function window(key, d, n, limit, ttl, pairs)
+  local first = d - n + 1
+  for i = 1, #pairs, 2 do
+    if tonumber(pairs[i]) >= first then redis.call('HINCRBY', key, pairs[i], pairs[i+1]) end
+  end
+  local kv = redis.call('HGETALL', key)
+  local total = 0
+  local out = {}
+  for i = 1, #kv, 2 do
+    if tonumber(kv[i]) < first then redis.call('HDEL', key, kv[i])
+    else total = total + tonumber(kv[i+1]); out[#out+1] = tonumber(kv[i]); out[#out+1] = tonumber(kv[i+1]) end
+  end
+  local allowed = 0
+  if limit > 0 and total < limit then
+    allowed = 1
+    local found = false
+    for i = 1, #out, 2 do
+      if out[i] == d then out[i+1] = out[i+1] + 1; found = true end
+    end
+    if not found then out[#out+1] = d; out[#out+1] = 1 end
+    redis.call('HINCRBY', key, d, 1)
+  end
+  if allowed == 1 or #pairs > 0 then redis.call('PEXPIRE', key, ttl) end
+  return allowed, out
 end
-local kv = redis.call('HGETALL', KEYS[1])
-local total = 0
-for i = 1, #kv, 2 do
-  if tonumber(kv[i]) < first then redis.call('HDEL', KEYS[1], kv[i]) else total = total + tonumber(kv[i+1]) end
+`
+
+// luaBucket runs one token bucket hash: refill to now (µs) at rate per second up to burst,
+// subtract spent and, with take, one more token if at least one is there. Tokens are kept
+// and returned as strings, since Redis turns Lua numbers into integers.
+const luaBucket = `
+local function bucket(key, now, rate, burst, take, spent, ttl)
+  local st = redis.call('HMGET', key, 't', 'a')
+  local tokens = tonumber(st[1])
+  local at = tonumber(st[2])
+  if tokens == nil then tokens = burst; at = now end
+  if now > at then
+    tokens = math.min(burst, tokens + ((now - at) / 1e6) * rate)
+    at = now
+  end
+  tokens = tokens - spent
+  local allowed = 0
+  if take and tokens >= 1 then
+    allowed = 1
+    tokens = tokens - 1
+  end
+  local ts = string.format('%.17g', tokens)
+  redis.call('HSET', key, 't', ts, 'a', string.format('%d', at))
+  redis.call('PEXPIRE', key, ttl)
+  return allowed, ts, string.format('%d', at)
 end
-local allowed = 0
-if limit > 0 and total < limit then
-  allowed = 1
-  redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-end
-if allowed == 1 or #ARGV > 4 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-local out = {allowed}
-kv = redis.call('HGETALL', KEYS[1])
-for i = 1, #kv, 2 do
-  out[#out+1] = tonumber(kv[i]); out[#out+1] = tonumber(kv[i+1])
-end
+`
+
+// windowScript decides one request on a window. ARGV: current slice, slices, limit, TTL ms.
+// Returns {allowed, slice, count, ...}.
+var windowScript = redis.NewScript(luaWindow + `
+local allowed, out = window(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], {})
+table.insert(out, 1, allowed)
 return out
 `)
 
-// bucketScript runs a token bucket. ARGV: now (µs), refill per second, burst, take (1 to
-// decide a request, 0 to only subtract spent), spent, TTL ms. Tokens are kept and returned
-// as strings, since Redis turns Lua numbers into integers. Returns {allowed, tokens, at µs}.
-var bucketScript = redis.NewScript(`
+// bucketScript decides one request on a token bucket. ARGV: now µs, rate, burst, TTL ms.
+// Returns {allowed, tokens, at µs}.
+var bucketScript = redis.NewScript(luaBucket + `
+local allowed, ts, at = bucket(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), true, 0, ARGV[4])
+return {allowed, ts, at}
+`)
+
+// exchangeScript is one node's whole delayed-sync exchange in one command, so a sync costs
+// the store one command however many clients it carries. ARGV[1] is now in µs, then per key
+// either 'w', slice, slices, TTL ms, pair count, pairs... or 'b', rate, burst, spent, TTL ms.
+// Returns per key {slice, count, ...} or {tokens, at µs}.
+var exchangeScript = redis.NewScript(luaWindow + luaBucket + `
 local now = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local st = redis.call('HMGET', KEYS[1], 't', 'a')
-local tokens = tonumber(st[1])
-local at = tonumber(st[2])
-if tokens == nil then tokens = burst; at = now end
-if now > at then
-  tokens = math.min(burst, tokens + ((now - at) / 1e6) * rate)
-  at = now
+local a = 2
+local res = {}
+for k = 1, #KEYS do
+  if ARGV[a] == 'w' then
+    local np = tonumber(ARGV[a+4])
+    local pairs = {}
+    for i = 1, 2 * np do pairs[i] = ARGV[a+4+i] end
+    local _, out = window(KEYS[k], tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), 0, ARGV[a+3], pairs)
+    res[k] = out
+    a = a + 5 + 2 * np
+  else
+    local _, ts, at = bucket(KEYS[k], now, tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), false, tonumber(ARGV[a+3]), ARGV[a+4])
+    res[k] = {ts, at}
+    a = a + 5
+  end
 end
-tokens = tokens - tonumber(ARGV[5])
-local allowed = 0
-if ARGV[4] == '1' and tokens >= 1 then
-  allowed = 1
-  tokens = tokens - 1
-end
-local ts = string.format('%.17g', tokens)
-redis.call('HSET', KEYS[1], 't', ts, 'a', string.format('%d', at))
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return {allowed, ts, string.format('%d', at)}
+return res
 `)
 
 // windowTTL keeps a window's hash until its newest slice has left the window.
@@ -106,7 +147,7 @@ func bucketTTL(r *Rule) int64 {
 func (s *RedisStore) Take(ctx context.Context, client string, rule *Rule, now time.Time) (Decision, error) {
 	key := []string{Key(client, rule)}
 	if rule.Algorithm == TokenBucket {
-		res, err := bucketScript.Run(ctx, s.rdb, key, now.UnixMicro(), rule.refillPerSecond(), rule.Burst, "1", 0, bucketTTL(rule)).Slice()
+		res, err := bucketScript.Run(ctx, s.rdb, key, now.UnixMicro(), rule.refillPerSecond(), rule.Burst, bucketTTL(rule)).Slice()
 		if err != nil {
 			return Decision{}, fmt.Errorf("redis token bucket for %q: %w", client, err)
 		}
@@ -132,79 +173,58 @@ func (s *RedisStore) Take(ctx context.Context, client string, rule *Rule, now ti
 	return windowDecision(rule, counts, d, now, res[0] == 1), nil
 }
 
-// Exchange implements Store: every entry's script in one pipeline, one round trip.
+// Exchange implements Store: every entry in one script, so a sync is one command and one
+// round trip however many clients it carries. (Keys of different clients may live on
+// different slots of a Redis Cluster: there, use central mode, whose keys are one per call.)
 func (s *RedisStore) Exchange(ctx context.Context, now time.Time, entries []SyncEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	cmds, err := s.pipeExchange(ctx, now, entries, false)
-	if err != nil && isNoScript(err) {
-		// The store restarted empty and lost its script cache: send the scripts in full.
-		cmds, err = s.pipeExchange(ctx, now, entries, true)
+	keys := make([]string, len(entries))
+	args := make([]any, 1, 1+6*len(entries))
+	args[0] = now.UnixMicro()
+	for i := range entries {
+		e := &entries[i]
+		keys[i] = Key(e.Client, e.Rule)
+		if e.Rule.Algorithm == TokenBucket {
+			args = append(args, "b", e.Rule.refillPerSecond(), e.Rule.Burst, e.Spent, bucketTTL(e.Rule))
+			continue
+		}
+		args = append(args, "w", e.Rule.sliceIndex(now), e.Rule.slices(), windowTTL(e.Rule), len(e.Push))
+		for _, c := range e.Push {
+			args = append(args, c.Index, c.Count)
+		}
 	}
+	// Run falls back from EVALSHA to EVAL when a restarted store lost its script cache.
+	res, err := exchangeScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return fmt.Errorf("redis exchange of %d clients: %w", len(entries), err)
 	}
+	if len(res) != len(entries) {
+		return fmt.Errorf("redis exchange: %d replies for %d clients", len(res), len(entries))
+	}
 	for i := range entries {
 		e := &entries[i]
+		r, _ := res[i].([]any)
 		if e.Rule.Algorithm == TokenBucket {
-			res, err := cmds[i].Slice()
-			if err != nil {
-				return fmt.Errorf("redis exchange for %q: %w", e.Client, err)
-			}
-			_, tokens, atMicro, err := parseBucket(res)
+			_, tokens, atMicro, err := parseBucket(append([]any{int64(0)}, r...))
 			if err != nil {
 				return err
 			}
 			e.Tokens, e.At = tokens, atMicro*int64(time.Microsecond)
 			continue
 		}
-		res, err := cmds[i].Int64Slice()
-		if err != nil {
-			return fmt.Errorf("redis exchange for %q: %w", e.Client, err)
-		}
 		e.View = e.View[:0]
 		first := e.Rule.sliceIndex(now) - int64(e.Rule.slices()) + 1
-		for j := 1; j+1 < len(res); j += 2 {
-			if res[j] >= first && res[j+1] != 0 {
-				e.View = append(e.View, SliceCount{Index: res[j], Count: res[j+1]})
+		for j := 0; j+1 < len(r); j += 2 {
+			idx, _ := r[j].(int64)
+			c, _ := r[j+1].(int64)
+			if idx >= first && c != 0 {
+				e.View = append(e.View, SliceCount{Index: idx, Count: c})
 			}
 		}
 	}
 	return nil
-}
-
-func (s *RedisStore) pipeExchange(ctx context.Context, now time.Time, entries []SyncEntry, full bool) ([]*redis.Cmd, error) {
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.Cmd, len(entries))
-	for i := range entries {
-		e := &entries[i]
-		key := []string{Key(e.Client, e.Rule)}
-		var script *redis.Script
-		var args []any
-		if e.Rule.Algorithm == TokenBucket {
-			script = bucketScript
-			args = []any{now.UnixMicro(), e.Rule.refillPerSecond(), e.Rule.Burst, "0", e.Spent, bucketTTL(e.Rule)}
-		} else {
-			script = windowScript
-			args = make([]any, 0, 4+2*len(e.Push))
-			args = append(args, e.Rule.sliceIndex(now), e.Rule.slices(), 0, windowTTL(e.Rule))
-			for _, c := range e.Push {
-				args = append(args, c.Index, c.Count)
-			}
-		}
-		if full {
-			cmds[i] = script.Eval(ctx, pipe, key, args...)
-		} else {
-			cmds[i] = script.EvalSha(ctx, pipe, key, args...)
-		}
-	}
-	_, err := pipe.Exec(ctx)
-	return cmds, err
-}
-
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
 func parseBucket(res []any) (allowed bool, tokens float64, atMicro int64, err error) {

@@ -2,7 +2,9 @@ package limiters
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,5 +157,49 @@ func TestRedisExchangeSurvivesARestartedStore(t *testing.T) {
 	got, err := srv.Client().HGetAll(ctx, Key("c", &r)).Result()
 	if err != nil || len(got) == 0 {
 		t.Fatalf("restarted store holds %v (%v), want the count kept through the outage", got, err)
+	}
+}
+
+// A delayed-sync exchange is one command however many clients it carries: the document's
+// 40 touches/s for 8 nodes at 0.2 s, not one per client.
+func TestRedisExchangeIsOneCommand(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	n := NewDelayedSync(NewRedisStore(rdb))
+	now := time.Now()
+	for i := range 500 {
+		r := &testRules[i%len(testRules)]
+		n.Allow(ctx, fmt.Sprintf("client-%d", i), r, now)
+	}
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Sync(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Sync(ctx, now); err != nil { // nothing pending: no exchange at all
+		t.Fatal(err)
+	}
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, line := range strings.Split(info, "\n") {
+		if strings.HasPrefix(line, "cmdstat_evalsha:") || strings.HasPrefix(line, "cmdstat_eval:") {
+			var c int
+			fmt.Sscanf(line[strings.Index(line, "calls=")+6:], "%d", &c)
+			calls += c
+		}
+	}
+	if calls != 1 && calls != 2 { // EVALSHA, plus EVAL the first time the script is sent
+		t.Errorf("sync of 500 clients made %d script calls, want 1 (2 with the first load)\n%s", calls, info)
+	}
+	if got := n.Touches(); got != 1 {
+		t.Errorf("node counted %d exchanges, want 1", got)
+	}
+	if keys, _ := rdb.DBSize(ctx).Result(); keys != 500 {
+		t.Errorf("store holds %d keys, want 500", keys)
 	}
 }
