@@ -1,0 +1,382 @@
+package accounting
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/traffic"
+)
+
+// Interval is a half-open span [From, To) of offsets from the run's start,
+// on the clock of traffic.Outcome.Sent. Fault windows are intervals: the
+// store was down, a replica was paused.
+type Interval struct {
+	From, To time.Duration
+}
+
+// Contains reports whether t lies in [From, To).
+func (iv Interval) Contains(t time.Duration) bool { return iv.From <= t && t < iv.To }
+
+// class is what an outcome amounts to, stored in one byte per request.
+type class uint8
+
+const (
+	unseen class = iota
+	accepted
+	rejected
+	status5xx
+	otherStatus
+	timeout
+	connection
+	canceled
+	otherErr
+)
+
+func classOf(o traffic.Outcome) class {
+	switch {
+	case o.Code >= 200 && o.Code < 300:
+		return accepted
+	case o.Code == 429:
+		return rejected
+	case o.Code >= 500:
+		return status5xx
+	case o.Code != 0:
+		return otherStatus
+	}
+	switch o.Err {
+	case traffic.ErrTimeout:
+		return timeout
+	case traffic.ErrConnection:
+		return connection
+	case traffic.ErrCanceled:
+		return canceled
+	}
+	return otherErr
+}
+
+// Histogram bounds: microseconds from 1 µs to one hour, three significant
+// digits (a relative error of at most 0.1 %).
+const (
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histDigits  = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
+
+// record adds d, clamped into the histogram's range, and keeps the exact
+// maximum beside it (the histogram's own is rounded).
+func record(h *hdrhistogram.Histogram, exactMax *time.Duration, d time.Duration) {
+	*exactMax = max(*exactMax, d)
+	us := min(max(int64(d/time.Microsecond), histLowest), histHighest)
+	_ = h.RecordValue(us) // in range by construction
+}
+
+// Accumulator takes a run's outcomes one at a time and turns them into a
+// Report. It keeps nine bytes per scheduled request, so ten million
+// requests cost 90 MB beside the schedule. It is not safe for concurrent use.
+type Accumulator struct {
+	s      *schedule.Schedule
+	faults []Interval
+
+	sent  []time.Duration // by schedule index
+	class []class         // by schedule index
+
+	outcomes, duplicates int
+	lastSent             time.Duration
+
+	latency, lateness       *hdrhistogram.Histogram
+	latencyMax, latenessMax time.Duration
+	replica                 []*hdrhistogram.Histogram
+	replicaMax              []time.Duration
+}
+
+// New accounts for a run of s with the given fault windows (offsets from the
+// run's start).
+func New(s *schedule.Schedule, faults []Interval) (*Accumulator, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	for _, iv := range faults {
+		if iv.To <= iv.From {
+			return nil, fmt.Errorf("fault window [%v, %v) is empty; give From < To", iv.From, iv.To)
+		}
+	}
+	k := max(1, s.Replicas())
+	a := &Accumulator{
+		s:          s,
+		faults:     slices.Clone(faults),
+		sent:       make([]time.Duration, len(s.Requests)),
+		class:      make([]class, len(s.Requests)),
+		latency:    newHist(),
+		lateness:   newHist(),
+		replica:    make([]*hdrhistogram.Histogram, k),
+		replicaMax: make([]time.Duration, k),
+	}
+	for i := range a.replica {
+		a.replica[i] = newHist()
+	}
+	return a, nil
+}
+
+// Add records one outcome; it has the signature of traffic.Run's sink. An
+// outcome for an index already seen is counted as a duplicate and ignored.
+func (a *Accumulator) Add(o traffic.Outcome) error {
+	if o.Index < 0 || o.Index >= len(a.class) {
+		return fmt.Errorf("outcome for request %d, but the schedule has %d requests: the outcomes are from another schedule", o.Index, len(a.class))
+	}
+	if a.class[o.Index] != unseen {
+		a.duplicates++
+		return nil
+	}
+	c := classOf(o)
+	a.class[o.Index] = c
+	a.sent[o.Index] = o.Sent
+	a.outcomes++
+	a.lastSent = max(a.lastSent, o.Sent)
+	// A request sent a hair before its offset (a worker took the targeter's
+	// next entry) counts as on time.
+	record(a.lateness, &a.latenessMax, max(0, o.Lateness))
+	// Latency is the replicas' answer time; requests without an answer are
+	// counted as errors instead.
+	if o.Code != 0 {
+		record(a.latency, &a.latencyMax, o.Latency)
+		k := a.s.Requests[o.Index].Replica
+		record(a.replica[k], &a.replicaMax[k], o.Latency)
+	}
+	return nil
+}
+
+func (a *Accumulator) inFault(t time.Duration) bool {
+	for _, iv := range a.faults {
+		if iv.Contains(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Percentiles summarise a distribution of durations.
+type Percentiles struct {
+	Count               int64
+	P50, P90, P99, P999 time.Duration
+	Max                 time.Duration // exact
+}
+
+func percentiles(h *hdrhistogram.Histogram, exactMax time.Duration) Percentiles {
+	if h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) * time.Microsecond }
+	return Percentiles{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: exactMax}
+}
+
+// Errors counts the outcomes that are neither an acceptance nor a
+// rejection.
+type Errors struct {
+	Status5xx   int // the replica answered 5xx
+	OtherStatus int // a status other than 2xx, 429 or 5xx
+	Timeout     int
+	Connection  int
+	Canceled    int // the run was canceled with the request in flight
+	Other       int
+}
+
+// Total is the sum of all kinds.
+func (e Errors) Total() int {
+	return e.Status5xx + e.OtherStatus + e.Timeout + e.Connection + e.Canceled + e.Other
+}
+
+func (e *Errors) add(c class) {
+	switch c {
+	case status5xx:
+		e.Status5xx++
+	case otherStatus:
+		e.OtherStatus++
+	case timeout:
+		e.Timeout++
+	case connection:
+		e.Connection++
+	case canceled:
+		e.Canceled++
+	case otherErr:
+		e.Other++
+	}
+}
+
+// ClientReport is one client's account. Intervals are window-long and
+// half-open; times are send times.
+type ClientReport struct {
+	Client int // index into Schedule.Clients
+	ID     string
+	Limit  int
+	Window time.Duration
+	Probe  bool
+
+	Offered  int // requests sent (that have an outcome)
+	Accepted int
+	Rejected int
+	Errors   int
+
+	BusiestAccepted  int     // most acceptances in any interval
+	Overshoot        float64 // BusiestAccepted / Limit; requirement 1 wants ≤ 1.1
+	BusiestOffered   int     // most requests sent in any interval, by send time
+	BusiestScheduled int     // the same requests by their scheduled offsets
+	// OverLimit says the client asked for more than its due: more than Limit
+	// in some interval both by send time and by schedule. Send times alone
+	// would not do: a client sending exactly its limit each window (the
+	// intermittent probe) is pushed to Limit+1 whenever the first request of
+	// a burst leaves a few microseconds later than the first of the next,
+	// and its rejections would then go uncounted.
+	OverLimit    bool
+	FalseRejects int // rejections of a client that was not OverLimit
+
+	ErrorsInFault      int
+	ErrorsOutsideFault int
+	RejectsInFault     int
+}
+
+// Report is a run's account.
+type Report struct {
+	Scheduled  int // requests in the schedule
+	Outcomes   int // distinct requests with an outcome
+	Unsent     int // scheduled requests without an outcome
+	Duplicates int // outcomes for a request already accounted for
+
+	Accepted int
+	Rejected int
+	Errors   Errors
+
+	ErrorsInFault      int
+	ErrorsOutsideFault int
+	RejectsInFault     int
+
+	FalseRejects       int // requirement 2 wants 0
+	FalseRejectClients int
+	OverLimitClients   int
+
+	MaxOvershoot       float64 // over all clients; requirement 1 wants ≤ 1.1
+	MaxOvershootClient string
+
+	Clients []ClientReport // one per schedule client, in schedule order
+
+	Latency        Percentiles   // requests that got a status
+	ReplicaLatency []Percentiles // by replica index
+	Lateness       Percentiles   // all sent requests; early sends count as 0
+
+	AskedRate    float64 // scheduled requests per second of the schedule
+	AchievedRate float64 // traffic.AchievedRate
+	LastSent     time.Duration
+}
+
+// Report computes the account of everything added so far. It costs four
+// more bytes per request while it runs.
+func (a *Accumulator) Report() Report {
+	s := a.s
+	r := Report{
+		Scheduled:  len(s.Requests),
+		Outcomes:   a.outcomes,
+		Unsent:     len(s.Requests) - a.outcomes,
+		Duplicates: a.duplicates,
+		Clients:    make([]ClientReport, len(s.Clients)),
+		Latency:    percentiles(a.latency, a.latencyMax),
+		Lateness:   percentiles(a.lateness, a.latenessMax),
+		LastSent:   a.lastSent,
+	}
+	if s.Duration > 0 {
+		r.AskedRate = float64(len(s.Requests)) / s.Duration.Seconds()
+	}
+	r.AchievedRate = traffic.AchievedRate(a.outcomes, s.Duration, a.lastSent)
+	for k, h := range a.replica {
+		r.ReplicaLatency = append(r.ReplicaLatency, percentiles(h, a.replicaMax[k]))
+	}
+
+	// Group request indexes by client (a counting sort), so that each
+	// client's sends can be put in time order and scanned once.
+	start := make([]int32, len(s.Clients)+1)
+	for _, q := range s.Requests {
+		start[q.Client+1]++
+	}
+	for c := range s.Clients {
+		start[c+1] += start[c]
+	}
+	order := make([]int32, len(s.Requests))
+	next := slices.Clone(start[:len(s.Clients)])
+	for i, q := range s.Requests {
+		order[next[q.Client]] = int32(i)
+		next[q.Client]++
+	}
+
+	var offered, scheduled, acc []time.Duration
+	for c, cl := range s.Clients {
+		cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
+		offered, scheduled, acc = offered[:0], scheduled[:0], acc[:0]
+		for _, i := range order[start[c]:start[c+1]] {
+			k := a.class[i]
+			if k == unseen {
+				continue
+			}
+			t := a.sent[i]
+			offered = append(offered, t)
+			scheduled = append(scheduled, s.Requests[i].At) // in order: indexes ascend
+			fault := a.inFault(t)
+			switch k {
+			case accepted:
+				cr.Accepted++
+				acc = append(acc, t)
+			case rejected:
+				cr.Rejected++
+				if fault {
+					cr.RejectsInFault++
+				}
+			default:
+				cr.Errors++
+				r.Errors.add(k)
+				if fault {
+					cr.ErrorsInFault++
+				} else {
+					cr.ErrorsOutsideFault++
+				}
+			}
+		}
+		cr.Offered = len(offered)
+		// Sends are nearly in order already; sorting them is cheap.
+		slices.Sort(offered)
+		slices.Sort(acc)
+		cr.BusiestOffered = Busiest(offered, cl.Window)
+		cr.BusiestAccepted = Busiest(acc, cl.Window)
+		cr.BusiestScheduled = Busiest(scheduled, cl.Window)
+		cr.OverLimit = cr.BusiestOffered > cl.Limit && cr.BusiestScheduled > cl.Limit
+		if cl.Limit > 0 {
+			cr.Overshoot = float64(cr.BusiestAccepted) / float64(cl.Limit)
+		} else {
+			cr.Overshoot = math.Inf(1)
+		}
+		if !cr.OverLimit {
+			cr.FalseRejects = cr.Rejected
+		}
+
+		r.Accepted += cr.Accepted
+		r.Rejected += cr.Rejected
+		r.ErrorsInFault += cr.ErrorsInFault
+		r.ErrorsOutsideFault += cr.ErrorsOutsideFault
+		r.RejectsInFault += cr.RejectsInFault
+		r.FalseRejects += cr.FalseRejects
+		if cr.FalseRejects > 0 {
+			r.FalseRejectClients++
+		}
+		if cr.OverLimit {
+			r.OverLimitClients++
+		}
+		if cr.Overshoot > r.MaxOvershoot {
+			r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+		}
+		r.Clients[c] = cr
+	}
+	return r
+}

@@ -1,0 +1,172 @@
+package accounting
+
+import (
+	"fmt"
+	"time"
+)
+
+// Gate figures.
+const (
+	// OvershootLimit is the most a client may get through in any
+	// window-long interval, as a multiple of its declared limit. Requirement 1
+	OvershootLimit = 1.1
+	// DefaultLatenessP99 is how late the generator may send its 99th
+	// percentile request before its timing, not the limiter, is in question.
+	DefaultLatenessP99 = 10 * time.Millisecond
+	// DefaultMinRateRatio is the least share of the asked rate the generator
+	// must achieve.
+	DefaultMinRateRatio = 0.95
+)
+
+// Comparison operators of a Check.
+const (
+	OpAtMost  = "<="
+	OpAtLeast = ">="
+	OpEqual   = "=="
+)
+
+// Check is one gate: a figure from the run compared with a threshold.
+type Check struct {
+	Name      string
+	Figure    float64
+	Threshold float64
+	Op        string // OpAtMost, OpAtLeast or OpEqual
+	Pass      bool
+	Detail    string
+}
+
+// NewCheck compares figure with threshold by op. An unknown op fails.
+func NewCheck(name string, figure float64, op string, threshold float64, detail string) Check {
+	c := Check{Name: name, Figure: figure, Threshold: threshold, Op: op, Detail: detail}
+	switch op {
+	case OpAtMost:
+		c.Pass = figure <= threshold
+	case OpAtLeast:
+		c.Pass = figure >= threshold
+	case OpEqual:
+		c.Pass = figure == threshold
+	default:
+		c.Detail = fmt.Sprintf("unknown comparison %q; use <=, >= or ==. %s", op, detail)
+	}
+	return c
+}
+
+// String is the check on one line, for logs and test failures.
+func (c Check) String() string {
+	verdict := "FAIL"
+	if c.Pass {
+		verdict = "pass"
+	}
+	return fmt.Sprintf("%s %s: %g %s %g (%s)", verdict, c.Name, c.Figure, c.Op, c.Threshold, c.Detail)
+}
+
+// CheckOvershoot is requirement 1: no client gets more than limit × its
+// declared limit through in any window-long interval.
+func CheckOvershoot(r *Report, limit float64) Check {
+	detail := "no client had an acceptance"
+	if r.MaxOvershootClient != "" {
+		c := r.client(r.MaxOvershootClient)
+		detail = fmt.Sprintf("client %s: %d accepted in one %v interval, limit %d", c.ID, c.BusiestAccepted, c.Window, c.Limit)
+	}
+	return NewCheck("max overshoot", r.MaxOvershoot, OpAtMost, limit, detail)
+}
+
+// CheckFalseRejects is requirement 2: a client whose traffic never went over
+// its limit in any interval is never rejected.
+func CheckFalseRejects(r *Report) Check {
+	detail := fmt.Sprintf("%d clients over their limit, none of the others rejected", r.OverLimitClients)
+	if r.FalseRejects > 0 {
+		first := ""
+		for _, c := range r.Clients {
+			if c.FalseRejects > 0 {
+				first = fmt.Sprintf("; first: %s, %d rejected, busiest %d of %d", c.ID, c.FalseRejects, c.BusiestOffered, c.Limit)
+				break
+			}
+		}
+		detail = fmt.Sprintf("%d rejections of %d clients under their limit%s", r.FalseRejects, r.FalseRejectClients, first)
+	}
+	return NewCheck("false rejects", float64(r.FalseRejects), OpEqual, 0, detail)
+}
+
+// CheckErrorsOutsideFaults is requirement 3 and plain health: outside the
+// fault windows every request is answered 2xx or 429. Errors inside fault
+// windows are reported, not gated.
+func CheckErrorsOutsideFaults(r *Report) Check {
+	e := r.Errors
+	detail := fmt.Sprintf("5xx %d, other status %d, timeouts %d, connection %d, canceled %d, other %d in all; %d inside fault windows, %d rejections inside them",
+		e.Status5xx, e.OtherStatus, e.Timeout, e.Connection, e.Canceled, e.Other, r.ErrorsInFault, r.RejectsInFault)
+	return NewCheck("errors outside fault windows", float64(r.ErrorsOutsideFault), OpEqual, 0, detail)
+}
+
+// CheckLateness gates the generator: its 99th percentile lateness, in
+// milliseconds, is at most tolerance.
+func CheckLateness(r *Report, tolerance time.Duration) Check {
+	l := r.Lateness
+	detail := fmt.Sprintf("p50 %v, p99 %v, max %v over %d sends", l.P50, l.P99, l.Max, l.Count)
+	return NewCheck("generator lateness p99 (ms)", millis(l.P99), OpAtMost, millis(tolerance), detail)
+}
+
+// CheckRate gates the generator: it achieved at least minRatio of the asked
+// rate.
+func CheckRate(r *Report, minRatio float64) Check {
+	ratio := 0.0
+	if r.AskedRate > 0 {
+		ratio = r.AchievedRate / r.AskedRate
+	}
+	detail := fmt.Sprintf("achieved %.1f of %.1f req/s asked; %d of %d requests sent", r.AchievedRate, r.AskedRate, r.Outcomes, r.Scheduled)
+	return NewCheck("achieved / asked rate", ratio, OpAtLeast, minRatio, detail)
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func (r *Report) client(id string) ClientReport {
+	for _, c := range r.Clients {
+		if c.ID == id {
+			return c
+		}
+	}
+	return ClientReport{ID: id}
+}
+
+// Gates are the thresholds a run is judged by.
+type Gates struct {
+	MaxOvershoot float64       // OvershootLimit
+	LatenessP99  time.Duration // DefaultLatenessP99
+	MinRateRatio float64       // DefaultMinRateRatio
+}
+
+// DefaultGates are the requirements' thresholds and the default generator
+// tolerances.
+func DefaultGates() Gates {
+	return Gates{MaxOvershoot: OvershootLimit, LatenessP99: DefaultLatenessP99, MinRateRatio: DefaultMinRateRatio}
+}
+
+// Verdict is a run judged.
+type Verdict struct {
+	Checks []Check
+	Pass   bool // every check passed
+	// GeneratorBound means the generator did not send the schedule
+	// faithfully (too late or too slow); the limiter's figures then describe
+	// other traffic than the schedule and are not evidence either way.
+	GeneratorBound bool
+}
+
+// Evaluate runs every gate on r: the three requirements, then the two
+// generator checks.
+func Evaluate(r *Report, g Gates) Verdict {
+	v := Verdict{Checks: []Check{
+		CheckOvershoot(r, g.MaxOvershoot),
+		CheckFalseRejects(r),
+		CheckErrorsOutsideFaults(r),
+	}}
+	gen := []Check{CheckLateness(r, g.LatenessP99), CheckRate(r, g.MinRateRatio)}
+	v.Checks = append(v.Checks, gen...)
+	v.Pass = true
+	for _, c := range v.Checks {
+		v.Pass = v.Pass && c.Pass
+	}
+	for _, c := range gen {
+		v.GeneratorBound = v.GeneratorBound || !c.Pass
+	}
+	return v
+}

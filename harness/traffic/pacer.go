@@ -1,0 +1,106 @@
+package traffic
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
+)
+
+// Pacer is a vegeta.Pacer that releases the schedule's requests at their
+// offsets: hit n waits until Requests[n].At and the attack stops after the
+// last. A request that is due is released at once, so a generator that has
+// fallen behind catches up instead of stretching the schedule.
+type Pacer struct {
+	reqs   []schedule.Request
+	origin atomic.Pointer[time.Time]
+}
+
+// NewPacer paces s. It keeps a reference to s.Requests, which must not
+// change while the attack runs.
+func NewPacer(s *schedule.Schedule) *Pacer {
+	return &Pacer{reqs: s.Requests}
+}
+
+// Pace implements vegeta.Pacer.
+func (p *Pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if p.origin.Load() == nil {
+		// The attack measures elapsed from an origin it does not expose;
+		// recover it so that sent times are offsets on the schedule's clock.
+		origin := time.Now().Add(-elapsed)
+		p.origin.CompareAndSwap(nil, &origin)
+	}
+	if hits >= uint64(len(p.reqs)) {
+		return 0, true
+	}
+	return max(0, p.reqs[hits].At-elapsed), false
+}
+
+// Rate implements vegeta.Pacer: the number of requests scheduled in the
+// second that starts at elapsed.
+func (p *Pacer) Rate(elapsed time.Duration) float64 {
+	from := sort.Search(len(p.reqs), func(i int) bool { return p.reqs[i].At >= elapsed })
+	to := sort.Search(len(p.reqs), func(i int) bool { return p.reqs[i].At >= elapsed+time.Second })
+	return float64(to - from)
+}
+
+// Origin is the instant the attack's elapsed time counts from, known once
+// Pace has been called; the zero time before.
+func (p *Pacer) Origin() time.Time {
+	if o := p.origin.Load(); o != nil {
+		return *o
+	}
+	return time.Time{}
+}
+
+// seqParam is the query parameter that carries a request's schedule index.
+// Vegeta numbers results in the order workers take ticks, not in the order
+// they call the targeter, so the index must travel with the request.
+const seqParam = "seq="
+
+// NewTargeter hands out the schedule's requests in order, one per call:
+// GET <urls[Replica]><path>?seq=<index> with header (e.g. X-Client-ID) set to
+// the client's ID. It is safe for concurrent use and returns
+// vegeta.ErrNoTargets once every request has been handed out.
+func NewTargeter(s *schedule.Schedule, urls []string, path, header string) vegeta.Targeter {
+	bases := make([]string, len(urls))
+	for i, u := range urls {
+		bases[i] = strings.TrimSuffix(u, "/") + path + "?" + seqParam
+	}
+	key := http.CanonicalHeaderKey(header)
+	var next atomic.Int64
+	return func(t *vegeta.Target) error {
+		i := next.Add(1) - 1
+		if i >= int64(len(s.Requests)) {
+			return vegeta.ErrNoTargets
+		}
+		r := s.Requests[i]
+		t.Method = http.MethodGet
+		t.URL = bases[r.Replica] + strconv.FormatInt(i, 10)
+		t.Header = http.Header{key: {s.Clients[r.Client].ID}}
+		return nil
+	}
+}
+
+// ParseSeq extracts the schedule index from a URL made by NewTargeter.
+func ParseSeq(url string) (int, bool) {
+	k := strings.LastIndex(url, seqParam)
+	if k < 0 {
+		return 0, false
+	}
+	digits := url[k+len(seqParam):]
+	if end := strings.IndexByte(digits, '&'); end >= 0 {
+		digits = digits[:end]
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}

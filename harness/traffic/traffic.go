@@ -1,0 +1,316 @@
+// Package traffic sends exactly a schedule at limiter replicas with Vegeta
+// as a library, and attributes every response to the schedule entry it
+// answers. It measures; judging is the accounting package's job.
+package traffic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
+)
+
+// ErrKind says why a request got no HTTP status.
+type ErrKind uint8
+
+// Kinds of transport failure. A response with a status, even 5xx, is ErrNone.
+const (
+	ErrNone       ErrKind = iota
+	ErrTimeout            // no response within Options.Timeout
+	ErrConnection         // refused, reset or closed before a response
+	ErrCanceled           // the run was canceled or hit its deadline while in flight
+	ErrOther              // anything else; the replica URL may be malformed
+)
+
+var errKindNames = [...]string{"", "timeout", "connection", "canceled", "other"}
+
+// String is the kind's name as written in outcome files; ErrNone is "".
+func (k ErrKind) String() string {
+	if int(k) < len(errKindNames) {
+		return errKindNames[k]
+	}
+	return fmt.Sprintf("ErrKind(%d)", k)
+}
+
+func parseErrKind(s string) (ErrKind, bool) {
+	for k, n := range errKindNames {
+		if n == s {
+			return ErrKind(k), true
+		}
+	}
+	return 0, false
+}
+
+// classify names a transport error from its message; Vegeta keeps only the
+// message of the error it got.
+func classify(msg string) ErrKind {
+	switch {
+	case strings.Contains(msg, "context canceled"):
+		return ErrCanceled
+	case strings.Contains(msg, "Client.Timeout"), strings.Contains(msg, "timeout"),
+		strings.Contains(msg, "deadline exceeded"):
+		return ErrTimeout
+	case strings.Contains(msg, "connection refused"), strings.Contains(msg, "connection reset"),
+		strings.Contains(msg, "broken pipe"), strings.Contains(msg, "EOF"),
+		strings.Contains(msg, "no such host"), strings.Contains(msg, "unreachable"),
+		strings.Contains(msg, "dial "):
+		return ErrConnection
+	}
+	return ErrOther
+}
+
+// Outcome is what happened to one scheduled request. Times are offsets from
+// Summary.Start, the same clock as schedule.Request.At.
+type Outcome struct {
+	Index    int           // index into Schedule.Requests
+	Code     uint16        // HTTP status; 0 when Err says why there is none
+	Err      ErrKind       // transport failure, ErrNone when there is a status
+	Sent     time.Duration // when the request was sent
+	Latency  time.Duration // from sending to the end of the response or failure
+	Lateness time.Duration // Sent − At: how far behind its schedule the generator sent it
+}
+
+// Defaults for Options' zero values.
+const (
+	DefaultTimeout      = 5 * time.Second
+	DefaultGrace        = 5 * time.Second
+	DefaultPath         = "/check"
+	DefaultClientHeader = "X-Client-ID"
+	DefaultWorkers      = 64
+)
+
+// Options configure the attacker. Zero values take the defaults above;
+// connection counts are per replica.
+type Options struct {
+	Workers        uint64        // workers started up front; more are added when all are busy
+	MaxWorkers     uint64        // cap on workers; 0 is no cap
+	Connections    int           // idle connections kept per replica; 0 is Vegeta's 10,000
+	MaxConnections int           // connections per replica; 0 is no cap
+	NoKeepAlive    bool          // a new connection for every request
+	Timeout        time.Duration // per request
+	// Grace is how far behind the schedule the generator may fall: pacing
+	// stops at the last request's offset plus Grace, and in-flight requests
+	// are canceled Timeout after that.
+	Grace        time.Duration
+	Path         string // request path on each replica
+	ClientHeader string // header that names the client
+	// Align starts the run at the next instant that is a whole multiple of
+	// Align since the Unix epoch; 0 starts at once. The limiters count in
+	// windows and slices that are multiples of their length since the epoch,
+	// so aligning to the scaled window puts the schedule's window edges on
+	// the replicas': the boundary burst then straddles a real edge.
+	Align time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.MaxWorkers == 0 {
+		o.MaxWorkers = vegeta.DefaultMaxWorkers
+	}
+	if o.Connections == 0 {
+		o.Connections = vegeta.DefaultConnections
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Grace == 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Path == "" {
+		o.Path = DefaultPath
+	}
+	if o.ClientHeader == "" {
+		o.ClientHeader = DefaultClientHeader
+	}
+	return o
+}
+
+// Summary is the run as a whole.
+type Summary struct {
+	Start        time.Time     // origin of every offset
+	Scheduled    int           // requests in the schedule
+	Sent         int           // outcomes delivered to the sink
+	Unattributed int           // results whose URL carried no schedule index (none expected)
+	LastSent     time.Duration // offset of the latest send
+	AskedRate    float64       // Scheduled / schedule duration, per second
+	AchievedRate float64       // see AchievedRate
+	Truncated    bool          // pacing stopped before every request was sent
+}
+
+// AchievedRate is sent requests per second over the schedule's duration, or
+// over the time the sending took when the generator overran it: a generator
+// that keeps up achieves the asked rate, one that falls behind less.
+func AchievedRate(sent int, d, lastSent time.Duration) float64 {
+	span := max(d, lastSent)
+	if span <= 0 {
+		return 0
+	}
+	return float64(sent) / span.Seconds()
+}
+
+// errDeadline is the cause recorded when a run outlives its bound.
+var errDeadline = errors.New("run exceeded the schedule's last offset + grace + timeout")
+
+// Run sends s to the replicas at urls (urls[k] serves Replica k) and calls
+// sink once per result, from one goroutine, in completion order. It returns
+// when every request has been answered or has failed, when pacing falls more
+// than Grace behind (Summary.Truncated), or when ctx is canceled (then with
+// ctx's error); in-flight requests are canceled at the last offset + Grace +
+// Timeout at the latest. If sink returns an error the run stops and Run
+// returns it; results already in flight are not passed to sink.
+func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options, sink func(Outcome) error) (Summary, error) {
+	if err := s.Validate(); err != nil {
+		return Summary{}, err
+	}
+	if need := s.Replicas(); len(urls) < need {
+		return Summary{}, fmt.Errorf("the schedule sends to %d replicas but %d URLs were given; give one URL per replica or reassign replicas", need, len(urls))
+	}
+	for _, u := range urls {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return Summary{}, fmt.Errorf("replica URL %q must start with http:// or https://", u)
+		}
+	}
+	opts = opts.withDefaults()
+	if opts.Align > 0 {
+		if err := waitAligned(ctx, opts.Align); err != nil {
+			return Summary{}, err
+		}
+	}
+
+	var last time.Duration
+	if n := len(s.Requests); n > 0 {
+		last = s.Requests[n-1].At
+	}
+	pacingLimit := last + opts.Grace
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hard := time.AfterFunc(pacingLimit+opts.Timeout+time.Second, func() { cancel(errDeadline) })
+	defer hard.Stop()
+
+	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		DialContext:         dialer.DialContext,
+		MaxIdleConnsPerHost: opts.Connections,
+		MaxConnsPerHost:     opts.MaxConnections,
+		DisableKeepAlives:   opts.NoKeepAlive,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{
+		Transport:     ctxTransport{ctx: runCtx, timeout: opts.Timeout, base: transport},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	atk := vegeta.NewAttacker(
+		vegeta.Client(client),
+		vegeta.Workers(opts.Workers),
+		vegeta.MaxWorkers(opts.MaxWorkers),
+		vegeta.MaxBody(0), // the status is the decision; bodies would only cost memory
+	)
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-runCtx.Done():
+			atk.Stop()
+		case <-stopped:
+		}
+	}()
+
+	pacer := NewPacer(s)
+	results := atk.Attack(NewTargeter(s, urls, opts.Path, opts.ClientHeader), pacer, pacingLimit, "rlharness")
+
+	sum := Summary{Scheduled: len(s.Requests), AskedRate: float64(len(s.Requests)) / s.Duration.Seconds()}
+	var sinkErr error
+	for res := range results {
+		if sinkErr != nil {
+			continue // drain so that the attacker's workers can finish
+		}
+		i, ok := ParseSeq(res.URL)
+		if !ok || i >= len(s.Requests) {
+			sum.Unattributed++
+			continue
+		}
+		sent := res.Timestamp.Sub(pacer.Origin())
+		o := Outcome{Index: i, Code: res.Code, Sent: sent, Latency: res.Latency, Lateness: sent - s.Requests[i].At}
+		if o.Code == 0 {
+			o.Err = classify(res.Error)
+		}
+		sum.Sent++
+		sum.LastSent = max(sum.LastSent, sent)
+		if err := sink(o); err != nil {
+			sinkErr = err
+			cancel(err)
+		}
+	}
+	sum.Start = pacer.Origin()
+	sum.Truncated = sum.Sent+sum.Unattributed < sum.Scheduled
+	sum.AchievedRate = AchievedRate(sum.Sent, s.Duration, sum.LastSent)
+	switch {
+	case sinkErr != nil:
+		return sum, sinkErr
+	case ctx.Err() != nil:
+		return sum, ctx.Err()
+	case errors.Is(context.Cause(runCtx), errDeadline):
+		return sum, errDeadline
+	}
+	return sum, nil
+}
+
+// waitAligned sleeps until the wall clock is a whole multiple of align since
+// the Unix epoch.
+func waitAligned(ctx context.Context, align time.Duration) error {
+	ns := time.Now().UnixNano()
+	t := time.NewTimer(time.Duration((ns/int64(align)+1)*int64(align) - ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ctxTransport bounds every request by the run's context and the request
+// timeout. Vegeta builds requests without a context, and a canceled run must
+// not wait out requests stuck at a dead replica; http.Client's own Timeout
+// would be lost when the request's context is replaced, so the timeout is
+// applied here too.
+type ctxTransport struct {
+	ctx     context.Context
+	timeout time.Duration
+	base    http.RoundTripper
+}
+
+func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(t.ctx, t.timeout)
+	resp, err := t.base.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases a request's context once its body is done with,
+// so that ten million requests do not leave ten million timers behind.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
