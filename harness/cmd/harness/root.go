@@ -15,7 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newModelCmd())
+	root.AddCommand(newModelCmd(), newLoadtestCmd())
 	return root
 }
 

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgeproof/rlharness/harness/loadtest"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+func newLoadtestCmd() *cobra.Command {
+	cfg := loadtest.DefaultConfig()
+	var algorithm string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "loadtest",
+		Short: "Bring up Redis and the replicas, replay the documents' traffic, gate the run",
+		Long: `Brings up Redis and N limiter replicas (Docker by default, or local processes), replays
+the documents' probe patterns and a background population with Vegeta, attributes every
+response to its client and checks the three requirements: no client above 1.1x its limit in
+any window, no client under its limit rejected, no rejection or 5xx because the store failed.
+
+The design under test (--algorithm, --mode) is gated: the exit code is 1 when one of its
+checks fails or the generator fell behind its schedule. With --matrix every other algorithm x
+mode runs as a comparison that tests the document's claim about it, without gating.
+
+--time-scale F shrinks every duration (window, slices, sync interval, pattern timing, outage)
+by F and so raises every rate by 1/F: every ratio the checks test is preserved.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Algorithm = limiters.Algorithm(algorithm)
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Progress = cmd.OutOrStdout()
+			sum, err := loadtest.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			loadtest.WriteVerdict(cmd.OutOrStdout(), sum)
+			fmt.Fprintf(cmd.OutOrStdout(), "summary: %s/summary.json\n", cfg.OutDir)
+			if !sum.Pass {
+				return &gateError{msg: fmt.Sprintf("the run failed its gates (%d failed); see %s/summary.json", len(sum.Failed), cfg.OutDir)}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Provider, "provider", cfg.Provider, "fleet provider: docker (Testcontainers) or local (processes on 127.0.0.1)")
+	f.StringVar(&cfg.Network, "network", cfg.Network, "docker networking: bridge (ports published on 127.0.0.1) or host")
+	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "limiter replicas (HS4)")
+	f.StringVar(&algorithm, "algorithm", string(cfg.Algorithm), "design under test: fixed_window, sliding_window or token_bucket")
+	f.StringVar(&cfg.Mode, "mode", cfg.Mode, "design under test: central, split or delayed")
+	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
+	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
+	f.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")
+	f.Float64Var(&cfg.Rate, "rate", cfg.Rate, "background population's aggregate rate asked, requests/s as sent (HS2: 40000)")
+	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients tracked (HS1)")
+	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedule (clients, arrivals, replicas)")
+	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the store-stop and store-pause scenarios")
+	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
+	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text")
+	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store stays down in a fail-open scenario, before scaling")
+	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
+	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this")
+	f.Float64Var(&cfg.Gates.MinRateRatio, "min-rate-ratio", cfg.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
+	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleet's lifecycle")
+	return cmd
+}

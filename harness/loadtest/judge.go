@@ -1,0 +1,243 @@
+package loadtest
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// probeTimes keeps the acceptance times of the probe clients, for the after-recovery gate
+// and the report's charts. Probes are a handful of clients; the background is not kept.
+type probeTimes struct {
+	s        *schedule.Schedule
+	accepted map[int32][]time.Duration
+}
+
+func newProbeTimes(s *schedule.Schedule) *probeTimes {
+	p := &probeTimes{s: s, accepted: make(map[int32][]time.Duration)}
+	for i, c := range s.Clients {
+		if c.Probe {
+			p.accepted[int32(i)] = nil
+		}
+	}
+	return p
+}
+
+func (p *probeTimes) add(o traffic.Outcome) {
+	c := p.s.Requests[o.Index].Client
+	if _, ok := p.accepted[c]; ok && o.Code >= 200 && o.Code < 300 {
+		p.accepted[c] = append(p.accepted[c], o.Sent)
+	}
+}
+
+// latency is an HDR histogram of latencies in microseconds.
+type latency struct {
+	h   *hdrhistogram.Histogram
+	max time.Duration
+}
+
+func newLatency() *latency {
+	return &latency{h: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)}
+}
+
+func (l *latency) record(d time.Duration) {
+	l.max = max(l.max, d)
+	_ = l.h.RecordValue(max(int64(d/time.Microsecond), 1))
+}
+
+func (l *latency) percentiles() accounting.Percentiles {
+	if l.h.TotalCount() == 0 {
+		return accounting.Percentiles{}
+	}
+	q := func(p float64) time.Duration { return time.Duration(l.h.ValueAtQuantile(p)) * time.Microsecond }
+	return accounting.Percentiles{Count: l.h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: l.max}
+}
+
+// fillResult judges a measured scenario: its gates and the document's claims about it.
+func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scenario, probes *probeTimes,
+	outage accounting.Interval, faultLat *latency) {
+	res.Requests, res.Accepted, res.Rejected, res.Errors = rep.Scheduled, rep.Accepted, rep.Rejected, rep.Errors
+	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
+	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
+	res.MaxOvershoot, res.FalseRejects, res.OverLimit = rep.MaxOvershoot, rep.FalseRejects, rep.OverLimitClients
+	window := cfg.scaled(limiters.DefaultWindow)
+	recovered := outage.To + cfg.RecoveryGrace
+	for _, c := range rep.Clients {
+		if !c.Probe {
+			continue
+		}
+		times := probes.accepted[int32(c.Client)]
+		slices.Sort(times)
+		pr := ProbeResult{ClientReport: c, AcceptedAt: times}
+		if sc.Fault != FaultNone {
+			i, _ := slices.BinarySearch(times, recovered)
+			pr.AfterRecovery = accounting.Busiest(times[i:], window)
+		}
+		res.Probes = append(res.Probes, pr)
+	}
+
+	v := accounting.Evaluate(rep, cfg.Gates)
+	res.GeneratorBound = v.GeneratorBound
+	checks := v.Checks
+	if sc.Fault != FaultNone {
+		fl := faultLat.percentiles()
+		res.FaultLatency = &fl
+		checks = faultChecks(checks, rep, res, cfg)
+	}
+	res.Checks = checks
+	res.Pass = true
+	for _, c := range checks {
+		res.Pass = res.Pass && c.Pass
+	}
+	res.Claims = claims(res, cfg, sc)
+}
+
+// faultChecks replaces the 1.1× gate of a fail-open scenario: during the outage a replica
+// decides alone, so the bound is one limit per node (the document); 1.1× applies again once
+// the store is back. No 5xx, ever.
+func faultChecks(checks []accounting.Check, rep *accounting.Report, res *ScenarioResult, cfg Config) []accounting.Check {
+	out := make([]accounting.Check, 0, len(checks)+3)
+	for _, c := range checks {
+		if c.Name == "max overshoot" {
+			out = append(out, accounting.NewCheck("overshoot during the outage", rep.MaxOvershoot, accounting.OpAtMost,
+				float64(cfg.Replicas), fmt.Sprintf("at most one limit per node (%d nodes) while the store is away; %s", cfg.Replicas, c.Detail)))
+			worst, who := 0.0, ""
+			for _, p := range res.Probes {
+				if r := float64(p.AfterRecovery) / float64(p.Limit); r >= worst {
+					worst, who = r, fmt.Sprintf("%s: %d accepted in one window after the store returned", p.ID, p.AfterRecovery)
+				}
+			}
+			out = append(out, accounting.NewCheck("overshoot after recovery", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who))
+			continue
+		}
+		out = append(out, c)
+	}
+	out = append(out, accounting.NewCheck("5xx responses", float64(rep.Errors.Status5xx), accounting.OpEqual, 0,
+		"the store's failure must never become the client's error"))
+	return out
+}
+
+// claims states what the document says of the scenario's design and whether the run
+// confirmed it.
+func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
+	probe := func(pattern string) ProbeResult {
+		for _, p := range res.Probes {
+			if strings.HasSuffix(p.ID, pattern) {
+				return p
+			}
+		}
+		return ProbeResult{}
+	}
+	var out []Claim
+	switch sc.Algorithm {
+	case limiters.FixedWindow:
+		p := probe(schedule.PatternBoundary)
+		out = append(out, Claim{Text: "fixed window lets up to 2x the limit through around a window edge (document: x2.000)",
+			Figure: fmt.Sprintf("boundary burst: %d accepted in one window, x%.3f", p.BusiestAccepted, p.Overshoot), Confirmed: p.Overshoot > accounting.OvershootLimit})
+	case limiters.TokenBucket:
+		p := probe(schedule.PatternIntermittent)
+		out = append(out, Claim{Text: "token bucket rejects a client that sends exactly its limit in bursts (document: 1473 of 1800 rejected)",
+			Figure: fmt.Sprintf("intermittent at limit: %d of %d rejected", p.Rejected, p.Offered), Confirmed: p.Rejected > 0})
+	case limiters.SlidingWindow:
+		if sc.Fault == FaultNone {
+			out = append(out, Claim{Text: "sliced sliding window keeps the boundary burst at the limit (document: 600, x1.000)",
+				Figure: fmt.Sprintf("boundary burst: x%.3f", probe(schedule.PatternBoundary).Overshoot), Confirmed: probe(schedule.PatternBoundary).Overshoot <= accounting.OvershootLimit})
+		}
+	}
+	switch sc.Mode {
+	case "split":
+		out = append(out, Claim{Text: "split quota rejects clients under their limit when their requests spread unevenly over nodes (document: 25 of 600)",
+			Figure: fmt.Sprintf("%d false rejects of %d clients", res.FalseRejects, countFalse(res)), Confirmed: res.FalseRejects > 0})
+	case "central":
+		out = append(out, Claim{Text: "a central counter costs the store one command per request (document: 40,000/s at 40,000 req/s)",
+			Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s", res.StoreCmdPerSec, res.AchievedRate), Confirmed: res.StoreCmdPerSec >= 0.9*res.AchievedRate})
+	case "delayed":
+		iv := cfg.scaled(cfg.SyncInterval)
+		bound := float64(cfg.Replicas) / iv.Seconds()
+		out = append(out, Claim{Text: fmt.Sprintf("delayed sync costs the store about nodes / interval commands, %.0f/s here (document: 40/s at 0.2 s)", bound),
+			Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s", res.StoreCmdPerSec, res.AchievedRate), Confirmed: res.StoreCmdPerSec <= 1.1*bound})
+	}
+	return out
+}
+
+func countFalse(res *ScenarioResult) int {
+	n := 0
+	for _, p := range res.Probes {
+		if p.FalseRejects > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// printScenario writes the scenario's verdict rows to the terminal.
+func printScenario(w io.Writer, r ScenarioResult) {
+	kind := "comparison"
+	if r.Gated {
+		kind = "GATED"
+	}
+	verdict := "PASS"
+	switch {
+	case r.Error != "":
+		verdict = "ERROR: " + r.Error
+	case r.GeneratorBound:
+		verdict = "GENERATOR-BOUND (the figures are not evidence either way)"
+	case !r.Pass:
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "   %s %s: %s; %d requests, %.0f of %.0f req/s, store %.0f cmd/s, p99 %v\n", kind, r.Name, verdict,
+		r.Requests, r.AchievedRate, r.AskedRate, r.StoreCmdPerSec, r.Latency.P99)
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "     %s\n", c)
+	}
+	for _, c := range r.Claims {
+		word := "not confirmed"
+		if c.Confirmed {
+			word = "confirmed"
+		}
+		fmt.Fprintf(w, "     claim %s: %s [%s]\n", word, c.Text, c.Figure)
+	}
+}
+
+// WriteVerdict prints the run's verdict table.
+func WriteVerdict(w io.Writer, s Summary) {
+	fmt.Fprintf(w, "\nVerdict (%s provider, %s network, %d replicas, time scale %g, %d cores)\n",
+		s.Config.Provider, s.Config.Network, s.Config.Replicas, s.Config.TimeScale, s.Cores)
+	fmt.Fprintf(w, "%-44s %-34s %12s %4s %10s  %s\n", "scenario", "check", "figure", "op", "threshold", "result")
+	for _, c := range s.Checks {
+		if !c.Gated {
+			continue
+		}
+		res := "pass"
+		if !c.Pass {
+			res = "FAIL"
+		}
+		fmt.Fprintf(w, "%-44s %-34s %12.4g %4s %10.4g  %s\n", c.Scenario, c.Name, c.Figure, c.Op, c.Threshold, res)
+	}
+	for _, r := range s.Scenarios {
+		for _, c := range r.Claims {
+			word := "not confirmed"
+			if c.Confirmed {
+				word = "confirmed"
+			}
+			fmt.Fprintf(w, "%-44s claim %s: %s [%s]\n", r.Name, word, c.Text, c.Figure)
+		}
+	}
+	switch {
+	case s.GeneratorBound:
+		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: the generator fell behind its schedule; lower --rate or use more cores\n")
+	case s.Pass:
+		fmt.Fprintf(w, "RESULT: PASS\n")
+	default:
+		fmt.Fprintf(w, "RESULT: FAIL: %s\n", strings.Join(s.Failed, "; "))
+	}
+}

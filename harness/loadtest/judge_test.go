@@ -1,0 +1,132 @@
+package loadtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// A hand-made run: limit 4 per 1 s window (time scale 1/60), two probe clients, one
+// request every 100 ms each, answered with the given codes.
+func handMade(t *testing.T, codes map[string][]uint16) (*schedule.Schedule, []traffic.Outcome) {
+	t.Helper()
+	ids := []string{"probe-" + schedule.PatternBoundary, "probe-" + schedule.PatternIntermittent}
+	var parts []schedule.Schedule
+	for _, id := range ids {
+		p := schedule.Schedule{Duration: 3 * time.Second,
+			Clients: []schedule.Client{{ID: id, Limit: 4, Window: time.Second, Probe: true}}}
+		for i := range codes[id] {
+			p.Requests = append(p.Requests, schedule.Request{At: time.Duration(i) * 100 * time.Millisecond})
+		}
+		parts = append(parts, p)
+	}
+	s := schedule.Merge(parts...)
+	var outs []traffic.Outcome
+	next := map[int32]int{}
+	for i, r := range s.Requests {
+		code := codes[s.Clients[r.Client].ID][next[r.Client]]
+		next[r.Client]++
+		outs = append(outs, traffic.Outcome{Index: i, Code: code, Sent: r.At, Latency: time.Millisecond})
+	}
+	return &s, outs
+}
+
+func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outcome, faults []accounting.Interval) ScenarioResult {
+	t.Helper()
+	acc, err := accounting.New(s, faults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes := newProbeTimes(s)
+	for _, o := range outs {
+		probes.add(o)
+		if err := acc.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.TimeScale = 1.0 / 60
+	cfg.Gates.LatenessP99 = time.Second
+	cfg.Gates.MinRateRatio = 0
+	rep := acc.Report()
+	res := ScenarioResult{Scenario: sc}
+	var outage accounting.Interval
+	if len(faults) > 0 {
+		outage = accounting.Interval{From: faults[0].From, To: faults[0].To - cfg.RecoveryGrace}
+	}
+	fillResult(&res, &rep, cfg, sc, probes, outage, newLatency())
+	return res
+}
+
+func check(t *testing.T, res ScenarioResult, name string) accounting.Check {
+	t.Helper()
+	for _, c := range res.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %v", name, res.Checks)
+	return accounting.Check{}
+}
+
+func TestFixedWindowBoundaryFailsTheGateAndConfirmsTheClaim(t *testing.T) {
+	// Eight accepted within 0.8 s: x2 the limit of 4.
+	s, outs := handMade(t, map[string][]uint16{
+		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
+		"probe-" + schedule.PatternIntermittent: {200, 200},
+	})
+	res := judge(t, Scenario{Name: "fixed", Algorithm: limiters.FixedWindow, Mode: "delayed", Gated: true}, s, outs, nil)
+	if c := check(t, res, "max overshoot"); c.Pass || c.Figure != 2 {
+		t.Errorf("max overshoot = %v, want a failure at 2", c)
+	}
+	if res.Pass {
+		t.Error("scenario passed with a client at 2x its limit")
+	}
+	if len(res.Claims) == 0 || !res.Claims[0].Confirmed {
+		t.Errorf("claims = %+v, want the boundary claim confirmed", res.Claims)
+	}
+}
+
+func TestTokenBucketFalseRejectIsCaught(t *testing.T) {
+	s, outs := handMade(t, map[string][]uint16{
+		"probe-" + schedule.PatternBoundary:     {200},
+		"probe-" + schedule.PatternIntermittent: {200, 200, 429, 429}, // 4 in a window: at the limit
+	})
+	res := judge(t, Scenario{Name: "bucket", Algorithm: limiters.TokenBucket, Mode: "central", Gated: true}, s, outs, nil)
+	if c := check(t, res, "false rejects"); c.Pass || c.Figure != 2 {
+		t.Errorf("false rejects = %v, want a failure at 2", c)
+	}
+	if !res.Claims[0].Confirmed {
+		t.Errorf("token bucket claim not confirmed: %+v", res.Claims[0])
+	}
+}
+
+func TestFailOpenGates(t *testing.T) {
+	// Outage [0.2 s, 0.5 s) + grace: 8 accepted during it (2x), then 3 after: within bounds.
+	codes := []uint16{200, 200, 200, 200, 200, 200, 200, 200}
+	s, outs := handMade(t, map[string][]uint16{
+		"probe-" + schedule.PatternBoundary:     codes,
+		"probe-" + schedule.PatternIntermittent: {200, 503},
+	})
+	grace := DefaultConfig().RecoveryGrace
+	faults := []accounting.Interval{{From: 200 * time.Millisecond, To: 500*time.Millisecond + grace}}
+	res := judge(t, Scenario{Name: "stop", Algorithm: limiters.SlidingWindow, Mode: "delayed", Fault: FaultStop, Gated: true}, s, outs, faults)
+	if c := check(t, res, "overshoot during the outage"); !c.Pass || c.Figure != 2 || c.Threshold != 8 {
+		t.Errorf("overshoot during the outage = %v, want pass at 2 <= 8", c)
+	}
+	if c := check(t, res, "5xx responses"); c.Pass || c.Figure != 1 {
+		t.Errorf("5xx check = %v, want a failure at 1", c)
+	}
+	if c := check(t, res, "overshoot after recovery"); !c.Pass {
+		t.Errorf("after recovery = %v, want pass (nothing accepted after the grace)", c)
+	}
+	for _, c := range res.Checks {
+		if c.Name == "max overshoot" {
+			t.Error("the 1.1x gate applies across an outage")
+		}
+	}
+}

@@ -1,0 +1,499 @@
+package loadtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// Config is a load test as the command line asks for it.
+type Config struct {
+	Provider     string             // fleet provider: docker | local
+	Network      string             // bridge | host
+	Replicas     int                // HS4: 8
+	Algorithm    limiters.Algorithm // the design under test: sliding_window
+	Mode         string             // its mode: delayed
+	SyncInterval time.Duration      // HS5 0.2 s, before scaling
+	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
+	TimeScale    float64            // every duration ×F, every rate ×1/F
+	Rate         float64            // background population's asked aggregate rate, req/s as sent
+	Clients      int                // HS1: 200,000
+	Seed         uint64
+	FailOpen     bool // run the store-stop and store-pause scenarios
+	Matrix       bool // run every other algorithm × mode as a comparison
+	Only         string
+	// Outage is how long the store stays down in a fail-open scenario, before scaling.
+	Outage time.Duration
+	// RecoveryGrace is how long after the store returns before the 1.1× gate applies again
+	// (reconnection, circuit breaker, one sync); wall clock, not scaled.
+	RecoveryGrace time.Duration
+	Gates         accounting.Gates
+	OutDir        string
+	Logger        *slog.Logger
+	Progress      io.Writer
+}
+
+// DefaultConfig is the document's design at its own time scale.
+func DefaultConfig() Config {
+	return Config{
+		Provider: "docker", Network: fleet.NetworkBridge, Replicas: limiters.DefaultNodes,
+		Algorithm: limiters.SlidingWindow, Mode: "delayed",
+		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: 50 * time.Millisecond,
+		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
+		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
+		Gates: accounting.DefaultGates(), OutDir: "runs/latest",
+	}
+}
+
+func (c Config) check() error {
+	switch {
+	case !(c.TimeScale > 0) || c.TimeScale > 1:
+		return fmt.Errorf("--time-scale must be in (0, 1] (got %v): 1 is real time, 0.1 ten times faster", c.TimeScale)
+	case c.Rate <= 0:
+		return fmt.Errorf("--rate must be > 0 requests/s (got %v)", c.Rate)
+	case c.Clients <= 0:
+		return fmt.Errorf("--clients must be > 0 (got %d)", c.Clients)
+	case c.Replicas <= 0:
+		return fmt.Errorf("--replicas must be > 0 (got %d)", c.Replicas)
+	}
+	r := limiters.Rule{Name: "x", Algorithm: c.Algorithm, Limit: 1, Window: time.Minute, Slices: 12, Burst: 1}
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("--algorithm: %w", err)
+	}
+	switch c.Mode {
+	case "central", "split", "delayed":
+	default:
+		return fmt.Errorf("--mode %q: use central, split or delayed", c.Mode)
+	}
+	return nil
+}
+
+func (c Config) scaled(d time.Duration) time.Duration {
+	return time.Duration(math.Round(float64(d) * c.TimeScale))
+}
+
+// Summary is summary.json: the run's conditions, every scenario and every check.
+type Summary struct {
+	StartedAt      time.Time        `json:"started_at"`
+	FinishedAt     time.Time        `json:"finished_at"`
+	Commit         string           `json:"commit,omitempty"`
+	Cores          int              `json:"cores"`
+	Config         ConfigSummary    `json:"config"`
+	Scenarios      []ScenarioResult `json:"scenarios"`
+	Checks         []GateCheck      `json:"checks"`
+	Pass           bool             `json:"pass"`
+	GeneratorBound bool             `json:"generator_bound"`
+	Failed         []string         `json:"failed,omitempty"`
+}
+
+// ConfigSummary is the part of Config a reader of the summary needs.
+type ConfigSummary struct {
+	Provider      string             `json:"provider"`
+	Network       string             `json:"network"`
+	Replicas      int                `json:"replicas"`
+	Algorithm     limiters.Algorithm `json:"algorithm"`
+	Mode          string             `json:"mode"`
+	SyncInterval  time.Duration      `json:"sync_interval_ns"`
+	StoreTimeout  time.Duration      `json:"store_timeout_ns"`
+	TimeScale     float64            `json:"time_scale"`
+	Window        time.Duration      `json:"window_ns"`
+	Limit         int                `json:"limit"`
+	Rate          float64            `json:"rate_asked"`
+	Clients       int                `json:"clients"`
+	Seed          uint64             `json:"seed"`
+	Outage        time.Duration      `json:"outage_ns"`
+	RecoveryGrace time.Duration      `json:"recovery_grace_ns"`
+}
+
+// GateCheck is a check with the scenario it belongs to.
+type GateCheck struct {
+	Scenario string `json:"scenario"`
+	Gated    bool   `json:"gated"`
+	accounting.Check
+}
+
+// ScenarioResult is one scenario measured and judged.
+type ScenarioResult struct {
+	Scenario
+	Conditions     fleet.Conditions         `json:"conditions"`
+	Checks         []accounting.Check       `json:"checks"`
+	Pass           bool                     `json:"pass"`
+	GeneratorBound bool                     `json:"generator_bound"`
+	Claims         []Claim                  `json:"claims,omitempty"`
+	Requests       int                      `json:"requests"`
+	Accepted       int                      `json:"accepted"`
+	Rejected       int                      `json:"rejected"`
+	Errors         accounting.Errors        `json:"errors"`
+	AskedRate      float64                  `json:"asked_rate"`
+	AchievedRate   float64                  `json:"achieved_rate"`
+	Lateness       accounting.Percentiles   `json:"lateness"`
+	Latency        accounting.Percentiles   `json:"latency"`
+	ReplicaLatency []accounting.Percentiles `json:"replica_latency"`
+	FaultLatency   *accounting.Percentiles  `json:"fault_latency,omitempty"`
+	Faults         []accounting.Interval    `json:"faults,omitempty"`
+	MaxOvershoot   float64                  `json:"max_overshoot"`
+	FalseRejects   int                      `json:"false_rejects"`
+	OverLimit      int                      `json:"over_limit_clients"`
+	StoreCommands  int64                    `json:"store_commands"`
+	StoreCmdPerSec float64                  `json:"store_commands_per_s"`
+	Duration       time.Duration            `json:"duration_ns"`
+	Probes         []ProbeResult            `json:"probes"`
+	Error          string                   `json:"error,omitempty"`
+}
+
+// ProbeResult is one probe client: the document's patterns, measured.
+type ProbeResult struct {
+	accounting.ClientReport
+	// AfterRecovery is the busiest window-long interval of acceptances after the store
+	// returned (fail-open scenarios).
+	AfterRecovery int `json:"after_recovery,omitempty"`
+	// Accepted times, for the report's charts.
+	AcceptedAt []time.Duration `json:"accepted_at_ns"`
+}
+
+// Run runs every scenario the config asks for, writes summary.json into OutDir and returns
+// it. A gate that fails is not an error: the summary says so (Pass false).
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	if err := cfg.check(); err != nil {
+		return Summary{}, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("create the run directory: %w", err)
+	}
+	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+	if err != nil {
+		return Summary{}, err
+	}
+	window := cfg.scaled(limiters.DefaultWindow)
+	sum := Summary{
+		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: commit(),
+		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: cfg.Replicas,
+			Algorithm: cfg.Algorithm, Mode: cfg.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval),
+			StoreTimeout: cfg.StoreTimeout, TimeScale: cfg.TimeScale, Window: window, Limit: limiters.DefaultLimit,
+			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace},
+		Pass: true,
+	}
+	for _, sc := range Scenarios(cfg.Algorithm, cfg.Mode, cfg.FailOpen, cfg.Matrix) {
+		if cfg.Only != "" && !strings.Contains(sc.Name, cfg.Only) {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(cfg.Progress, "== %s\n", sc.Name)
+		res, err := runScenario(ctx, cfg, provider, sc)
+		if err != nil {
+			res.Error = err.Error()
+			res.Pass = false
+			cfg.Logger.Error("scenario failed to run", "scenario", sc.Name, "err", err)
+		}
+		sum.Scenarios = append(sum.Scenarios, res)
+		for _, c := range res.Checks {
+			sum.Checks = append(sum.Checks, GateCheck{Scenario: sc.Name, Gated: sc.Gated, Check: c})
+			if sc.Gated && !c.Pass {
+				sum.Failed = append(sum.Failed, sc.Name+": "+c.Name)
+			}
+		}
+		if sc.Gated {
+			sum.Pass = sum.Pass && res.Pass
+			sum.GeneratorBound = sum.GeneratorBound || res.GeneratorBound
+		}
+		if res.Error != "" && sc.Gated {
+			sum.Failed = append(sum.Failed, sc.Name+": "+res.Error)
+		}
+		printScenario(cfg.Progress, res)
+		if err := writeSummary(cfg.OutDir, sum); err != nil { // a crash keeps what was measured
+			return sum, err
+		}
+	}
+	if len(sum.Scenarios) == 0 {
+		return sum, fmt.Errorf("no scenario matches --only %q", cfg.Only)
+	}
+	if ctx.Err() != nil {
+		sum.Pass = false
+		sum.Failed = append(sum.Failed, "interrupted")
+	}
+	sum.FinishedAt = time.Now().UTC()
+	return sum, writeSummary(cfg.OutDir, sum)
+}
+
+func writeSummary(dir string, s Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	tmp := filepath.Join(dir, "summary.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, "summary.json"))
+}
+
+// commit is the source revision the binary was built from, when the build recorded it.
+func commit() string {
+	if b, err := os.ReadFile(".git/HEAD"); err == nil {
+		ref := strings.TrimSpace(strings.TrimPrefix(string(b), "ref: "))
+		if c, err := os.ReadFile(filepath.Join(".git", ref)); err == nil {
+			return strings.TrimSpace(string(c))[:12]
+		}
+		if len(ref) >= 12 {
+			return ref[:12]
+		}
+	}
+	return ""
+}
+
+// buildSchedule is a scenario's traffic: the document's probe clients plus the background
+// population, each request to a replica drawn from the seeded generator.
+func buildSchedule(cfg Config) (schedule.Schedule, error) {
+	p := schedule.Params{Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
+	probes, err := schedule.Probes(p)
+	if err != nil {
+		return schedule.Schedule{}, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	bg := schedule.DefaultBackground(p, cfg.Rate, probes.Duration)
+	bg.Clients = cfg.Clients
+	back, err := schedule.NewBackground(bg, rng)
+	if err != nil {
+		return schedule.Schedule{}, fmt.Errorf("background population: %w", err)
+	}
+	s := schedule.Merge(probes, back)
+	if err := s.AssignReplicas(cfg.Replicas, rng); err != nil {
+		return schedule.Schedule{}, err
+	}
+	return s, nil
+}
+
+func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario) (ScenarioResult, error) {
+	res := ScenarioResult{Scenario: sc}
+	window := cfg.scaled(limiters.DefaultWindow)
+	sched, err := buildSchedule(cfg)
+	if err != nil {
+		return res, err
+	}
+	dir := filepath.Join(cfg.OutDir, strings.ReplaceAll(sc.Name, "/", "_"))
+	spec := fleet.Spec{
+		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(sc.Algorithm, window),
+		SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
+	}
+	fl, err := provider.Start(ctx, spec)
+	if err != nil {
+		return res, fmt.Errorf("start the fleet: %w", err)
+	}
+	stopTeardown := fleet.InstallSignalTeardown(ctx, fl)
+	defer stopTeardown()
+	defer func() {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := fl.Terminate(tctx); err != nil {
+			cfg.Logger.Warn("fleet teardown", "err", err)
+		}
+	}()
+	res.Conditions = fl.Conditions()
+
+	rdb := redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
+	defer rdb.Close()
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return res, fmt.Errorf("reset the store's command stats: %w", err)
+	}
+
+	// Faults, in offsets from the start of the traffic.
+	var faults []accounting.Interval
+	var outage accounting.Interval
+	if sc.Fault != FaultNone {
+		from := window + window/5 // inside the second window, clear of the boundary burst
+		outage = accounting.Interval{From: from, To: from + cfg.scaled(cfg.Outage)}
+		faults = []accounting.Interval{{From: outage.From, To: outage.To + cfg.RecoveryGrace}}
+		res.Faults = faults
+	}
+	acc, err := accounting.New(&sched, faults)
+	if err != nil {
+		return res, err
+	}
+	w, err := traffic.Create(dir)
+	if err != nil {
+		return res, err
+	}
+	defer w.Close()
+
+	probes := newProbeTimes(&sched)
+	faultLat := newLatency()
+	var sent, errs atomic.Int64
+	sink := func(o traffic.Outcome) error {
+		sent.Add(1)
+		if o.Code == 0 || o.Code >= 500 {
+			errs.Add(1)
+		}
+		probes.add(o)
+		for _, f := range faults {
+			if f.Contains(o.Sent) && o.Code != 0 {
+				faultLat.record(o.Latency)
+			}
+		}
+		if err := w.Write(o); err != nil {
+			return err
+		}
+		return acc.Add(o)
+	}
+
+	// Start on a window edge of the replicas' epoch-aligned windows, so the schedule's
+	// window edges (the boundary burst's) are the limiters' own.
+	if err := sleepUntilAligned(ctx, window); err != nil {
+		return res, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	progressDone := progress(runCtx, cfg.Progress, start, &sent, &errs, len(sched.Requests))
+	faultErr := make(chan error, 1)
+	if sc.Fault != FaultNone {
+		go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, start, outage, cfg.Logger) }()
+	} else {
+		faultErr <- nil
+	}
+	tsum, runErr := traffic.Run(runCtx, &sched, fl.ReplicaURLs(), traffic.Options{}, sink)
+	cancel()
+	<-progressDone
+	if err := <-faultErr; err != nil && runErr == nil {
+		runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
+	}
+	res.Duration = time.Since(start)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return res, runErr
+	}
+	_ = tsum
+
+	res.StoreCommands, err = storeCommands(context.WithoutCancel(ctx), rdb)
+	if err != nil {
+		cfg.Logger.Warn("store command stats", "err", err)
+	}
+	if sched.Duration > 0 {
+		res.StoreCmdPerSec = float64(res.StoreCommands) / sched.Duration.Seconds()
+	}
+	rep := acc.Report()
+	fillResult(&res, &rep, cfg, sc, probes, outage, faultLat)
+	return res, nil
+}
+
+// storeCommands is the number of commands Redis executed since the stats were reset, less
+// the harness's own INFO and CONFIG: the store's real cost, measured by the store itself.
+func storeCommands(ctx context.Context, rdb *redis.Client) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO commandstats: %w", err)
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		switch strings.TrimPrefix(name, "cmdstat_") {
+		case "info", "config", "ping", "hello", "client|setinfo", "client":
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				var n int64
+				fmt.Sscan(v, &n)
+				total += n
+			}
+		}
+	}
+	return total, nil
+}
+
+// injectFault takes the store down at outage.From and brings it back at outage.To.
+func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.Time, outage accounting.Interval, log *slog.Logger) error {
+	wait := func(at time.Duration) bool {
+		t := time.NewTimer(time.Until(start.Add(at)))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	if !wait(outage.From) {
+		return nil
+	}
+	down, up := fl.Stop, fl.Start
+	if fault == FaultPause {
+		down, up = fl.Pause, fl.Unpause
+	}
+	log.Info("store fault begins", "fault", fault, "at", time.Since(start))
+	if err := down(ctx, fleet.RedisMember); err != nil {
+		return err
+	}
+	wait(outage.To)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	err := up(bctx, fleet.RedisMember)
+	log.Info("store fault ends", "fault", fault, "at", time.Since(start), "err", err)
+	return err
+}
+
+// progress prints elapsed time, rate and errors every two seconds until ctx ends.
+func progress(ctx context.Context, w io.Writer, start time.Time, sent, errs *atomic.Int64, total int) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		var last int64
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				n := sent.Load()
+				fmt.Fprintf(w, "   %5.1fs  %8d/%d sent  %7.0f req/s  %d errors\n",
+					time.Since(start).Seconds(), n, total, float64(n-last)/2, errs.Load())
+				last = n
+			}
+		}
+	}()
+	return done
+}
+
+// sleepUntilAligned waits for the next whole multiple of align since the Unix epoch.
+func sleepUntilAligned(ctx context.Context, align time.Duration) error {
+	ns := time.Now().UnixNano()
+	t := time.NewTimer(time.Duration((ns/int64(align)+1)*int64(align) - ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

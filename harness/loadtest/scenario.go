@@ -1,0 +1,78 @@
+// Package loadtest runs the scenarios against a real fleet and judges them: it builds each
+// scenario's schedule, brings up Redis and the replicas, replays the traffic with Vegeta,
+// injects the store faults, accounts for every response and writes summary.json.
+package loadtest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// Faults a scenario can inject into the counter store.
+const (
+	FaultNone  = ""
+	FaultStop  = "store-stop"  // Redis stopped, then started again empty
+	FaultPause = "store-pause" // Redis frozen (docker pause / SIGSTOP), then resumed
+)
+
+// Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
+type Scenario struct {
+	Name      string             `json:"name"`
+	Algorithm limiters.Algorithm `json:"algorithm"`
+	Mode      string             `json:"mode"`
+	Fault     string             `json:"fault,omitempty"`
+	// Gated scenarios test the design under test: their checks decide the exit code.
+	// The others are comparisons: they test the document's claims about other designs.
+	Gated bool `json:"gated"`
+}
+
+// Claim is what the document says of a design, and whether the run confirmed it.
+type Claim struct {
+	Text      string `json:"text"`
+	Figure    string `json:"figure"`
+	Confirmed bool   `json:"confirmed"`
+}
+
+// Scenarios lists what a run does: the design under test, its fail-open scenarios, and,
+// with matrix, every other algorithm × mode as a comparison.
+func Scenarios(design limiters.Algorithm, mode string, failOpen, matrix bool) []Scenario {
+	name := func(a limiters.Algorithm, m, f string) string {
+		n := fmt.Sprintf("%s/%s", a, m)
+		if f != "" {
+			n += "/" + f
+		}
+		return n
+	}
+	out := []Scenario{{Name: name(design, mode, ""), Algorithm: design, Mode: mode, Gated: true}}
+	if failOpen {
+		for _, f := range []string{FaultStop, FaultPause} {
+			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: design, Mode: mode, Fault: f, Gated: true})
+		}
+	}
+	if matrix {
+		for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingWindow, limiters.TokenBucket} {
+			for _, m := range []string{"central", "split", "delayed"} {
+				if a == design && m == mode {
+					continue
+				}
+				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: a, Mode: m})
+			}
+		}
+	}
+	return out
+}
+
+// rulesYAML is the replicas' rule file for a scenario: the document's rule (HS3, HS7, HS8)
+// with the window scaled.
+func rulesYAML(a limiters.Algorithm, window time.Duration) []byte {
+	return fmt.Appendf(nil, `# written by harness loadtest: the document's rule at the run's time scale
+default:
+  limit: %d
+  window: %s
+  algorithm: %s
+  slices: %d
+  burst: %d
+`, limiters.DefaultLimit, window, a, limiters.DefaultSlices, limiters.DefaultBurst)
+}
