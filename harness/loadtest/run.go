@@ -2,7 +2,6 @@ package loadtest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
@@ -91,84 +91,14 @@ func (c Config) scaled(d time.Duration) time.Duration {
 	return time.Duration(math.Round(float64(d) * c.TimeScale))
 }
 
-// Summary is summary.json: the run's conditions, every scenario and every check.
-type Summary struct {
-	StartedAt      time.Time        `json:"started_at"`
-	FinishedAt     time.Time        `json:"finished_at"`
-	Commit         string           `json:"commit,omitempty"`
-	Cores          int              `json:"cores"`
-	Config         ConfigSummary    `json:"config"`
-	Scenarios      []ScenarioResult `json:"scenarios"`
-	Checks         []GateCheck      `json:"checks"`
-	Pass           bool             `json:"pass"`
-	GeneratorBound bool             `json:"generator_bound"`
-	Failed         []string         `json:"failed,omitempty"`
-}
-
-// ConfigSummary is the part of Config a reader of the summary needs.
-type ConfigSummary struct {
-	Provider      string             `json:"provider"`
-	Network       string             `json:"network"`
-	Replicas      int                `json:"replicas"`
-	Algorithm     limiters.Algorithm `json:"algorithm"`
-	Mode          string             `json:"mode"`
-	SyncInterval  time.Duration      `json:"sync_interval_ns"`
-	StoreTimeout  time.Duration      `json:"store_timeout_ns"`
-	TimeScale     float64            `json:"time_scale"`
-	Window        time.Duration      `json:"window_ns"`
-	Limit         int                `json:"limit"`
-	Rate          float64            `json:"rate_asked"`
-	Clients       int                `json:"clients"`
-	Seed          uint64             `json:"seed"`
-	Outage        time.Duration      `json:"outage_ns"`
-	RecoveryGrace time.Duration      `json:"recovery_grace_ns"`
-}
-
-// GateCheck is a check with the scenario it belongs to.
-type GateCheck struct {
-	Scenario string `json:"scenario"`
-	Gated    bool   `json:"gated"`
-	accounting.Check
-}
-
-// ScenarioResult is one scenario measured and judged.
-type ScenarioResult struct {
-	Scenario
-	Conditions     fleet.Conditions         `json:"conditions"`
-	Checks         []accounting.Check       `json:"checks"`
-	Pass           bool                     `json:"pass"`
-	GeneratorBound bool                     `json:"generator_bound"`
-	Claims         []Claim                  `json:"claims,omitempty"`
-	Requests       int                      `json:"requests"`
-	Accepted       int                      `json:"accepted"`
-	Rejected       int                      `json:"rejected"`
-	Errors         accounting.Errors        `json:"errors"`
-	AskedRate      float64                  `json:"asked_rate"`
-	AchievedRate   float64                  `json:"achieved_rate"`
-	Lateness       accounting.Percentiles   `json:"lateness"`
-	Latency        accounting.Percentiles   `json:"latency"`
-	ReplicaLatency []accounting.Percentiles `json:"replica_latency"`
-	FaultLatency   *accounting.Percentiles  `json:"fault_latency,omitempty"`
-	Faults         []accounting.Interval    `json:"faults,omitempty"`
-	MaxOvershoot   float64                  `json:"max_overshoot"`
-	FalseRejects   int                      `json:"false_rejects"`
-	OverLimit      int                      `json:"over_limit_clients"`
-	StoreCommands  int64                    `json:"store_commands"`
-	StoreCmdPerSec float64                  `json:"store_commands_per_s"`
-	Duration       time.Duration            `json:"duration_ns"`
-	Probes         []ProbeResult            `json:"probes"`
-	Error          string                   `json:"error,omitempty"`
-}
-
-// ProbeResult is one probe client: the document's patterns, measured.
-type ProbeResult struct {
-	accounting.ClientReport
-	// AfterRecovery is the busiest window-long interval of acceptances after the store
-	// returned (fail-open scenarios).
-	AfterRecovery int `json:"after_recovery,omitempty"`
-	// Accepted times, for the report's charts.
-	AcceptedAt []time.Duration `json:"accepted_at_ns"`
-}
+// The summary's types live in harness/result, which a report can read without Docker.
+type (
+	Summary        = result.Summary
+	ConfigSummary  = result.ConfigSummary
+	GateCheck      = result.GateCheck
+	ScenarioResult = result.ScenarioResult
+	ProbeResult    = result.ProbeResult
+)
 
 // Run runs every scenario the config asks for, writes summary.json into OutDir and returns
 // it. A gate that fails is not an error: the summary says so (Pass false).
@@ -242,17 +172,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	return sum, writeSummary(cfg.OutDir, sum)
 }
 
-func writeSummary(dir string, s Summary) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	tmp := filepath.Join(dir, "summary.json.tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write summary: %w", err)
-	}
-	return os.Rename(tmp, filepath.Join(dir, "summary.json"))
-}
+func writeSummary(dir string, s Summary) error { return result.Write(dir, s) }
 
 // commit is the source revision the binary was built from, when the build recorded it.
 func commit() string {
@@ -297,7 +217,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	if err != nil {
 		return res, err
 	}
-	dir := filepath.Join(cfg.OutDir, strings.ReplaceAll(sc.Name, "/", "_"))
+	dir := sc.Dir(cfg.OutDir)
 	spec := fleet.Spec{
 		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(sc.Algorithm, window),
 		SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
@@ -315,7 +235,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			cfg.Logger.Warn("fleet teardown", "err", err)
 		}
 	}()
-	res.Conditions = fl.Conditions()
+	res.Conditions = result.Conditions(fl.Conditions())
 
 	rdb := redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
 	defer rdb.Close()

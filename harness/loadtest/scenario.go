@@ -7,33 +7,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
 // Faults a scenario can inject into the counter store.
 const (
-	FaultNone  = ""
-	FaultStop  = "store-stop"  // Redis stopped, then started again empty
-	FaultPause = "store-pause" // Redis frozen (docker pause / SIGSTOP), then resumed
+	FaultNone  = result.FaultNone
+	FaultStop  = result.FaultStop
+	FaultPause = result.FaultPause
 )
 
-// Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
-type Scenario struct {
-	Name      string             `json:"name"`
-	Algorithm limiters.Algorithm `json:"algorithm"`
-	Mode      string             `json:"mode"`
-	Fault     string             `json:"fault,omitempty"`
-	// Gated scenarios test the design under test: their checks decide the exit code.
-	// The others are comparisons: they test the document's claims about other designs.
-	Gated bool `json:"gated"`
-}
-
-// Claim is what the document says of a design, and whether the run confirmed it.
-type Claim struct {
-	Text      string `json:"text"`
-	Figure    string `json:"figure"`
-	Confirmed bool   `json:"confirmed"`
-}
+// Scenario and Claim live in harness/result with the rest of summary.json.
+type (
+	Scenario = result.Scenario
+	Claim    = result.Claim
+)
 
 // Scenarios lists what a run does: the design under test, its fail-open scenarios, and,
 // with matrix, every other algorithm × mode as a comparison.

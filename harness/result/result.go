@@ -1,0 +1,172 @@
+// Package result is what a load test leaves behind: summary.json's types. It knows nothing
+// of Docker or of how the fleet ran, so that a report can read a run directory anywhere.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// SummaryFile is the name of the summary in a run directory.
+const SummaryFile = "summary.json"
+
+// Faults a scenario can inject into the counter store.
+const (
+	FaultNone  = ""
+	FaultStop  = "store-stop"  // Redis stopped, then started again empty
+	FaultPause = "store-pause" // Redis frozen (docker pause / SIGSTOP), then resumed
+)
+
+// Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
+type Scenario struct {
+	Name      string             `json:"name"`
+	Algorithm limiters.Algorithm `json:"algorithm"`
+	Mode      string             `json:"mode"`
+	Fault     string             `json:"fault,omitempty"`
+	// Gated scenarios test the design under test: their checks decide the exit code.
+	// The others are comparisons: they test the document's claims about other designs.
+	Gated bool `json:"gated"`
+}
+
+// Dir is the scenario's directory under the run directory (its outcomes.csv).
+func (s Scenario) Dir(runDir string) string {
+	return filepath.Join(runDir, strings.ReplaceAll(s.Name, "/", "_"))
+}
+
+// Claim is what the document says of a design, and whether the run confirmed it.
+type Claim struct {
+	Text      string `json:"text"`
+	Figure    string `json:"figure"`
+	Confirmed bool   `json:"confirmed"`
+}
+
+// Conditions describe the fleet a scenario ran on. It is a copy of fleet.Conditions with
+// the same JSON, so that a reader of the summary need not import the fleet (and Docker).
+type Conditions struct {
+	Provider     string        `json:"provider"` // "docker" | "local"
+	Network      string        `json:"network"`  // "bridge" | "host" | "loopback" (local)
+	RunID        string        `json:"run_id"`
+	Replicas     int           `json:"replicas"`
+	Target       string        `json:"target"`
+	Mode         string        `json:"mode,omitempty"` // empty for the noop target
+	SyncInterval time.Duration `json:"sync_interval"`
+	StoreTimeout time.Duration `json:"store_timeout"`
+	RedisImage   string        `json:"redis_image,omitempty"`   // docker
+	TargetImage  string        `json:"target_image,omitempty"`  // docker
+	RedisBinary  string        `json:"redis_binary,omitempty"`  // local
+	TargetBinary string        `json:"target_binary,omitempty"` // local
+	StartupTime  time.Duration `json:"startup_time"`            // from Start to every member healthy
+}
+
+// Summary is summary.json: the run's conditions, every scenario and every check.
+type Summary struct {
+	StartedAt      time.Time        `json:"started_at"`
+	FinishedAt     time.Time        `json:"finished_at"`
+	Commit         string           `json:"commit,omitempty"`
+	Cores          int              `json:"cores"`
+	Config         ConfigSummary    `json:"config"`
+	Scenarios      []ScenarioResult `json:"scenarios"`
+	Checks         []GateCheck      `json:"checks"`
+	Pass           bool             `json:"pass"`
+	GeneratorBound bool             `json:"generator_bound"`
+	Failed         []string         `json:"failed,omitempty"`
+}
+
+// ConfigSummary is the part of the load test's config a reader of the summary needs.
+type ConfigSummary struct {
+	Provider      string             `json:"provider"`
+	Network       string             `json:"network"`
+	Replicas      int                `json:"replicas"`
+	Algorithm     limiters.Algorithm `json:"algorithm"`
+	Mode          string             `json:"mode"`
+	SyncInterval  time.Duration      `json:"sync_interval_ns"`
+	StoreTimeout  time.Duration      `json:"store_timeout_ns"`
+	TimeScale     float64            `json:"time_scale"`
+	Window        time.Duration      `json:"window_ns"`
+	Limit         int                `json:"limit"`
+	Rate          float64            `json:"rate_asked"`
+	Clients       int                `json:"clients"`
+	Seed          uint64             `json:"seed"`
+	Outage        time.Duration      `json:"outage_ns"`
+	RecoveryGrace time.Duration      `json:"recovery_grace_ns"`
+}
+
+// GateCheck is a check with the scenario it belongs to.
+type GateCheck struct {
+	Scenario string `json:"scenario"`
+	Gated    bool   `json:"gated"`
+	accounting.Check
+}
+
+// ScenarioResult is one scenario measured and judged.
+type ScenarioResult struct {
+	Scenario
+	Conditions     Conditions               `json:"conditions"`
+	Checks         []accounting.Check       `json:"checks"`
+	Pass           bool                     `json:"pass"`
+	GeneratorBound bool                     `json:"generator_bound"`
+	Claims         []Claim                  `json:"claims,omitempty"`
+	Requests       int                      `json:"requests"`
+	Accepted       int                      `json:"accepted"`
+	Rejected       int                      `json:"rejected"`
+	Errors         accounting.Errors        `json:"errors"`
+	AskedRate      float64                  `json:"asked_rate"`
+	AchievedRate   float64                  `json:"achieved_rate"`
+	Lateness       accounting.Percentiles   `json:"lateness"`
+	Latency        accounting.Percentiles   `json:"latency"`
+	ReplicaLatency []accounting.Percentiles `json:"replica_latency"`
+	FaultLatency   *accounting.Percentiles  `json:"fault_latency,omitempty"`
+	Faults         []accounting.Interval    `json:"faults,omitempty"`
+	MaxOvershoot   float64                  `json:"max_overshoot"`
+	FalseRejects   int                      `json:"false_rejects"`
+	OverLimit      int                      `json:"over_limit_clients"`
+	StoreCommands  int64                    `json:"store_commands"`
+	StoreCmdPerSec float64                  `json:"store_commands_per_s"`
+	Duration       time.Duration            `json:"duration_ns"`
+	Probes         []ProbeResult            `json:"probes"`
+	Error          string                   `json:"error,omitempty"`
+}
+
+// ProbeResult is one probe client: the document's patterns, measured.
+type ProbeResult struct {
+	accounting.ClientReport
+	// AfterRecovery is the busiest window-long interval of acceptances after the store
+	// returned (fail-open scenarios).
+	AfterRecovery int `json:"after_recovery,omitempty"`
+	// Accepted times, for the report's charts.
+	AcceptedAt []time.Duration `json:"accepted_at_ns"`
+}
+
+// Write writes s as dir/summary.json, through a temporary file so that a reader never
+// sees half a summary.
+func Write(dir string, s Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	tmp := filepath.Join(dir, SummaryFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, SummaryFile))
+}
+
+// Read reads a summary.json file.
+func Read(path string) (Summary, error) {
+	var s Summary
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("read the summary: %w (is it a run directory written by harness loadtest?)", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s: not a summary.json: %w", path, err)
+	}
+	return s, nil
+}
