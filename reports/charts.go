@@ -1,0 +1,255 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// Chart sizes: wide enough for a window's worth of detail, small enough for a page.
+const (
+	chartW = 18 * vg.Centimeter
+	chartH = 8 * vg.Centimeter
+	// windowSteps is how many points a sliding window is sampled at per window length.
+	windowSteps = 20
+)
+
+var (
+	faultShade = color.NRGBA{R: 230, G: 80, B: 60, A: 50}
+	palette    = []color.Color{
+		color.NRGBA{R: 31, G: 119, B: 180, A: 255}, color.NRGBA{R: 255, G: 127, B: 14, A: 255},
+		color.NRGBA{R: 44, G: 160, B: 44, A: 255}, color.NRGBA{R: 148, G: 103, B: 189, A: 255},
+		color.NRGBA{R: 140, G: 86, B: 75, A: 255}, color.NRGBA{R: 127, G: 127, B: 127, A: 255},
+	}
+	red  = color.NRGBA{R: 200, G: 30, B: 30, A: 255}
+	gray = color.NRGBA{R: 90, G: 90, B: 90, A: 255}
+)
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// svg renders p as an SVG element to inline in the page (no XML prolog, no fonts fetched:
+// text is drawn with the viewer's own fonts).
+func svg(p *plot.Plot, w, h vg.Length) (string, error) {
+	c := vgsvg.New(w, h)
+	p.Draw(draw.New(c))
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return "", fmt.Errorf("render chart %q: %w", p.Title.Text, err)
+	}
+	s := b.String()
+	if i := strings.Index(s, "<svg"); i > 0 {
+		s = s[i:]
+	}
+	return s, nil
+}
+
+// shadeFaults draws the fault windows behind a time chart whose x axis is seconds.
+func shadeFaults(p *plot.Plot, faults []accounting.Interval, ymax float64) error {
+	for _, f := range faults {
+		x0, x1 := f.From.Seconds(), f.To.Seconds()
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: ymax}, {X: x0, Y: ymax}})
+		if err != nil {
+			return err
+		}
+		poly.Color = faultShade
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+	}
+	if len(faults) > 0 {
+		p.Legend.Add("store fault", &plotter.Polygon{Color: faultShade})
+	}
+	return nil
+}
+
+func hline(p *plot.Plot, y, x0, x1 float64, c color.Color, dashed bool, label string) error {
+	l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: y}, {X: x1, Y: y}})
+	if err != nil {
+		return err
+	}
+	l.Color = c
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	p.Add(l)
+	p.Legend.Add(label, l)
+	return nil
+}
+
+// slidingCounts samples, every step, how many of the sorted times fall in the window
+// ending there: what a client got through in the last window at each instant.
+func slidingCounts(times []time.Duration, window, end time.Duration) plotter.XYs {
+	step := max(window/windowSteps, time.Millisecond)
+	var xys plotter.XYs
+	lo, hi := 0, 0
+	for t := time.Duration(0); t <= end; t += step {
+		for hi < len(times) && times[hi] <= t {
+			hi++
+		}
+		for lo < hi && times[lo] <= t-window {
+			lo++
+		}
+		xys = append(xys, plotter.XY{X: t.Seconds(), Y: float64(hi - lo)})
+	}
+	return xys
+}
+
+// probeChart is accepted requests per sliding window for each probe client, against the
+// limit and the 1.1× line, fault windows shaded.
+func probeChart(sc result.ScenarioResult, window time.Duration) (string, error) {
+	p := plot.New()
+	p.Title.Text = "Accepted per sliding window, probe clients: " + sc.Name
+	p.X.Label.Text = "time since start (s)"
+	p.Y.Label.Text = "accepted in the last window"
+	p.Legend.Top = true
+	end := sc.Duration
+	limit := 0
+	ymax := 1.0
+	for _, pr := range sc.Probes {
+		if n := len(pr.AcceptedAt); n > 0 {
+			end = max(end, pr.AcceptedAt[n-1])
+		}
+		limit = max(limit, pr.Limit)
+		if pr.Window > 0 {
+			window = pr.Window
+		}
+	}
+	ymax = max(ymax, float64(limit)*1.25)
+	var lines []*plotter.Line
+	for i, pr := range sc.Probes {
+		times := slices.Clone(pr.AcceptedAt)
+		slices.Sort(times)
+		xys := slidingCounts(times, window, end)
+		for _, xy := range xys {
+			ymax = max(ymax, xy.Y*1.05)
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return "", err
+		}
+		l.Color = palette[i%len(palette)]
+		l.Width = vg.Points(1.2)
+		lines = append(lines, l)
+		p.Legend.Add(strings.TrimPrefix(pr.ID, "probe-"), l)
+	}
+	if err := shadeFaults(p, sc.Faults, ymax); err != nil {
+		return "", err
+	}
+	for _, l := range lines {
+		p.Add(l)
+	}
+	if limit > 0 {
+		if err := hline(p, float64(limit), 0, end.Seconds(), gray, false, fmt.Sprintf("limit %d", limit)); err != nil {
+			return "", err
+		}
+		if err := hline(p, float64(limit)*accounting.OvershootLimit, 0, end.Seconds(), red, true, "1.1x limit"); err != nil {
+			return "", err
+		}
+	}
+	p.Y.Min, p.Y.Max = 0, ymax
+	return svg(p, chartW, chartH)
+}
+
+// outcomeSeries is responses per second by kind, from outcomes.csv.
+type outcomeSeries struct {
+	Bucket                      time.Duration
+	Accepted, Rejected, Errored []float64
+}
+
+// trafficChart is responses per second over the run by kind, fault windows shaded.
+func trafficChart(name string, o outcomeSeries, faults []accounting.Interval) (string, error) {
+	p := plot.New()
+	p.Title.Text = "Responses per second: " + name
+	p.X.Label.Text = "time since start (s)"
+	p.Y.Label.Text = "responses/s"
+	p.Legend.Top = true
+	per := o.Bucket.Seconds()
+	ymax := 1.0
+	series := []struct {
+		name string
+		v    []float64
+		c    color.Color
+	}{{"accepted", o.Accepted, palette[2]}, {"rejected (429)", o.Rejected, palette[1]}, {"errors", o.Errored, red}}
+	var lines []*plotter.Line
+	for _, s := range series {
+		xys := make(plotter.XYs, len(s.v))
+		for i, v := range s.v {
+			xys[i] = plotter.XY{X: float64(i) * per, Y: v / per}
+			ymax = max(ymax, v/per*1.05)
+		}
+		if len(xys) == 0 {
+			xys = plotter.XYs{{}}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return "", err
+		}
+		l.Color = s.c
+		lines = append(lines, l)
+		p.Legend.Add(s.name, l)
+	}
+	if err := shadeFaults(p, faults, ymax); err != nil {
+		return "", err
+	}
+	for _, l := range lines {
+		p.Add(l)
+	}
+	p.Y.Min, p.Y.Max = 0, ymax
+	return svg(p, chartW, chartH)
+}
+
+// latencyChart is one scenario's latency percentiles as bars.
+func latencyChart(sc result.ScenarioResult) (string, error) {
+	p := plot.New()
+	p.Title.Text = "Latency percentiles (ms): " + sc.Name
+	p.Y.Label.Text = "ms"
+	l := sc.Latency
+	bars, err := plotter.NewBarChart(plotter.Values{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, vg.Points(30))
+	if err != nil {
+		return "", err
+	}
+	bars.Color = palette[0]
+	p.Add(bars)
+	p.NominalX("p50", "p90", "p99", "p99.9", "max")
+	p.Y.Min = 0
+	return svg(p, chartW/2, chartH)
+}
+
+// scenarioBars is one horizontal bar chart over the scenarios, one or more series.
+func scenarioBars(title, unit string, names []string, series []string, values [][]float64) (string, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = unit
+	p.Legend.Top = true
+	n := len(series)
+	h := vg.Points(float64(24 / n))
+	for i, s := range series {
+		b, err := plotter.NewBarChart(plotter.Values(values[i]), h)
+		if err != nil {
+			return "", err
+		}
+		b.Horizontal = true
+		b.Color = palette[i%len(palette)]
+		b.Offset = h * vg.Length(float64(i)-float64(n-1)/2)
+		b.LineStyle.Width = 0
+		p.Add(b)
+		if n > 1 {
+			p.Legend.Add(s, b)
+		}
+	}
+	p.NominalY(names...)
+	p.X.Min = 0
+	height := max(chartH, vg.Length(len(names))*vg.Points(30)+vg.Centimeter*2)
+	return svg(p, chartW, height)
+}

@@ -1,0 +1,231 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// page is everything the template shows.
+type page struct {
+	Summary      result.Summary
+	Verdict      string // PASS, FAIL or GENERATOR-BOUND
+	VerdictClass string
+	Gates        []result.GateCheck
+	Achieved     float64 // the gated scenarios' achieved rate, summed over scenarios' mean
+	Scenarios    []scenarioPage
+	Overview     []template.HTML // charts over all scenarios
+	Baseline     string
+	Deltas       []Delta
+	Regressed    int
+}
+
+type scenarioPage struct {
+	result.ScenarioResult
+	Windows  []windowRow
+	Dist     []distRow
+	Sync90   *result.ProbeResult
+	Charts   []template.HTML
+	Outcomes string // why there is no traffic chart, when there is none
+}
+
+func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, error) {
+	m, err := model.RunRateLimit()
+	if err != nil {
+		return nil, fmt.Errorf("run the document's models: %w", err)
+	}
+	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath}
+	switch {
+	case sum.GeneratorBound:
+		p.Verdict, p.VerdictClass = "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
+	case sum.Pass:
+		p.Verdict, p.VerdictClass = "PASS", "pass"
+	default:
+		p.Verdict, p.VerdictClass = "FAIL", "fail"
+	}
+	for _, d := range deltas {
+		if d.Regressed {
+			p.Regressed++
+		}
+	}
+	for _, c := range sum.Checks {
+		if c.Gated {
+			p.Gates = append(p.Gates, c)
+		}
+	}
+	window := sum.Config.Window
+	if window <= 0 {
+		window = time.Minute
+	}
+	var gated int
+	var names []string
+	var store, asked, achieved, late []float64
+	for _, sc := range sum.Scenarios {
+		sp := scenarioPage{ScenarioResult: sc, Windows: windowRows(m, sc), Dist: distRows(m, sc)}
+		if pr, ok := sync90(sc); ok {
+			sp.Sync90 = &pr
+		}
+		if sc.Gated {
+			p.Achieved += sc.AchievedRate
+			gated++
+		}
+		if sc.Error == "" {
+			if c, err := probeChart(sc, window); err != nil {
+				return nil, err
+			} else {
+				sp.Charts = append(sp.Charts, template.HTML(c))
+			}
+			o, ok, err := readOutcomes(filepath.Join(sc.Dir(dir), "outcomes.csv"), max(window/60, time.Millisecond))
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				c, err := trafficChart(sc.Name, o, sc.Faults)
+				if err != nil {
+					return nil, err
+				}
+				sp.Charts = append(sp.Charts, template.HTML(c))
+			} else {
+				sp.Outcomes = "no outcomes.csv in the run directory: no traffic chart"
+			}
+			c, err := latencyChart(sc)
+			if err != nil {
+				return nil, err
+			}
+			sp.Charts = append(sp.Charts, template.HTML(c))
+		}
+		p.Scenarios = append(p.Scenarios, sp)
+		names = append(names, sc.Name)
+		store = append(store, sc.StoreCmdPerSec)
+		asked = append(asked, sc.AskedRate)
+		achieved = append(achieved, sc.AchievedRate)
+		late = append(late, ms(sc.Lateness.P99))
+	}
+	if gated > 0 {
+		p.Achieved /= float64(gated)
+	}
+	if len(names) > 0 {
+		for _, c := range []struct {
+			title, unit string
+			series      []string
+			values      [][]float64
+		}{
+			{"Store commands per second", "commands/s", []string{"store"}, [][]float64{store}},
+			{"Rate asked and achieved", "requests/s", []string{"asked", "achieved"}, [][]float64{asked, achieved}},
+			{"Generator lateness, p99", "ms", []string{"p99 lateness"}, [][]float64{late}},
+		} {
+			s, err := scenarioBars(c.title, c.unit, names, c.series, c.values)
+			if err != nil {
+				return nil, err
+			}
+			p.Overview = append(p.Overview, template.HTML(s))
+		}
+	}
+	return p, nil
+}
+
+func (p *page) render(w io.Writer) error {
+	if err := pageTmpl.Execute(w, p); err != nil {
+		return fmt.Errorf("render the report: %w", err)
+	}
+	return nil
+}
+
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"ms": func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
+	"f":  func(v float64) string { return fmt.Sprintf("%.4g", v) },
+	"f3": func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"passfail": func(ok bool) template.HTML {
+		if ok {
+			return `<span class="pass">pass</span>`
+		}
+		return `<span class="fail">FAIL</span>`
+	},
+	"yesno": func(ok bool) template.HTML {
+		if ok {
+			return `<span class="pass">confirmed</span>`
+		}
+		return `<span class="fail">not confirmed</span>`
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Load test report {{.Summary.StartedAt.Format "2006-01-02 15:04"}}</title>
+<style>
+body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:90%}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass{color:#197a19;font-weight:bold}.fail{color:#b11;font-weight:bold}.bound{color:#b60;font-weight:bold}
+.verdict{font-size:140%;padding:.4em .8em;border:2px solid;display:inline-block}
+.side{display:flex;gap:2em;flex-wrap:wrap}
+svg{max-width:100%;height:auto}
+</style></head><body>
+<h1>Load test report</h1>
+<p class="verdict {{.VerdictClass}}" id="verdict">{{.Verdict}}</p>
+{{with .Summary.Failed}}<p>Failed: {{range .}}<br>{{.}}{{end}}</p>{{end}}
+
+<h2>Gates</h2>
+<table id="gates"><tr><th>scenario</th><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
+{{range .Gates}}<tr class="gate"><td>{{.Scenario}}</td><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{passfail .Pass}}</td><td>{{.Detail}}</td></tr>
+{{end}}</table>
+
+<h2>Conditions</h2>
+{{with .Summary}}<table id="conditions">
+<tr><th>provider</th><td>{{.Config.Provider}}</td></tr>
+<tr><th>networking</th><td>{{.Config.Network}}</td></tr>
+<tr><th>replicas</th><td>{{.Config.Replicas}}</td></tr>
+<tr><th>design under test</th><td>{{.Config.Algorithm}} / {{.Config.Mode}} (sync {{ms .Config.SyncInterval}} ms)</td></tr>
+<tr><th>rate asked (background)</th><td>{{f .Config.Rate}} req/s</td></tr>
+<tr><th>rate achieved (gated scenarios, mean)</th><td>{{f $.Achieved}} req/s</td></tr>
+<tr><th>time scale</th><td>{{.Config.TimeScale}} (window {{ms .Config.Window}} ms, limit {{.Config.Limit}})</td></tr>
+<tr><th>clients</th><td>{{.Config.Clients}}</td></tr>
+<tr><th>seed</th><td>{{.Config.Seed}}</td></tr>
+<tr><th>commit</th><td>{{.Commit}}</td></tr>
+<tr><th>machine cores</th><td>{{.Cores}}</td></tr>
+<tr><th>started / finished</th><td>{{.StartedAt.Format "2006-01-02T15:04:05Z07:00"}} / {{.FinishedAt.Format "2006-01-02T15:04:05Z07:00"}}</td></tr>
+</table>{{end}}
+
+{{if .Baseline}}<h2>Against the baseline</h2>
+<p id="baseline">Baseline {{.Baseline}}: {{if .Regressed}}<span class="fail">{{.Regressed}} regression(s)</span>{{else}}<span class="pass">no regression</span>{{end}}
+(tolerance: p99 latency +50 %, achieved/asked rate −10 %, overshoot +0.05).</p>
+<table id="deltas"><tr><th>scenario</th><th>figure</th><th>baseline</th><th>now</th><th>change</th><th>bound</th><th>result</th></tr>
+{{range .Deltas}}<tr class="delta"><td>{{.Scenario}}</td><td>{{.Metric}}</td><td class="n">{{f .Base}}</td><td class="n">{{f .Current}}</td><td class="n">{{f .Change}}</td><td class="n">{{f .Bound}}</td><td>{{if .Regressed}}<span class="fail">REGRESSION</span>{{else}}<span class="pass">ok</span>{{end}}</td></tr>
+{{end}}</table>{{end}}
+
+<h2>Across scenarios</h2>
+<div class="side">{{range .Overview}}<div class="chart">{{.}}</div>{{end}}</div>
+
+{{range .Scenarios}}<section class="scenario" id="scenario-{{.Name}}">
+<h2>{{.Name}} {{if .Gated}}(gated){{else}}(comparison){{end}}: {{if .Error}}<span class="fail">ERROR: {{.Error}}</span>{{else if .GeneratorBound}}<span class="bound">GENERATOR-BOUND</span>{{else}}{{passfail .Pass}}{{end}}</h2>
+<p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
+Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; store {{f .StoreCmdPerSec}} commands/s; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
+{{range .Faults}}Store fault from {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}</p>
+<h3>Window algorithms: the document's model beside the fleet</h3>
+<table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
+<tr><th>requests</th><th>accepted</th><th>busiest window</th><th>x limit</th><th>offered</th><th>accepted</th><th>busiest window</th><th>x limit</th></tr>
+{{range .Windows}}<tr class="window"><td>{{.Pattern}}</td><td class="n">{{.Model.Requests}}</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{.Model.Busiest}}</td><td class="n">{{f3 .Model.Ratio}}</td>
+{{if .Measured}}<td class="n">{{.Offered}}</td><td class="n">{{.Accepted}}</td><td class="n">{{.Busiest}}</td><td class="n">{{f3 .Overshoot}}</td><td>{{if .Agree}}<span class="pass">yes</span>{{else}}<span class="fail">no</span>{{end}}</td>{{else}}<td colspan="5">no probe measured</td>{{end}}</tr>
+{{end}}</table>
+<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet</h3>
+<table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
+{{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
+{{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{f .StoreCmdPerSec}} (whole fleet)</td></tr></table>
+<h3>The document's claims</h3>
+<table class="claims"><tr><th>claim</th><th>figure</th><th>run</th></tr>
+{{range .Claims}}<tr class="claim"><td>{{.Text}}</td><td>{{.Figure}}</td><td>{{yesno .Confirmed}}</td></tr>
+{{end}}</table>
+<h3>Checks</h3>
+<table class="checks"><tr><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
+{{range .Checks}}<tr><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{passfail .Pass}}</td><td>{{.Detail}}</td></tr>
+{{end}}</table>
+{{with .Outcomes}}<p>{{.}}</p>{{end}}
+<div class="side">{{range .Charts}}<div class="chart">{{.}}</div>{{end}}</div>
+</section>
+{{end}}
+</body></html>
+`))

@@ -1,0 +1,266 @@
+package reports
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// runDir copies the committed run (testdata/run) where the report may be written.
+func runDir(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir("testdata/run", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("testdata/run", p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func generate(t *testing.T, opt Options) (Written, string) {
+	t.Helper()
+	dir := runDir(t)
+	w, err := Generate(dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(w.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, string(b)
+}
+
+// rows are the table rows of class cls, their cells' text joined by "|".
+func rows(html, cls string) []string {
+	re := regexp.MustCompile(`(?s)<tr class="` + cls + `">(.*?)</tr>`)
+	tag := regexp.MustCompile(`<[^>]+>`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(html, -1) {
+		cells := strings.Split(m[1], "</td>")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(tag.ReplaceAllString(cells[i], ""))
+		}
+		out = append(out, strings.Join(cells[:len(cells)-1], "|"))
+	}
+	return out
+}
+
+func TestReportVerdictGatesAndConditions(t *testing.T) {
+	_, html := generate(t, Options{})
+	if !strings.Contains(html, `<p class="verdict fail" id="verdict">FAIL</p>`) {
+		t.Error("verdict FAIL missing")
+	}
+	got := rows(html, "gate")
+	// 5 checks of the gated scenario + 4 of the fail-open one; the comparison's are not gates.
+	if len(got) != 9 {
+		t.Fatalf("%d gate rows, want 9:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	want := "sliding_window/delayed/store-stop|overshoot after recovery|1.3|&lt;= 1.1|FAIL|probe-uniform2x: 13 accepted in one window after the store returned"
+	if got[6] != want {
+		t.Errorf("gate row 7:\n got %s\nwant %s", got[6], want)
+	}
+	for _, s := range []string{"<th>provider</th><td>local</td>", "<th>networking</th><td>loopback</td>", "<th>replicas</th><td>4</td>",
+		"sliding_window / delayed", "<td>300 req/s</td>", "<td>297 req/s</td>", "<th>seed</th><td>20260730</td>",
+		"<th>commit</th><td>f875eed0a1b2</td>", "<th>machine cores</th><td>2</td>", "<th>time scale</th><td>0.016666666666666666"} {
+		if !strings.Contains(html, s) {
+			t.Errorf("conditions: %q missing", s)
+		}
+	}
+	if strings.Contains(html, "http://") && regexp.MustCompile(`(src|href)="http`).MatchString(html) {
+		t.Error("the report fetches something from the network")
+	}
+}
+
+func TestReportGeneratorBound(t *testing.T) {
+	dir := runDir(t)
+	s, err := result.Read(filepath.Join(dir, result.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.GeneratorBound = true
+	if err := result.Write(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Generate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(w.HTML)
+	if !strings.Contains(string(b), `<p class="verdict bound" id="verdict">GENERATOR-BOUND`) {
+		t.Error("a generator-bound run is not shown as such")
+	}
+}
+
+func TestReportSideBySide(t *testing.T) {
+	_, html := generate(t, Options{})
+	got := rows(html, "window")
+	// Three scenarios × three patterns, the model's row for the scenario's algorithm.
+	if len(got) != 9 {
+		t.Fatalf("%d window rows, want 9:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	want := map[string]bool{
+		// sliding window: the model keeps the boundary burst at 600; so did the fleet (10 of 10).
+		"boundary-burst|2400|1200|600|1.000|20|20|10|1.000|yes": false,
+		// fixed window: the model lets 1200 through at the boundary; the fleet 2x its limit.
+		"boundary-burst|2400|1800|1200|2.000|20|20|20|2.000|yes": false,
+	}
+	for _, r := range got {
+		if _, ok := want[r]; ok {
+			want[r] = true
+		}
+	}
+	for r, seen := range want {
+		if !seen {
+			t.Errorf("window row %q missing; rows:\n%s", r, strings.Join(got, "\n"))
+		}
+	}
+	if d := rows(html, "distrow"); len(d) != 6 { // two client rates per scenario's mode
+		t.Errorf("%d distributed model rows, want 6: %v", len(d), d)
+	}
+	claims := rows(html, "claim")
+	if len(claims) != 3 {
+		t.Fatalf("%d claims, want 3: %v", len(claims), claims)
+	}
+	if !strings.HasSuffix(claims[1], "|boundary burst: 20 accepted in one window, x2.000|confirmed") {
+		t.Errorf("claim row: %s", claims[1])
+	}
+}
+
+func TestReportCharts(t *testing.T) {
+	_, html := generate(t, Options{})
+	for _, title := range []string{
+		"Accepted per sliding window, probe clients: sliding_window/delayed",
+		"Accepted per sliding window, probe clients: sliding_window/delayed/store-stop",
+		"Accepted per sliding window, probe clients: fixed_window/central",
+		"Responses per second: sliding_window/delayed",
+		"Responses per second: sliding_window/delayed/store-stop",
+		"Latency percentiles (ms): sliding_window/delayed",
+		"Latency percentiles (ms): fixed_window/central",
+		"Store commands per second", "Rate asked and achieved", "Generator lateness, p99",
+	} {
+		if !strings.Contains(html, title) {
+			t.Errorf("chart %q missing", title)
+		}
+	}
+	if n := strings.Count(html, "<svg"); n != 11 {
+		t.Errorf("%d charts, want 11 (3 probe, 2 traffic, 3 latency, 3 across scenarios)", n)
+	}
+	// The fail-open scenario's two time charts are shaded; the others are not.
+	if n := strings.Count(html, "store fault"); n != 2 {
+		t.Errorf("%d fault legends, want 2 (both time charts of the fail-open scenario)", n)
+	}
+	if !strings.Contains(html, "no outcomes.csv") {
+		t.Error("the scenario without outcomes does not say why it has no traffic chart")
+	}
+	if strings.Contains(html, "<?xml") {
+		t.Error("an XML prolog inside the HTML")
+	}
+}
+
+func TestJUnitOneCasePerGatedCheck(t *testing.T) {
+	w, _ := generate(t, Options{})
+	b, err := os.ReadFile(w.JUnit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc JUnitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cases, failures := 0, 0
+	var msg string
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			cases++
+			if c.Failure != nil {
+				failures++
+				msg = c.Failure.Message
+			}
+		}
+	}
+	if cases != 9 || failures != 1 || doc.Tests != 9 || doc.Failures != 1 || len(doc.Suites) != 2 {
+		t.Errorf("%d cases, %d failures (doc: %d, %d) in %d suites; want 9, 1 in 2", cases, failures, doc.Tests, doc.Failures, len(doc.Suites))
+	}
+	if want := "overshoot after recovery: figure 1.3, want <= 1.1"; msg != want {
+		t.Errorf("failure message %q, want %q", msg, want)
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	base, err := result.Read("testdata/run/summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		change func(*result.ScenarioResult)
+		want   []string // metrics regressed, of sliding_window/delayed
+	}{
+		{"same run", func(*result.ScenarioResult) {}, nil},
+		{"within tolerance", func(s *result.ScenarioResult) {
+			s.Latency.P99 = s.Latency.P99 * 14 / 10 // +40 %
+			s.AchievedRate = s.AchievedRate * 0.92  // −8 %
+			s.MaxOvershoot += 0.04
+		}, nil},
+		{"p99 latency +60 %", func(s *result.ScenarioResult) { s.Latency.P99 = s.Latency.P99 * 16 / 10 }, []string{MetricLatencyP99}},
+		{"rate −20 %", func(s *result.ScenarioResult) { s.AchievedRate *= 0.8 }, []string{MetricRateRatio}},
+		{"overshoot +0.1", func(s *result.ScenarioResult) { s.MaxOvershoot += 0.1 }, []string{MetricOvershoot}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur, _ := result.Read("testdata/run/summary.json")
+			tt.change(&cur.Scenarios[0])
+			ds := Compare(base, cur, DefaultTolerance())
+			if len(ds) != 9 {
+				t.Fatalf("%d deltas, want 9 (3 figures × 3 scenarios)", len(ds))
+			}
+			var got []string
+			for _, d := range Regressions(ds) {
+				if d.Scenario != "sliding_window/delayed" {
+					t.Errorf("regression in an unchanged scenario: %s", d)
+				}
+				got = append(got, d.Metric)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("regressions %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReportShowsBaselineDeltas(t *testing.T) {
+	base, err := result.Read("testdata/run/summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Scenarios[0].Latency.P99 /= 2 // now is twice the baseline: +100 %
+	w, html := generate(t, Options{Baseline: &base, BaselinePath: "base/summary.json"})
+	if len(w.Regressions) != 1 || w.Regressions[0].Metric != MetricLatencyP99 {
+		t.Fatalf("regressions %v, want one of p99 latency", w.Regressions)
+	}
+	if n := len(rows(html, "delta")); n != 9 {
+		t.Errorf("%d delta rows, want 9", n)
+	}
+	if !strings.Contains(html, "1 regression(s)") || !strings.Contains(html, "sliding_window/delayed</td><td>p99 latency (ms)</td><td class=\"n\">2</td><td class=\"n\">4</td>") {
+		t.Error("the report does not show the latency regression")
+	}
+}
