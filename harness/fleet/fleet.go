@@ -1,0 +1,279 @@
+// Package fleet runs the system under test: one Redis and N target replicas,
+// as one value with a lifecycle. A load test starts a fleet from a Spec, sends
+// traffic to ReplicaURLs, injects faults with Stop, Start, Pause, Unpause and
+// Restart, and ends with Terminate.
+//
+// Two providers satisfy the same interface: DockerProvider runs every member
+// as a container (testcontainers-go) on a per-run network, LocalProvider runs
+// them as child processes on 127.0.0.1. Either way the host reaches every
+// member on 127.0.0.1 only, and the addresses stay the same across restarts.
+//
+// The package needs a Unix host (process groups and signals).
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults applied to a zero Spec; the replica's own defaults are the same
+// (docs/DESIGN.md), but the fleet passes every value explicitly so a run's
+// conditions are on record.
+const (
+	DefaultReplicas     = 8 // HS4
+	DefaultTarget       = TargetReplica
+	DefaultMode         = "delayed"
+	DefaultSyncInterval = 200 * time.Millisecond
+	DefaultStoreTimeout = 50 * time.Millisecond
+	DefaultNetwork      = NetworkBridge
+)
+
+// Targets a fleet can run.
+const (
+	TargetReplica = "replica" // the limiter replica, targets/cmd/replica
+	TargetNoop    = "noop"    // the throughput ceiling, targets/cmd/noop
+)
+
+// Network modes of the Docker provider.
+const (
+	NetworkBridge = "bridge" // per-run Docker network, ports published on 127.0.0.1
+	NetworkHost   = "host"   // containers share the host's network, listen on 127.0.0.1
+)
+
+// RedisMember names the Redis member in Stop, Start, Pause, Unpause, Restart.
+const RedisMember = "redis"
+
+// ReplicaMember names replica i (its node index) in Stop, Start, Pause,
+// Unpause and Restart: "replica-3".
+func ReplicaMember(i int) string { return "replica-" + strconv.Itoa(i) }
+
+// Labels every Docker resource of a fleet carries, so leftovers of a killed
+// run can be found and removed (Cleanup).
+const (
+	LabelFleet  = "rlharness"        // "1"
+	LabelRun    = "rlharness.run"    // Spec.RunID
+	LabelMember = "rlharness.member" // "redis", "replica-3"
+	LabelOwner  = "rlharness.owner"  // "<hostname>/<pid>" of the process that started the run
+)
+
+// Timeouts of the lifecycle. A member gets readyTimeout to answer its health
+// check after it starts; stopTimeout is the grace between SIGTERM and SIGKILL.
+const (
+	readyTimeout  = 60 * time.Second
+	stopTimeout   = 5 * time.Second
+	probeInterval = 50 * time.Millisecond
+	probeTimeout  = time.Second
+)
+
+// Spec says what fleet to run. The zero value, with defaults applied, is
+// Redis plus eight delayed-sync replicas on a bridge network.
+type Spec struct {
+	// RunID labels every resource of the run; generated if empty.
+	RunID string
+	// Replicas is the number of target replicas; default 8 (HS4).
+	Replicas int
+	// Target is "replica" (default) or "noop".
+	Target string
+	// Mode is passed to every replica as --mode: central | split | delayed (default).
+	Mode string
+	// Rules is the YAML rule file given to every replica (--rules); none if empty.
+	Rules []byte
+	// SyncInterval and StoreTimeout are passed to every replica; defaults 200ms and 50ms.
+	SyncInterval, StoreTimeout time.Duration
+	// Network is "bridge" (default: a per-run Docker network, ports published
+	// on 127.0.0.1) or "host" (containers use the host's network). The local
+	// provider always uses 127.0.0.1 and accepts either.
+	Network string
+	// ExtraEnv is added to the environment of every replica.
+	ExtraEnv map[string]string
+	// Image is the target's Docker image; default rlharness/<Target>:dev.
+	Image string
+	// Binary is the target's executable for the local provider; if empty the
+	// provider builds ./targets/cmd/<Target> with go build.
+	Binary string
+}
+
+// Conditions records how a fleet runs, for a run's summary.
+type Conditions struct {
+	Provider     string        `json:"provider"` // "docker" | "local"
+	Network      string        `json:"network"`  // "bridge" | "host" | "loopback" (local)
+	RunID        string        `json:"run_id"`
+	Replicas     int           `json:"replicas"`
+	Target       string        `json:"target"`
+	Mode         string        `json:"mode,omitempty"` // empty for the noop target
+	SyncInterval time.Duration `json:"sync_interval"`
+	StoreTimeout time.Duration `json:"store_timeout"`
+	RedisImage   string        `json:"redis_image,omitempty"`   // docker
+	TargetImage  string        `json:"target_image,omitempty"`  // docker
+	RedisBinary  string        `json:"redis_binary,omitempty"`  // local
+	TargetBinary string        `json:"target_binary,omitempty"` // local
+	StartupTime  time.Duration `json:"startup_time"`            // from Start to every member healthy
+}
+
+// Fleet is a running Redis plus replicas. Members are named by RedisMember
+// and ReplicaMember. Every method is safe for concurrent use.
+type Fleet interface {
+	// Conditions describes the provider, network mode, replicas and images or binaries.
+	Conditions() Conditions
+	// RedisAddr is Redis's 127.0.0.1:port, reachable from the host; it stays
+	// the same when Redis is stopped, started or restarted.
+	RedisAddr() string
+	// ReplicaURLs are the replicas' base URLs (http://127.0.0.1:port),
+	// indexed by node index; they stay the same across restarts.
+	ReplicaURLs() []string
+	// Stop stops a member (SIGTERM, then SIGKILL after a grace period).
+	Stop(ctx context.Context, member string) error
+	// Start starts a stopped member again on the same address and waits until
+	// it is healthy; starting a running member does nothing.
+	Start(ctx context.Context, member string) error
+	// Pause freezes a member: its connections stay open but nothing answers.
+	Pause(ctx context.Context, member string) error
+	// Unpause resumes a paused member.
+	Unpause(ctx context.Context, member string) error
+	// Restart stops and starts a member and waits until it is healthy.
+	Restart(ctx context.Context, member string) error
+	// Terminate removes every member and resource of the fleet. It is safe to
+	// call more than once.
+	Terminate(ctx context.Context) error
+}
+
+// Provider starts fleets. Start returns once Redis answers PING and every
+// replica's /healthz answers 200; on error nothing of the fleet is left running.
+type Provider interface {
+	Start(ctx context.Context, spec Spec) (Fleet, error)
+}
+
+// Start starts a fleet with the Docker provider and its default images.
+func Start(ctx context.Context, spec Spec) (Fleet, error) {
+	return DockerProvider{}.Start(ctx, spec)
+}
+
+// NewProvider returns the provider a command line names: "docker" or "local".
+func NewProvider(name string, logger *slog.Logger) (Provider, error) {
+	switch name {
+	case "docker", "":
+		return DockerProvider{Logger: logger}, nil
+	case "local":
+		return LocalProvider{Logger: logger}, nil
+	default:
+		return nil, fmt.Errorf("unknown fleet provider %q: use docker or local", name)
+	}
+}
+
+// withDefaults validates spec and fills in its defaults.
+func (s Spec) withDefaults() (Spec, error) {
+	if s.RunID == "" {
+		s.RunID = newRunID()
+	}
+	if strings.ContainsFunc(s.RunID, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) {
+		return s, fmt.Errorf("run id %q: use letters, digits, '-', '_' and '.' only (it names containers)", s.RunID)
+	}
+	if s.Replicas == 0 {
+		s.Replicas = DefaultReplicas
+	}
+	if s.Replicas < 0 {
+		return s, fmt.Errorf("replicas must be > 0 (got %d)", s.Replicas)
+	}
+	if s.Target == "" {
+		s.Target = DefaultTarget
+	}
+	if s.Target != TargetReplica && s.Target != TargetNoop {
+		return s, fmt.Errorf("target %q: use %q or %q", s.Target, TargetReplica, TargetNoop)
+	}
+	if s.Mode == "" {
+		s.Mode = DefaultMode
+	}
+	switch s.Mode {
+	case "central", "split", "delayed":
+	default:
+		return s, fmt.Errorf("mode %q: use central, split or delayed", s.Mode)
+	}
+	if s.SyncInterval == 0 {
+		s.SyncInterval = DefaultSyncInterval
+	}
+	if s.StoreTimeout == 0 {
+		s.StoreTimeout = DefaultStoreTimeout
+	}
+	if s.SyncInterval < 0 || s.StoreTimeout < 0 {
+		return s, fmt.Errorf("sync interval and store timeout must be >= 0 (got %s, %s)", s.SyncInterval, s.StoreTimeout)
+	}
+	if s.Network == "" {
+		s.Network = DefaultNetwork
+	}
+	if s.Network != NetworkBridge && s.Network != NetworkHost {
+		return s, fmt.Errorf("network %q: use %q or %q", s.Network, NetworkBridge, NetworkHost)
+	}
+	return s, nil
+}
+
+// conditions is the part of Conditions that follows from the spec alone.
+func (s Spec) conditions(provider, network string) Conditions {
+	c := Conditions{
+		Provider:     provider,
+		Network:      network,
+		RunID:        s.RunID,
+		Replicas:     s.Replicas,
+		Target:       s.Target,
+		SyncInterval: s.SyncInterval,
+		StoreTimeout: s.StoreTimeout,
+	}
+	if s.Target == TargetReplica {
+		c.Mode = s.Mode
+	}
+	return c
+}
+
+// targetArgs is the target's command line for node i, per docs/DESIGN.md.
+// The noop target takes --listen only.
+func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
+	args := []string{"--listen", listen}
+	if s.Target == TargetNoop {
+		return args
+	}
+	args = append(args,
+		"--mode", s.Mode,
+		"--node-index", strconv.Itoa(i),
+		"--node-count", strconv.Itoa(s.Replicas),
+		"--sync-interval", s.SyncInterval.String(),
+		"--store-timeout", s.StoreTimeout.String(),
+		"--redis", redis,
+	)
+	if len(s.Rules) > 0 {
+		args = append(args, "--rules", rules)
+	}
+	return args
+}
+
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// memberIndex parses a member name: -1 for Redis, the node index for a replica.
+func memberIndex(member string, replicas int) (int, error) {
+	if member == RedisMember {
+		return -1, nil
+	}
+	if s, ok := strings.CutPrefix(member, "replica-"); ok {
+		if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < replicas {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown fleet member %q: use %q or replica-0 … replica-%d", member, RedisMember, replicas-1)
+}
+
+func loggerOr(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}

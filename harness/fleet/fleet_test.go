@@ -1,0 +1,269 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestSpecDefaults(t *testing.T) {
+	s, err := Spec{RunID: "r1"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Spec{
+		RunID: "r1", Replicas: 8, Target: "replica", Mode: "delayed",
+		SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, Network: "bridge",
+	}
+	if s.RunID != want.RunID || s.Replicas != want.Replicas || s.Target != want.Target || s.Mode != want.Mode ||
+		s.SyncInterval != want.SyncInterval || s.StoreTimeout != want.StoreTimeout || s.Network != want.Network {
+		t.Errorf("defaults = %+v, want %+v", s, want)
+	}
+	gen, err := Spec{}.withDefaults()
+	if err != nil || len(gen.RunID) < 10 {
+		t.Errorf("generated run id %q, err %v", gen.RunID, err)
+	}
+}
+
+func TestSpecRejects(t *testing.T) {
+	for _, tc := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Replicas: -1}, "replicas must be > 0 (got -1)"},
+		{Spec{Target: "nginx"}, `target "nginx"`},
+		{Spec{Mode: "gossip"}, `mode "gossip"`},
+		{Spec{Network: "overlay"}, `network "overlay"`},
+		{Spec{RunID: "a b"}, `run id "a b"`},
+		{Spec{SyncInterval: -time.Second}, "must be >= 0"},
+	} {
+		_, err := tc.spec.withDefaults()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want it to contain %q", tc.spec, err, tc.want)
+		}
+	}
+}
+
+func TestTargetArgs(t *testing.T) {
+	s, _ := Spec{RunID: "r", Replicas: 3, Mode: "central", Rules: []byte("default: {}")}.withDefaults()
+	got := strings.Join(s.targetArgs(2, ":8080", "redis:6379", "/r.yaml"), " ")
+	want := "--listen :8080 --mode central --node-index 2 --node-count 3 --sync-interval 200ms --store-timeout 50ms --redis redis:6379 --rules /r.yaml"
+	if got != want {
+		t.Errorf("replica args\n got %s\nwant %s", got, want)
+	}
+	s.Target, s.Rules = TargetNoop, nil
+	if got := strings.Join(s.targetArgs(0, "127.0.0.1:9", "x", "y"), " "); got != "--listen 127.0.0.1:9" {
+		t.Errorf("noop args = %s", got)
+	}
+}
+
+func TestMemberIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want int
+		ok   bool
+	}{
+		{"redis", -1, true}, {"replica-0", 0, true}, {"replica-2", 2, true},
+		{"replica-3", 0, false}, {"replica--1", 0, false}, {"replica-x", 0, false}, {"db", 0, false},
+	} {
+		got, err := memberIndex(tc.name, 3)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("memberIndex(%q) = %d, %v; want %d, ok=%v", tc.name, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestOrphaned(t *testing.T) {
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		owner string
+		want  bool
+	}{
+		{host + "/" + itoa(os.Getpid()), false},  // this process
+		{host + "/" + itoa(deadPID(t)), true},    // exited
+		{"elsewhere/" + itoa(deadPID(t)), false}, // another host: not ours to judge
+		{"", true},                               // no owner label
+		{host + "/not-a-pid", true},              // malformed
+	} {
+		labels := map[string]string{LabelFleet: "1"}
+		if tc.owner != "" {
+			labels[LabelOwner] = tc.owner
+		}
+		if got := orphaned(labels); got != tc.want {
+			t.Errorf("orphaned(owner %q) = %v, want %v", tc.owner, got, tc.want)
+		}
+	}
+}
+
+// scenario is the lifecycle both providers must pass: health, Redis paused
+// and resumed, a replica stopped and started, Redis restarted on the same
+// address, a replica paused, terminate twice. It returns the fleet,
+// terminated.
+func scenario(t *testing.T, p Provider, spec Spec) Fleet {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	f, err := p.Start(ctx, spec)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Terminate(context.Background()) })
+	c := f.Conditions()
+	t.Logf("conditions: %+v", c)
+	if c.Replicas != spec.Replicas || c.Target != spec.Target || c.RunID == "" {
+		t.Errorf("conditions %+v do not match spec %+v", c, spec)
+	}
+	urls := f.ReplicaURLs()
+	if len(urls) != spec.Replicas {
+		t.Fatalf("%d replica URLs, want %d", len(urls), spec.Replicas)
+	}
+	for _, u := range append(urls, "http://"+f.RedisAddr()) {
+		if !strings.HasPrefix(u, "http://127.0.0.1:") {
+			t.Errorf("address %s is not on 127.0.0.1", u)
+		}
+	}
+	for i, u := range urls {
+		if err := Healthz(ctx, u); err != nil {
+			t.Errorf("replica-%d: %v", i, err)
+		}
+	}
+	redisAddr := f.RedisAddr()
+	if err := Ping(ctx, redisAddr, time.Second); err != nil {
+		t.Fatalf("redis ping: %v", err)
+	}
+
+	// Pausing Redis keeps its port open but nothing answers: a PING times out.
+	step(t, "pause redis", f.Pause(ctx, RedisMember))
+	begin := time.Now()
+	err = Ping(ctx, redisAddr, 300*time.Millisecond)
+	if took := time.Since(begin); err == nil || took < 250*time.Millisecond {
+		t.Errorf("PING to paused redis: err=%v after %s, want a timeout after ~300ms", err, took)
+	}
+	step(t, "unpause redis", f.Unpause(ctx, RedisMember))
+	if err := Ping(ctx, redisAddr, time.Second); err != nil {
+		t.Errorf("PING after unpause: %v", err)
+	}
+
+	// A stopped replica refuses connections; started again it answers on the same URL.
+	last := ReplicaMember(spec.Replicas - 1)
+	step(t, "stop "+last, f.Stop(ctx, last))
+	if err := Healthz(ctx, urls[len(urls)-1]); err == nil {
+		t.Errorf("%s answers /healthz while stopped", last)
+	}
+	step(t, "stop "+last+" again", f.Stop(ctx, last))
+	step(t, "start "+last, f.Start(ctx, last))
+	if got := f.ReplicaURLs(); got[len(got)-1] != urls[len(urls)-1] {
+		t.Errorf("%s moved from %s to %s", last, urls[len(urls)-1], got[len(got)-1])
+	}
+	if err := Healthz(ctx, urls[len(urls)-1]); err != nil {
+		t.Errorf("%s after start: %v", last, err)
+	}
+	step(t, "start a running member", f.Start(ctx, ReplicaMember(0)))
+
+	// A paused replica accepts nothing in time.
+	step(t, "pause replica-0", f.Pause(ctx, ReplicaMember(0)))
+	if err := Healthz(ctx, urls[0]); err == nil {
+		t.Errorf("replica-0 answers /healthz while paused")
+	}
+	step(t, "unpause replica-0", f.Unpause(ctx, ReplicaMember(0)))
+	if err := Healthz(ctx, urls[0]); err != nil {
+		t.Errorf("replica-0 after unpause: %v", err)
+	}
+
+	// Redis restarts on the same address; it keeps nothing (no persistence).
+	step(t, "restart redis", f.Restart(ctx, RedisMember))
+	if f.RedisAddr() != redisAddr {
+		t.Errorf("redis moved from %s to %s", redisAddr, f.RedisAddr())
+	}
+	if err := Ping(ctx, redisAddr, time.Second); err != nil {
+		t.Errorf("PING after restart: %v", err)
+	}
+	// Stopping a paused member must not hang on a frozen process.
+	step(t, "pause replica-0 before stop", f.Pause(ctx, ReplicaMember(0)))
+	step(t, "stop paused replica-0", f.Stop(ctx, ReplicaMember(0)))
+
+	if err := f.Stop(ctx, "replica-99"); err == nil || !strings.Contains(err.Error(), "unknown fleet member") {
+		t.Errorf("stop replica-99: err = %v", err)
+	}
+	step(t, "terminate", f.Terminate(ctx))
+	step(t, "terminate again", f.Terminate(ctx))
+	if err := f.Start(ctx, RedisMember); !errors.Is(err, errTerminated) {
+		t.Errorf("start after terminate: err = %v, want %v", err, errTerminated)
+	}
+	for i, u := range urls {
+		if err := Healthz(ctx, u); err == nil {
+			t.Errorf("replica-%d still answers after terminate", i)
+		}
+	}
+	if err := Ping(ctx, redisAddr, 300*time.Millisecond); err == nil {
+		t.Errorf("redis still answers after terminate")
+	}
+	return f
+}
+
+func step(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// repoRoot is the module root, two levels above this package.
+func repoRoot(t *testing.T) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the test file")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// replicaWritten says whether targets/cmd/replica exists yet; it is being
+// written alongside this package.
+func replicaWritten(t *testing.T) bool {
+	_, err := os.Stat(filepath.Join(repoRoot(t), "targets", "cmd", "replica", "main.go"))
+	return err == nil
+}
+
+// replicaRules is a small valid rule file for the replica target.
+var replicaRules = []byte("default:\n  limit: 600\n  window: 60s\n  algorithm: sliding_window\n  slices: 12\n")
+
+// checkDecisionsReachRedis sends each central-mode replica one decision and
+// checks that it answered 200 and that the counters landed in the fleet's
+// Redis: the replicas found Redis at the address the fleet gave them.
+func checkDecisionsReachRedis(ctx context.Context, t *testing.T, f Fleet) {
+	t.Helper()
+	for i, u := range f.ReplicaURLs() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u+"/check", nil)
+		req.Header.Set("X-Client-ID", "fleet-test-"+itoa(i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("replica-%d decision: %v", i, err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("replica-%d decision: %s, want 200", i, resp.Status)
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: f.RedisAddr()})
+	defer rdb.Close()
+	n, err := rdb.DBSize(ctx).Result()
+	if err != nil {
+		t.Fatalf("redis DBSIZE: %v", err)
+	}
+	if n == 0 {
+		t.Errorf("redis holds no keys after %d central-mode decisions", len(f.ReplicaURLs()))
+	}
+}

@@ -1,0 +1,351 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// modulePath is where the local provider finds targets to build.
+const modulePath = "github.com/edgeproof/rlharness"
+
+// LocalProvider runs a fleet as child processes on 127.0.0.1: the host's
+// redis-server and the target binary, each on a free port and in its own
+// process group. Spec.Network is accepted and ignored: everything is on the
+// loopback interface. Pause is SIGSTOP, Unpause SIGCONT.
+type LocalProvider struct {
+	// RedisServer is the redis-server executable; default redis-server on
+	// PATH, else /usr/bin/redis-server.
+	RedisServer string
+	// Logger receives the fleet's events; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Start builds the target if Spec.Binary is empty, starts Redis, then the
+// replicas, and waits until all are healthy. Members' output goes to
+// <member>.log in a temporary directory that Terminate removes; a member
+// that fails to become ready has the tail of its log in the error.
+func (p LocalProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error) {
+	begin := time.Now()
+	spec, err = spec.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("fleet spec: %w", err)
+	}
+	log := loggerOr(p.Logger).With("provider", "local")
+	redisBin, err := findRedisServer(p.RedisServer)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "rlharness-"+spec.RunID+"-")
+	if err != nil {
+		return nil, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
+	}
+	f := newFleet(log, spec.conditions("local", "loopback"), spec.Replicas)
+	l := &localRun{dir: dir}
+	f.teardown = l.teardown
+	defer func() {
+		if err != nil {
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if terr := f.Terminate(tctx); terr != nil {
+				log.Error("could not clean up a fleet that failed to start", "run", spec.RunID, "err", terr)
+			}
+		}
+	}()
+
+	bin := spec.Binary
+	if bin == "" {
+		if bin, err = buildTarget(ctx, spec.Target, dir); err != nil {
+			return nil, err
+		}
+	} else if bin, err = exec.LookPath(bin); err != nil {
+		return nil, fmt.Errorf("target binary: %w", err)
+	}
+	f.cond.RedisBinary, f.cond.TargetBinary = redisBin, bin
+	rules := filepath.Join(dir, "rules.yaml")
+	if len(spec.Rules) > 0 {
+		if err := os.WriteFile(rules, spec.Rules, 0o644); err != nil {
+			return nil, fmt.Errorf("write the rule file: %w", err)
+		}
+	}
+	ports, err := freePorts(1 + spec.Replicas)
+	if err != nil {
+		return nil, err
+	}
+
+	redisArgs := []string{
+		"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "no",
+		"--daemonize", "no", "--dir", dir,
+	}
+	f.setAddr(0, loopback(ports[0]))
+	redis := l.add(log, RedisMember, redisBin, redisArgs, childEnv(nil))
+	f.members[0] = redis
+	if _, err := redis.start(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.waitReady(ctx, 0); err != nil {
+		return nil, redis.withLog(err)
+	}
+
+	env := childEnv(spec.ExtraEnv)
+	for i := range spec.Replicas {
+		addr := loopback(ports[1+i])
+		f.setAddr(1+i, addr)
+		m := l.add(log, ReplicaMember(i), bin, spec.targetArgs(i, addr, f.RedisAddr(), rules), env)
+		f.members[1+i] = m
+		if _, err := m.start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	errs := make([]error, spec.Replicas)
+	var wg sync.WaitGroup
+	for i := range spec.Replicas {
+		wg.Go(func() {
+			if err := f.waitReady(ctx, 1+i); err != nil {
+				errs[i] = l.members[1+i].withLog(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	f.started(begin)
+	return f, nil
+}
+
+// localRun is what one fleet holds of the local machine.
+type localRun struct {
+	dir     string
+	members []*localMember
+}
+
+func (l *localRun) add(log *slog.Logger, name, bin string, args, env []string) *localMember {
+	m := &localMember{
+		log: log, name: name, bin: bin, args: args, env: env, dir: l.dir,
+		logPath: filepath.Join(l.dir, name+".log"),
+	}
+	l.members = append(l.members, m)
+	return m
+}
+
+// teardown stops every member at once, then removes the run's directory.
+func (l *localRun) teardown(ctx context.Context) error {
+	errs := make([]error, len(l.members))
+	var wg sync.WaitGroup
+	for i, m := range l.members {
+		wg.Go(func() { errs[i] = m.stop(ctx, 2*time.Second) })
+	}
+	wg.Wait()
+	errs = append(errs, os.RemoveAll(l.dir))
+	return errors.Join(errs...)
+}
+
+// localMember is one child process, re-spawned with the same command line
+// (and so the same port) by start.
+type localMember struct {
+	log     *slog.Logger
+	name    string
+	bin     string
+	args    []string
+	env     []string
+	dir     string
+	logPath string
+
+	proc   *process // nil before the first start
+	paused bool
+}
+
+// process is one spawn of a member.
+type process struct {
+	cmd      *exec.Cmd
+	done     chan struct{} // closed once the process has exited and been reaped
+	expected atomic.Bool   // the fleet asked it to exit
+}
+
+func (p *process) running() bool {
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// signal signals the member's whole process group.
+func (p *process) signal(sig syscall.Signal) error {
+	err := syscall.Kill(-p.cmd.Process.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+func (m *localMember) start(context.Context) (string, error) {
+	if m.proc.running() {
+		if m.paused {
+			return "", m.unpause(context.Background())
+		}
+		return "", nil
+	}
+	logf, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("open the log of %s: %w", m.name, err)
+	}
+	defer logf.Close()
+	// Not CommandContext: the member must outlive the context that started it.
+	cmd := exec.Command(m.bin, m.args...)
+	cmd.Env = m.env
+	cmd.Dir = m.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("run %s for %s: %w", m.bin, m.name, err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		if !p.expected.Load() {
+			m.log.Warn("fleet member exited on its own", "member", m.name, "err", err, "log", m.logPath)
+		}
+		close(p.done)
+	}()
+	m.proc, m.paused = p, false
+	m.log.Debug("fleet member spawned", "member", m.name, "pid", cmd.Process.Pid, "args", strings.Join(m.args, " "))
+	return "", nil
+}
+
+func (m *localMember) stop(ctx context.Context, grace time.Duration) error {
+	p := m.proc
+	if !p.running() {
+		return nil
+	}
+	p.expected.Store(true)
+	if err := p.signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signal %s: %w", m.name, err)
+	}
+	if m.paused {
+		// A stopped process acts on SIGTERM only once it continues.
+		_ = p.signal(syscall.SIGCONT)
+		m.paused = false
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return nil
+	case <-t.C:
+		m.log.Warn("fleet member ignored SIGTERM: killing it", "member", m.name, "grace", grace)
+	case <-ctx.Done():
+	}
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill %s: %w", m.name, err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", m.name, p.cmd.Process.Pid)
+	}
+}
+
+func (m *localMember) pause(context.Context) error {
+	if !m.proc.running() {
+		return fmt.Errorf("%s is not running", m.name)
+	}
+	if err := m.proc.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	m.paused = true
+	return nil
+}
+
+func (m *localMember) unpause(context.Context) error {
+	if !m.proc.running() {
+		return fmt.Errorf("%s is not running", m.name)
+	}
+	if err := m.proc.signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	m.paused = false
+	return nil
+}
+
+func (m *localMember) exited(context.Context) error {
+	p := m.proc
+	if p == nil || p.running() {
+		return nil
+	}
+	return fmt.Errorf("%s exited: %s", m.name, p.cmd.ProcessState)
+}
+
+// withLog adds the tail of the member's output to err.
+func (m *localMember) withLog(err error) error {
+	fh, lerr := os.Open(m.logPath)
+	if lerr != nil {
+		return err
+	}
+	defer fh.Close()
+	return fmt.Errorf("%w\n%s", err, tail(fh, 20))
+}
+
+func findRedisServer(path string) (string, error) {
+	if path == "" {
+		path = "redis-server"
+		if _, err := exec.LookPath(path); err != nil {
+			path = "/usr/bin/redis-server"
+		}
+	}
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("redis-server not found (%w): install it with 'apt-get install -y redis-server' or set LocalProvider.RedisServer", err)
+	}
+	return p, nil
+}
+
+// buildTarget builds ./targets/cmd/<target> into dir; the go build cache
+// makes this quick after the first time.
+func buildTarget(ctx context.Context, target, dir string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("building the %s target needs the go command (%w): install Go or set Spec.Binary", target, err)
+	}
+	out := filepath.Join(dir, target)
+	pkg := modulePath + "/targets/cmd/" + target
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, pkg)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s\nrun from the rlharness checkout, or set Spec.Binary to a built target", pkg, err, strings.TrimSpace(string(msg)))
+	}
+	return out, nil
+}
+
+// childEnv is this process's environment without the targets' own
+// variables, so a stray REPLICA_* or NOOP_* cannot change a run behind the
+// fleet's back, plus extra.
+func childEnv(extra map[string]string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "REPLICA_") || strings.HasPrefix(kv, "NOOP_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Builds the harness's container images without any registry: every image is
+# FROM scratch, filled with binaries built or found on this host.
+#
+#   rlharness/replica:dev  static ./targets/cmd/replica (skipped, with a message, while it does not exist)
+#   rlharness/noop:dev     static ./targets/cmd/noop
+#   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
+#                          redis-server plus every library ldd lists and the dynamic loader
+#
+# Usage: scripts/build-images.sh [replica|noop|redis ...]   (default: all three)
+# Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
+# GO (go binary, default go), DOCKER (docker binary, default docker).
+set -euo pipefail
+
+GO=${GO:-go}
+DOCKER=${DOCKER:-docker}
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO_ROOT"
+
+log() { printf 'build-images: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v "$DOCKER" >/dev/null || die "docker not found: install Docker Engine or set DOCKER"
+"$DOCKER" info >/dev/null 2>&1 || die "cannot reach the Docker daemon: is it running, and may this user use it?"
+command -v "$GO" >/dev/null || die "go not found: install Go or set GO"
+
+# The legacy builder needs no frontend image; BuildKit without buildx is an error.
+if ! "$DOCKER" buildx version >/dev/null 2>&1; then
+	export DOCKER_BUILDKIT=0
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rlharness-images.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+docker_build() { # tag context
+	local tag=$1 ctx=$2
+	log "building $tag"
+	# The legacy builder's deprecation notice is noise here; show stderr only on failure.
+	if ! "$DOCKER" build --quiet --label rlharness.image=1 -t "$tag" "$ctx" >/dev/null 2>"$WORK/build.err"; then
+		cat "$WORK/build.err" >&2
+		die "docker build of $tag failed"
+	fi
+	log "built $tag ($("$DOCKER" image inspect -f '{{.Size}}' "$tag") bytes)"
+}
+
+# go_image name: a static binary of ./targets/cmd/<name> in a scratch image.
+go_image() {
+	local name=$1 ctx="$WORK/$1"
+	if [[ ! -d "./targets/cmd/$name" ]]; then
+		log "skipping rlharness/$name:dev: ./targets/cmd/$name does not exist yet"
+		return 0
+	fi
+	mkdir -p "$ctx"
+	log "compiling ./targets/cmd/$name"
+	CGO_ENABLED=0 GOOS=linux "$GO" build -trimpath -ldflags='-s -w' -o "$ctx/$name" "./targets/cmd/$name"
+	cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY $name /$name
+USER 65534:65534
+EXPOSE 8080
+ENTRYPOINT ["/$name"]
+DOCKERFILE
+	docker_build "rlharness/$name:dev" "$ctx"
+}
+
+redis_image() {
+	local tag=rlharness/redis:dev
+	if [[ -n "${REDIS_IMAGE:-}" ]]; then
+		if "$DOCKER" image inspect "$REDIS_IMAGE" >/dev/null 2>&1; then
+			log "tagging local image $REDIS_IMAGE as $tag"
+			"$DOCKER" tag "$REDIS_IMAGE" "$tag"
+			return 0
+		fi
+		log "REDIS_IMAGE=$REDIS_IMAGE is not a local image (no registry here): packaging the host's redis-server instead"
+	fi
+	local server=/usr/bin/redis-server
+	if [[ ! -x $server ]]; then
+		log "redis-server missing: installing it with apt-get"
+		local sudo=()
+		[[ $(id -u) -eq 0 ]] || sudo=(sudo)
+		"${sudo[@]}" apt-get install -y redis-server >&2 ||
+			{ "${sudo[@]}" apt-get update >&2 && "${sudo[@]}" apt-get install -y redis-server >&2; } ||
+			die "could not install redis-server: run 'apt-get install -y redis-server' yourself, or set REDIS_IMAGE to a local image"
+	fi
+	local ctx="$WORK/redis"
+	mkdir -p "$ctx/rootfs/usr/bin" "$ctx/rootfs/tmp"
+	# Debian links redis-server to redis-check-rdb; redis picks its role from
+	# argv[0], so the copy must be named redis-server.
+	cp -L "$server" "$ctx/rootfs/usr/bin/redis-server"
+	# Every absolute path ldd prints (libraries and the loader), at the same path.
+	local libs lib
+	libs=$(ldd "$server") || die "ldd $server failed"
+	if grep -q 'not found' <<<"$libs"; then
+		die "redis-server needs libraries this host lacks:"$'\n'"$(grep 'not found' <<<"$libs")"
+	fi
+	while read -r lib; do
+		mkdir -p "$ctx/rootfs$(dirname "$lib")"
+		cp -L "$lib" "$ctx/rootfs$lib"
+	done < <(grep -o '/[^ ]*' <<<"$libs" | sort -u)
+	chmod 1777 "$ctx/rootfs/tmp"
+	cat >"$ctx/Dockerfile" <<'DOCKERFILE'
+FROM scratch
+COPY rootfs/ /
+WORKDIR /tmp
+EXPOSE 6379
+ENTRYPOINT ["/usr/bin/redis-server"]
+CMD ["--save", "", "--appendonly", "no", "--protected-mode", "no", "--bind", "0.0.0.0"]
+DOCKERFILE
+	docker_build "$tag" "$ctx"
+}
+
+images=("$@")
+[[ ${#images[@]} -gt 0 ]] || images=(replica noop redis)
+for image in "${images[@]}"; do
+	case $image in
+	replica | noop) go_image "$image" ;;
+	redis) redis_image ;;
+	*) die "unknown image '$image': use replica, noop or redis" ;;
+	esac
+done
+log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"
