@@ -35,6 +35,11 @@ model: build
 loadtest: build
 	$(BIN)/harness model ratelimit
 
+# The full run at the documents' own time scale: every scenario, report.html and junit.xml
+# in $(RUN_DIR). BASELINE=path/summary.json fails it on a regression.
+loadtest-full: build images
+	$(BIN)/harness loadtest --out $(RUN_DIR) $(if $(BASELINE),--baseline $(BASELINE)) $(LOADTEST_FLAGS)
+
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./limiters
 

@@ -15,6 +15,7 @@ func newLoadtestCmd() *cobra.Command {
 	cfg := loadtest.DefaultConfig()
 	var algorithm string
 	var verbose bool
+	var baseline string
 	cmd := &cobra.Command{
 		Use:   "loadtest",
 		Short: "Bring up Redis and the replicas, replay the documents' traffic, gate the run",
@@ -44,10 +45,11 @@ by F and so raises every rate by 1/F: every ratio the checks test is preserved.`
 			}
 			loadtest.WriteVerdict(cmd.OutOrStdout(), sum)
 			fmt.Fprintf(cmd.OutOrStdout(), "summary: %s/summary.json\n", cfg.OutDir)
+			repErr := writeReport(cmd.OutOrStdout(), cfg.OutDir, baseline)
 			if !sum.Pass {
-				return &gateError{msg: fmt.Sprintf("the run failed its gates (%d failed); see %s/summary.json", len(sum.Failed), cfg.OutDir)}
+				return &gateError{msg: fmt.Sprintf("the run failed its gates (%d failed); see %s/report.html", len(sum.Failed), cfg.OutDir)}
 			}
-			return nil
+			return repErr
 		},
 	}
 	f := cmd.Flags()
@@ -70,6 +72,7 @@ by F and so raises every rate by 1/F: every ratio the checks test is preserved.`
 	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this")
 	f.Float64Var(&cfg.Gates.MinRateRatio, "min-rate-ratio", cfg.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
+	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleet's lifecycle")
 	return cmd
 }

@@ -15,7 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newModelCmd(), newLoadtestCmd())
+	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd())
 	return root
 }
 

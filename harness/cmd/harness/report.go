@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgeproof/rlharness/reports"
+)
+
+func newReportCmd() *cobra.Command {
+	var baseline string
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Write report.html and junit.xml for a run directory from its saved results",
+		Long: `Reads RUN_DIR/summary.json and the scenarios' outcomes.csv and writes RUN_DIR/report.html
+(self-contained: charts inlined, nothing fetched) and RUN_DIR/junit.xml (one test case per
+gated check). With --baseline, compares with an earlier summary.json and exits 1 on a
+regression beyond tolerance: p99 latency +50 %, achieved/asked rate -10 %, overshoot +0.05.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return writeReport(cmd.OutOrStdout(), args[0], baseline)
+		},
+	}
+	cmd.Flags().StringVar(&baseline, "baseline", "", "an earlier run's summary.json (or its run directory) to compare with")
+	return cmd
+}
+
+// writeReport writes the run's report and JUnit file, prints their paths and the baseline's
+// regressions; a regression is a gate error (exit 1).
+func writeReport(out io.Writer, dir, baseline string) error {
+	opt := reports.Options{BaselinePath: baseline}
+	if baseline != "" {
+		b, err := reports.ReadBaseline(baseline)
+		if err != nil {
+			return err
+		}
+		opt.Baseline = &b
+	}
+	w, err := reports.Generate(dir, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "report: %s\njunit: %s\n", w.HTML, w.JUnit)
+	if baseline == "" {
+		return nil
+	}
+	for _, d := range w.Regressions {
+		fmt.Fprintf(out, "%s\n", d)
+	}
+	if len(w.Regressions) > 0 {
+		return &gateError{msg: fmt.Sprintf("%d regression(s) against the baseline %s; see %s", len(w.Regressions), baseline, w.HTML)}
+	}
+	fmt.Fprintf(out, "baseline %s: no regression beyond tolerance (%d figures compared)\n", baseline, len(w.Deltas))
+	return nil
+}
