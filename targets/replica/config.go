@@ -1,0 +1,177 @@
+package replica
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/textproto"
+	"strings"
+	"time"
+
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// Mode is how a replica shares counts with the rest of its fleet.
+type Mode string
+
+// The distributed modes of the rate-limiter document.
+const (
+	// Central decides every request with one atomic round trip to the counter store.
+	Central Mode = "central"
+	// Split enforces limit/node-count alone, with no store.
+	Split Mode = "split"
+	// Delayed counts locally and exchanges counts with the store every sync interval.
+	Delayed Mode = "delayed"
+)
+
+// Defaults of the command line that are not figures of the document.
+const (
+	DefaultListen       = ":8080"
+	DefaultStoreTimeout = 50 * time.Millisecond
+	DefaultClientHeader = "X-Client-ID"
+	// ClassHeader names the client class that rules can match with {class: …}.
+	ClassHeader = "X-Client-Class"
+	// MaxClientIDBytes is the longest client ID a replica counts; a longer one is a 400,
+	// so no client can make the store hold arbitrarily long keys.
+	MaxClientIDBytes = 256
+)
+
+// Config is a replica's command line (docs/DESIGN.md, "Replica command line").
+type Config struct {
+	Listen       string
+	Redis        string // host:port of the counter store; central and delayed modes
+	Mode         Mode
+	NodeIndex    int
+	NodeCount    int
+	SyncInterval time.Duration
+	StoreTimeout time.Duration
+	RulesPath    string // empty: the embedded default rules
+	ClientHeader string
+}
+
+// DefaultConfig is the configuration of a replica started without flags or environment.
+func DefaultConfig() Config {
+	return Config{
+		Listen:       DefaultListen,
+		Mode:         Delayed,
+		NodeIndex:    0,
+		NodeCount:    limiters.DefaultNodes,        // HS4
+		SyncInterval: limiters.DefaultSyncInterval, // HS5
+		StoreTimeout: DefaultStoreTimeout,
+		ClientHeader: DefaultClientHeader,
+	}
+}
+
+// flagEnv pairs each flag with the environment variable that stands in for it.
+var flagEnv = []struct{ flag, env string }{
+	{"listen", "REPLICA_LISTEN"},
+	{"redis", "REPLICA_REDIS"},
+	{"mode", "REPLICA_MODE"},
+	{"node-index", "REPLICA_NODE_INDEX"},
+	{"node-count", "REPLICA_NODE_COUNT"},
+	{"sync-interval", "REPLICA_SYNC_INTERVAL"},
+	{"store-timeout", "REPLICA_STORE_TIMEOUT"},
+	{"rules", "REPLICA_RULES"},
+	{"client-header", "REPLICA_CLIENT_HEADER"},
+}
+
+// ParseFlags reads a replica's configuration from args (without the program name); a flag
+// missing from args takes its environment variable (looked up with lookupEnv, os.LookupEnv
+// in main), else its default. Usage and errors go to output. It returns flag.ErrHelp for
+// -h/--help, and an error for a bad flag, a bad environment value or an invalid whole.
+func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool), output io.Writer) (Config, error) {
+	cfg := DefaultConfig()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(output)
+	mode := string(cfg.Mode)
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve decisions on, host:port [env REPLICA_LISTEN]")
+	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "counter store address host:port, required in central and delayed modes [env REPLICA_REDIS]")
+	fs.StringVar(&mode, "mode", mode, "distributed mode: central | split | delayed [env REPLICA_MODE]")
+	fs.IntVar(&cfg.NodeIndex, "node-index", cfg.NodeIndex, "this replica's index in the fleet, 0 ≤ index < node-count [env REPLICA_NODE_INDEX]")
+	fs.IntVar(&cfg.NodeCount, "node-count", cfg.NodeCount, "replicas in the fleet; split mode enforces limit/node-count [env REPLICA_NODE_COUNT]")
+	fs.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed mode: time between exchanges with the store [env REPLICA_SYNC_INTERVAL]")
+	fs.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "longest wait for any store call; past it the replica decides fail-open [env REPLICA_STORE_TIMEOUT]")
+	fs.StringVar(&cfg.RulesPath, "rules", cfg.RulesPath, "YAML rule file; SIGHUP reloads it (default: the embedded 600 per 60 s sliding window) [env REPLICA_RULES]")
+	fs.StringVar(&cfg.ClientHeader, "client-header", cfg.ClientHeader, "request header carrying the client ID [env REPLICA_CLIENT_HEADER]")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: %s [flags]
+
+The limiter replica: every request is one decision for the client named in the
+client header (200 allowed, 429 rejected, 400 without a valid client ID), with
+RateLimit-Policy and RateLimit header fields. GET /healthz answers 200 once ready,
+GET /metrics serves Prometheus metrics. SIGHUP reloads the rules, SIGTERM drains.
+
+Flags (a flag not given falls back to its environment variable):
+`, name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q: every setting is a flag (see --help)", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, fe := range flagEnv {
+		if given[fe.flag] {
+			continue
+		}
+		if v, ok := lookupEnv(fe.env); ok && v != "" {
+			if err := fs.Set(fe.flag, v); err != nil {
+				return cfg, fmt.Errorf("%s=%q: %v (it stands in for --%s)", fe.env, v, err, fe.flag)
+			}
+		}
+	}
+	cfg.Mode = Mode(mode)
+	return cfg, cfg.Validate()
+}
+
+// Validate reports what is wrong with the configuration as a whole, worded as flags.
+func (c Config) Validate() error {
+	var errs []error
+	switch c.Mode {
+	case Central, Delayed:
+		if c.Redis == "" {
+			errs = append(errs, fmt.Errorf("--redis is required in %s mode: give the counter store's host:port (or REPLICA_REDIS)", c.Mode))
+		}
+	case Split:
+	default:
+		errs = append(errs, fmt.Errorf("--mode %q is unknown: want central, split or delayed", c.Mode))
+	}
+	if c.NodeCount < 1 {
+		errs = append(errs, fmt.Errorf("--node-count must be >= 1 (got %d)", c.NodeCount))
+	} else if c.NodeIndex < 0 || c.NodeIndex >= c.NodeCount {
+		errs = append(errs, fmt.Errorf("--node-index must be in 0..%d for --node-count %d (got %d)", c.NodeCount-1, c.NodeCount, c.NodeIndex))
+	}
+	if c.SyncInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--sync-interval must be > 0 (got %s)", c.SyncInterval))
+	}
+	if c.StoreTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--store-timeout must be > 0 (got %s)", c.StoreTimeout))
+	}
+	if c.Listen == "" {
+		errs = append(errs, errors.New("--listen is empty: give host:port, e.g. :8080"))
+	}
+	if !validHeaderName(c.ClientHeader) {
+		errs = append(errs, fmt.Errorf("--client-header %q is not a header name (e.g. X-Client-ID)", c.ClientHeader))
+	}
+	return errors.Join(errs...)
+}
+
+// validHeaderName reports whether s is an HTTP field name (a token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// clientHeaderKey is the canonical form of the client header, as net/http stores it.
+func (c Config) clientHeaderKey() string { return textproto.CanonicalMIMEHeaderKey(c.ClientHeader) }

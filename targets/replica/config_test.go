@@ -1,0 +1,86 @@
+package replica
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envMap(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestParseFlagsEnvFallback(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want Config
+	}{
+		{"defaults need a store in delayed mode", []string{"--redis", "r:6379"}, nil,
+			Config{Listen: ":8080", Redis: "r:6379", Mode: Delayed, NodeIndex: 0, NodeCount: 8,
+				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID"}},
+		{"environment fills what flags leave", []string{"--mode", "central"},
+			map[string]string{"REPLICA_MODE": "split", "REPLICA_REDIS": "e:1", "REPLICA_NODE_INDEX": "2",
+				"REPLICA_NODE_COUNT": "3", "REPLICA_SYNC_INTERVAL": "20ms", "REPLICA_STORE_TIMEOUT": "10ms",
+				"REPLICA_RULES": "/r.yaml", "REPLICA_CLIENT_HEADER": "X-Api-Key", "REPLICA_LISTEN": ":9"},
+			Config{Listen: ":9", Redis: "e:1", Mode: Central, NodeIndex: 2, NodeCount: 3,
+				SyncInterval: 20 * time.Millisecond, StoreTimeout: 10 * time.Millisecond, RulesPath: "/r.yaml", ClientHeader: "X-Api-Key"}},
+		{"empty environment is unset", []string{"--mode=split"}, map[string]string{"REPLICA_NODE_COUNT": ""},
+			Config{Listen: ":8080", Mode: Split, NodeCount: 8,
+				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			got, err := ParseFlags("replica", tt.args, envMap(tt.env), &out)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if got != tt.want {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--mode", "ring"}, nil, `--mode "ring" is unknown: want central, split or delayed`},
+		{nil, nil, "--redis is required in delayed mode: give the counter store's host:port (or REPLICA_REDIS)"},
+		{[]string{"--mode", "split", "--node-index", "8"}, nil, "--node-index must be in 0..7 for --node-count 8 (got 8)"},
+		{[]string{"--mode", "split", "--node-count", "0"}, nil, "--node-count must be >= 1 (got 0)"},
+		{[]string{"--mode", "split"}, map[string]string{"REPLICA_STORE_TIMEOUT": "fast"},
+			`REPLICA_STORE_TIMEOUT="fast": parse error (it stands in for --store-timeout)`},
+		{[]string{"--mode", "split", "--sync-interval", "0s"}, nil, "--sync-interval must be > 0 (got 0s)"},
+		{[]string{"--mode", "split", "--client-header", "X Client"}, nil, `--client-header "X Client" is not a header name (e.g. X-Client-ID)`},
+		{[]string{"--mode", "split", "extra"}, nil, `unexpected argument "extra": every setting is a flag (see --help)`},
+	}
+	for _, tt := range tests {
+		_, err := ParseFlags("replica", tt.args, envMap(tt.env), &bytes.Buffer{})
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("ParseFlags(%q, %v): %v\nwant: %s", tt.args, tt.env, err, tt.want)
+		}
+	}
+}
+
+// --help lists every flag with its environment variable.
+func TestHelpShowsEveryFlagAndEnv(t *testing.T) {
+	var out bytes.Buffer
+	_, err := ParseFlags("replica", []string{"--help"}, envMap(nil), &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v, want flag.ErrHelp", err)
+	}
+	for _, fe := range flagEnv {
+		if !strings.Contains(out.String(), "-"+fe.flag+" ") || !strings.Contains(out.String(), "[env "+fe.env+"]") {
+			t.Errorf("help lacks --%s or %s:\n%s", fe.flag, fe.env, out.String())
+		}
+	}
+}

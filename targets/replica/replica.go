@@ -1,0 +1,485 @@
+// Package replica is the limiter replica, the service under test: an HTTP server on which
+// every request is one decision for one client (200 allowed, 429 rejected), answered with
+// the IETF RateLimit-Policy and RateLimit header fields, rules from a YAML file, and the
+// project's limiters in central, split or delayed-sync mode over Redis.
+//
+// The store going down never rejects a request: every store call runs under a short
+// timeout and a circuit breaker, and while the store is unreachable a replica decides from
+// what it knows (delayed sync: the last shared view plus its own count; central: a local
+// limiter with the full rule). The replica logs each outage's start, end and the number of
+// decisions made degraded.
+package replica
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+const (
+	// shutdownGrace bounds how long in-flight requests may finish after SIGTERM; a fleet
+	// stops members with a similar timeout before it sends SIGKILL.
+	shutdownGrace = 5 * time.Second
+	// pruneEvery is how often central and split replicas forget clients idle for a window.
+	pruneEvery = 5 * time.Second
+)
+
+// Option adjusts a Replica beyond its Config.
+type Option func(*options)
+
+type options struct {
+	now func() time.Time
+	log *slog.Logger
+}
+
+// WithClock makes the replica take the time of every decision, sync and prune from now
+// (time.Now by default), so a test can run the same code on a clock it controls.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithLogger sends the replica's log to l (slog.Default() by default).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// Replica is one limiter replica: an http.Handler plus the background work of its mode
+// (the sync loop in delayed mode, pruning in the others). Create it with New and release
+// it with Close, or run it with Serve.
+type Replica struct {
+	cfg    Config
+	header string // canonical client header
+	now    func() time.Time
+	log    *slog.Logger
+	rules  atomic.Pointer[Rules]
+
+	// Exactly one mode's limiter is set; central also keeps a local fallback.
+	central *limiters.Central
+	local   *limiters.Local
+	split   *limiters.Split
+	delayed *limiters.DelayedSync
+
+	rdb      *redis.Client
+	guard    *storeGuard
+	m        *metrics
+	scrape   http.Handler
+	lastSync atomic.Int64 // Unix ns, on the replica's clock, of the last good exchange
+
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New builds a replica from its configuration and rules (nil: the embedded default rules)
+// and starts its background work. It does not wait for the store: a replica whose store
+// is down starts degraded and decides fail-open.
+func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if rules == nil {
+		rules = DefaultRules()
+	}
+	o := options{now: time.Now, log: slog.Default()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	r := &Replica{
+		cfg:    cfg,
+		header: cfg.clientHeaderKey(),
+		now:    o.now,
+		log:    o.log.With("mode", string(cfg.Mode), "node", cfg.NodeIndex),
+	}
+	r.rules.Store(rules)
+	r.m = newMetrics(cfg, r.syncLag, r.trackedClients)
+	r.scrape = promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{})
+	r.guard = newStoreGuard(cfg.StoreTimeout, r.m, r.log, r.now)
+	switch cfg.Mode {
+	case Central:
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
+		r.central = limiters.NewCentral(limiters.NewRedisStore(r.rdb))
+		r.local = limiters.NewLocal()
+	case Delayed:
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
+		r.delayed = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb))
+	case Split:
+		r.split = limiters.NewSplit(cfg.NodeCount)
+	}
+	r.lastSync.Store(r.now().UnixNano())
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop = cancel
+	if r.delayed != nil {
+		r.wg.Go(func() { r.syncLoop(ctx) })
+	} else {
+		r.wg.Go(func() { r.pruneLoop(ctx) })
+	}
+	if r.central != nil {
+		r.wg.Go(func() { r.probeLoop(ctx) })
+	}
+	r.log.Info("replica ready", "rules", rules.Source, "named_rules", len(rules.Named),
+		"default_rule", fmt.Sprintf("%d per %s, %s", rules.Default.Limit, rules.Default.Window, rules.Default.Algorithm),
+		"redis", cfg.Redis, "node_count", cfg.NodeCount, "sync_interval", cfg.SyncInterval.String(),
+		"store_timeout", cfg.StoreTimeout.String(), "client_header", cfg.ClientHeader)
+	return r, nil
+}
+
+// Rules returns the rules in force.
+func (r *Replica) Rules() *Rules { return r.rules.Load() }
+
+// Degraded reports whether the replica is deciding without its counter store now.
+func (r *Replica) Degraded() bool { return r.guard.degraded() }
+
+// Reload reads the rule file (--rules) again and puts it in force; it is what SIGHUP does.
+// An invalid file changes nothing: the old rules stay, and the log and the error say why.
+func (r *Replica) Reload() error {
+	path := r.cfg.RulesPath
+	if path == "" {
+		r.log.Info("rule reload: no rule file was given (--rules), the embedded default rules stay")
+		return nil
+	}
+	rules, err := LoadRules(path)
+	if err != nil {
+		r.m.reloads.WithLabelValues("error").Inc()
+		r.log.Error("rule reload failed: keeping the old rules", "file", path, "err", err.Error())
+		return err
+	}
+	r.rules.Store(rules)
+	r.m.reloads.WithLabelValues("ok").Inc()
+	r.log.Info("rules reloaded", "file", path, "named_rules", len(rules.Named))
+	return nil
+}
+
+// ServeHTTP answers GET /healthz, GET /metrics, and takes every other request as a decision.
+func (r *Replica) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	switch req.URL.Path {
+	case "/healthz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	case "/metrics":
+		r.scrape.ServeHTTP(w, req)
+	default:
+		r.decide(w, req)
+	}
+}
+
+func (r *Replica) decide(w http.ResponseWriter, req *http.Request) {
+	id, problem := clientID(req.Header, r.header, r.cfg.ClientHeader)
+	if problem != "" {
+		r.m.badRequests.Inc()
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": problem})
+		return
+	}
+	rule := r.rules.Load().For(id, req.Header.Get(ClassHeader))
+	dec := r.allow(req.Context(), id, rule, r.now())
+
+	h := w.Header()
+	h.Set("RateLimit-Policy", policyField(rule))
+	if dec.Allowed {
+		r.m.decisions.WithLabelValues(rule.Name, outcomeAllowed).Inc()
+		h.Set("RateLimit", limitField(rule.Name, dec.Remaining, ceilSeconds(dec.ResetAfter)))
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+		return
+	}
+	r.m.decisions.WithLabelValues(rule.Name, outcomeRejected).Inc()
+	// The draft asks that Retry-After not point before the end of the effective window,
+	// so with nothing left both say when the next request can pass.
+	retry := max(ceilSeconds(dec.RetryAfter), 1)
+	h.Set("RateLimit", limitField(rule.Name, dec.Remaining, retry))
+	h.Set("Retry-After", strconv.FormatInt(retry, 10))
+	writeJSON(w, http.StatusTooManyRequests, map[string]any{
+		"error": "rate limit exceeded", "rule": rule.Name, "retry_after": retry,
+	})
+}
+
+// allow decides one request in the replica's mode. It cannot fail: a store error turns
+// into a decision made without the store.
+func (r *Replica) allow(ctx context.Context, id string, rule *limiters.Rule, now time.Time) limiters.Decision {
+	switch {
+	case r.split != nil:
+		d, _ := r.split.Allow(ctx, id, rule, now) // never fails: no store
+		return d
+	case r.delayed != nil:
+		d, _ := r.delayed.Allow(ctx, id, rule, now) // never fails: never touches the store
+		if r.guard.degraded() {
+			r.guard.countDegraded()
+		}
+		return d
+	}
+	var d limiters.Decision
+	err := r.guard.call(ctx, opTake, func(ctx context.Context) error {
+		var err error
+		d, err = r.central.Allow(ctx, id, rule, now)
+		return err
+	})
+	if err != nil {
+		r.guard.countDegraded()
+		return r.local.Take(id, rule, now)
+	}
+	if d.Allowed {
+		// The local limiter counts this node's own traffic all along, so a fallback
+		// starts from what this node already let through in the window, not from zero.
+		r.local.Take(id, rule, now)
+	}
+	return d
+}
+
+// clientID reads the client ID from the header key (canonical form); a non-empty problem
+// says why the request cannot be counted, naming the header as the user spelled it.
+func clientID(h http.Header, key, name string) (id, problem string) {
+	vals := h[key]
+	switch {
+	case len(vals) == 0:
+		return "", fmt.Sprintf("missing client ID: send it in the %s header", name)
+	case len(vals) > 1:
+		return "", fmt.Sprintf("the %s header appears %d times: send exactly one client ID", name, len(vals))
+	case vals[0] == "":
+		return "", fmt.Sprintf("empty client ID in the %s header", name)
+	case len(vals[0]) > MaxClientIDBytes:
+		return "", fmt.Sprintf("client ID in the %s header is %d bytes: at most %d are allowed", name, len(vals[0]), MaxClientIDBytes)
+	}
+	return vals[0], ""
+}
+
+// policyField is the RateLimit-Policy field value (draft-ietf-httpapi-ratelimit-headers-11
+// §3): the rule's name as an sf-string, its quota and window in seconds. Rule names are
+// restricted to characters that need no escaping in an sf-string.
+func policyField(rule *limiters.Rule) string {
+	b := make([]byte, 0, 48)
+	b = append(b, '"')
+	b = append(b, rule.Name...)
+	b = append(b, `";q=`...)
+	b = strconv.AppendInt(b, rule.Limit, 10)
+	b = append(b, ";w="...)
+	b = strconv.AppendInt(b, max(ceilSeconds(rule.Window), 1), 10)
+	return string(b)
+}
+
+// limitField is the RateLimit field value (draft §4): the available quota and the
+// effective window, the seconds within which no more than that is available.
+func limitField(name string, remaining, t int64) string {
+	b := make([]byte, 0, 48)
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, `";r=`...)
+	b = strconv.AppendInt(b, remaining, 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, t, 10)
+	return string(b)
+}
+
+// ceilSeconds rounds a duration up to whole seconds: a client told to wait less than it
+// must would be rejected again.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(math.Ceil(d.Seconds()))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// syncLoop exchanges counts with the store every sync interval (delayed mode).
+func (r *Replica) syncLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = r.syncOnce(ctx) // a failure is counted, logged at the outage's start, and retried next tick
+		}
+	}
+}
+
+// syncOnce is one exchange: push this node's counts, pull the shared view. With no client
+// to sync it pings instead, so that an outage's end is noticed without traffic.
+func (r *Replica) syncOnce(ctx context.Context) error {
+	now := r.now()
+	var err error
+	if r.delayed.Clients() == 0 {
+		err = r.guard.call(ctx, opPing, func(ctx context.Context) error { return r.rdb.Ping(ctx).Err() })
+	} else {
+		err = r.guard.call(ctx, opExchange, func(ctx context.Context) error { return r.delayed.Sync(ctx, now) })
+	}
+	if err == nil {
+		r.lastSync.Store(now.UnixNano())
+	}
+	return err
+}
+
+// probeLoop pings the store while it is unreachable (central mode), so the outage's end is
+// noticed, logged and shown by the gauge without waiting for traffic.
+func (r *Replica) probeLoop(ctx context.Context) {
+	t := time.NewTicker(breakerOpen / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if r.guard.degraded() {
+				_ = r.guard.call(ctx, opPing, func(ctx context.Context) error { return r.rdb.Ping(ctx).Err() })
+			}
+		}
+	}
+}
+
+// pruneLoop keeps memory bounded by the clients active in the last window (central, split).
+func (r *Replica) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.trackedClients()
+		}
+	}
+}
+
+func (r *Replica) syncLag() float64 {
+	if r.delayed == nil {
+		return 0
+	}
+	return r.now().Sub(time.Unix(0, r.lastSync.Load())).Seconds()
+}
+
+// trackedClients is read at scrape time; pruning first makes the figure current.
+func (r *Replica) trackedClients() float64 {
+	switch {
+	case r.delayed != nil:
+		return float64(r.delayed.Clients())
+	case r.split != nil:
+		return float64(r.split.Prune(r.now()))
+	default:
+		return float64(r.local.Prune(r.now()))
+	}
+}
+
+// Close stops the background work and, in delayed mode, flushes: one last exchange so the
+// counts this replica made since its last sync reach the store. It then closes the store
+// connection. Calling it again returns the first call's result.
+func (r *Replica) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() {
+		r.stop()
+		r.wg.Wait()
+		if r.delayed != nil {
+			r.closeErr = r.flush(ctx)
+		}
+		if r.rdb != nil {
+			_ = r.rdb.Close()
+		}
+	})
+	return r.closeErr
+}
+
+// flush is the final exchange. It goes around the circuit breaker: it is the last chance
+// to deliver the counts, and the store may be back although the breaker is still open.
+func (r *Replica) flush(ctx context.Context) error {
+	if r.delayed.Clients() == 0 {
+		return nil
+	}
+	r.m.roundTrips.WithLabelValues(opExchange).Inc()
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.StoreTimeout)
+	defer cancel()
+	if err := r.delayed.Sync(cctx, r.now()); err != nil {
+		r.m.storeErrors.WithLabelValues(opExchange, reason(err)).Inc()
+		r.log.Error("final sync failed: counts made since the last sync are lost", "err", err.Error())
+		return fmt.Errorf("final sync with the counter store at %s: %w", r.cfg.Redis, err)
+	}
+	r.log.Info("final sync done: local counts flushed to the store")
+	return nil
+}
+
+// Serve answers on ln until ctx ends, then drains in-flight requests (http.Server.Shutdown,
+// at most 5 s) and closes the replica, which flushes local counts in delayed mode.
+func (r *Replica) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           r,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	r.log.Info("replica listening", "addr", ln.Addr().String())
+	var serveErr error
+	select {
+	case err := <-errc:
+		serveErr = fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+		r.log.Info("shutting down: draining in-flight requests")
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := srv.Shutdown(sctx); err != nil {
+			serveErr = fmt.Errorf("drain in-flight requests: %w", err)
+		}
+		cancel()
+	}
+	closeErr := r.Close(context.Background())
+	if serveErr == nil && closeErr == nil {
+		r.log.Info("replica stopped")
+	}
+	return errors.Join(serveErr, closeErr)
+}
+
+// Run is the whole replica process: it loads the rules (the embedded default without
+// --rules), listens, reloads the rules on SIGHUP, and serves until ctx ends (SIGTERM in
+// main), then drains and flushes. A bad rule file stops it before it listens, with an
+// error of the form "file:line: what is wrong".
+func Run(ctx context.Context, cfg Config, opts ...Option) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	rules := DefaultRules()
+	if cfg.RulesPath != "" {
+		var err error
+		if rules, err = LoadRules(cfg.RulesPath); err != nil {
+			return err
+		}
+	}
+	r, err := New(cfg, rules, opts...)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		_ = r.Close(ctx)
+		return fmt.Errorf("listen on %s: %w (is the port taken? pass --listen or REPLICA_LISTEN)", cfg.Listen, err)
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = r.Reload() // logged; the old rules stay on error
+			}
+		}
+	}()
+	return r.Serve(ctx, ln)
+}
