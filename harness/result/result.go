@@ -129,9 +129,12 @@ type ScenarioResult struct {
 	OverLimit      int                      `json:"over_limit_clients"`
 	StoreCommands  int64                    `json:"store_commands"`
 	StoreCmdPerSec float64                  `json:"store_commands_per_s"`
-	Duration       time.Duration            `json:"duration_ns"`
-	Probes         []ProbeResult            `json:"probes"`
-	Error          string                   `json:"error,omitempty"`
+	// StoreOps counts the commands run inside scripts too: the store's work, not its touches.
+	StoreOps       int64         `json:"store_ops"`
+	StoreOpsPerSec float64       `json:"store_ops_per_s"`
+	Duration       time.Duration `json:"duration_ns"`
+	Probes         []ProbeResult `json:"probes"`
+	Error          string        `json:"error,omitempty"`
 }
 
 // ProbeResult is one probe client: the document's patterns, measured.

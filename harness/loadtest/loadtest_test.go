@@ -1,0 +1,88 @@
+//go:build loadtest
+
+package loadtest
+
+// The load test itself, on real containers, in a quick time-scaled form. It runs alone
+// (make test runs it after the unit tests, without -race) because a generator sharing two
+// cores with other test binaries falls behind its schedule, and the run then says so.
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+func quickConfig(t *testing.T) Config {
+	cfg := DefaultConfig()
+	cfg.Network = "host"
+	cfg.TimeScale = 0.2
+	cfg.Rate = 300
+	cfg.Matrix = false
+	cfg.OutDir = t.TempDir()
+	if testing.Verbose() {
+		cfg.Progress = os.Stdout
+	}
+	return cfg
+}
+
+func TestLoadtestDesignKeepsItsWord(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	cfg := quickConfig(t)
+	sum, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Scenarios) != 3 {
+		t.Fatalf("%d scenarios, want the design and its two fail-open scenarios", len(sum.Scenarios))
+	}
+	for _, sc := range sum.Scenarios {
+		for _, c := range sc.Checks {
+			if !c.Pass {
+				t.Errorf("%s: %s", sc.Name, c)
+			}
+		}
+		if sc.Error != "" {
+			t.Errorf("%s: %s", sc.Name, sc.Error)
+		}
+		if sc.Accepted == 0 || sc.Rejected == 0 {
+			t.Errorf("%s: %d accepted, %d rejected: the probes were not limited", sc.Name, sc.Accepted, sc.Rejected)
+		}
+		if sc.Fault != "" && (sc.FaultLatency == nil || sc.FaultLatency.Count == 0) {
+			t.Errorf("%s: no latency measured during the fault", sc.Name)
+		}
+	}
+	if !sum.Pass || sum.GeneratorBound {
+		t.Errorf("verdict pass=%v generator-bound=%v failed=%v", sum.Pass, sum.GeneratorBound, sum.Failed)
+	}
+	for _, p := range []string{cfg.OutDir + "/summary.json", sum.Scenarios[1].Dir(cfg.OutDir) + "/outcomes.csv"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the run left no %s: %v", p, err)
+		}
+	}
+}
+
+func TestLoadtestFixedWindowFailsAtTheBoundary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := quickConfig(t)
+	cfg.Algorithm = limiters.FixedWindow
+	cfg.FailOpen = false
+	sum, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Pass {
+		t.Fatal("a fixed window passed the 1.1x gate with the boundary burst")
+	}
+	if len(sum.Failed) == 0 || !strings.Contains(strings.Join(sum.Failed, ";"), "max overshoot") {
+		t.Errorf("failed checks = %v, want max overshoot named", sum.Failed)
+	}
+	if o := sum.Scenarios[0].MaxOvershoot; o < 1.5 {
+		t.Errorf("max overshoot %.3f, want near the document's x2.000", o)
+	}
+}
