@@ -239,9 +239,6 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 
 	rdb := redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
 	defer rdb.Close()
-	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-		return res, fmt.Errorf("reset the store's command stats: %w", err)
-	}
 
 	// Faults, in offsets from the start of the traffic.
 	var faults []accounting.Interval
@@ -286,6 +283,10 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	// window edges (the boundary burst's) are the limiters' own.
 	if err := sleepUntilAligned(ctx, window); err != nil {
 		return res, err
+	}
+	// The store's command counts cover the traffic alone, not the fleet's start or the wait.
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return res, fmt.Errorf("reset the store's command stats: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
