@@ -253,3 +253,43 @@ func scenarioBars(title, unit string, names []string, series []string, values []
 	height := max(chartH, vg.Length(len(names))*vg.Points(30)+vg.Centimeter*2)
 	return svg(p, chartW, height)
 }
+
+// peakChart is the distribution of the background clients' busiest window over their limit,
+// with the 1.1× gate marked: every bar must stand left of it.
+func peakChart(sc result.ScenarioResult) (string, error) {
+	p := plot.New()
+	p.Title.Text = "Background clients by peak/limit: " + sc.Name
+	p.X.Label.Text = "busiest window of acceptances / limit"
+	p.Y.Label.Text = "clients"
+	xys := make(plotter.XYs, 0, len(sc.PeakRatios))
+	ymax := 1.0
+	for i, n := range sc.PeakRatios {
+		xys = append(xys, plotter.XY{X: float64(i) * result.PeakRatioBin, Y: float64(n)})
+		ymax = max(ymax, float64(n))
+	}
+	h, err := plotter.NewHistogram(xys, len(xys))
+	if err != nil {
+		return "", err
+	}
+	h.FillColor = palette[0]
+	p.Add(h)
+	x0 := accounting.OvershootLimit
+	if err := vline(p, x0, ymax, palette[1]); err != nil {
+		return "", err
+	}
+	p.Y.Min = 0
+	return svg(p, chartW/2, chartH)
+}
+
+// vline marks x with a dashed vertical line labelled as the 1.1× gate.
+func vline(p *plot.Plot, x, ymax float64, c color.Color) error {
+	l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: ymax}})
+	if err != nil {
+		return err
+	}
+	l.Color = c
+	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(l)
+	p.Legend.Add("1.1x limit", l)
+	return nil
+}

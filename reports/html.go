@@ -98,6 +98,13 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 				return nil, err
 			}
 			sp.Charts = append(sp.Charts, template.HTML(c))
+			if len(sc.PeakRatios) > 0 {
+				c, err := peakChart(sc)
+				if err != nil {
+					return nil, err
+				}
+				sp.Charts = append(sp.Charts, template.HTML(c))
+			}
 		}
 		p.Scenarios = append(p.Scenarios, sp)
 		names = append(names, sc.Name)

@@ -156,13 +156,14 @@ func TestReportCharts(t *testing.T) {
 		"Latency percentiles (ms): sliding_window/delayed",
 		"Latency percentiles (ms): fixed_window/central",
 		"Store commands per second", "Rate asked and achieved", "Generator lateness, p99",
+		"Background clients by peak/limit: sliding_window/delayed",
 	} {
 		if !strings.Contains(html, title) {
 			t.Errorf("chart %q missing", title)
 		}
 	}
-	if n := strings.Count(html, "<svg"); n != 11 {
-		t.Errorf("%d charts, want 11 (3 probe, 2 traffic, 3 latency, 3 across scenarios)", n)
+	if n := strings.Count(html, "<svg"); n != 12 {
+		t.Errorf("%d charts, want 12 (3 probe, 2 traffic, 3 latency, 1 peak distribution, 3 across scenarios)", n)
 	}
 	// The fail-open scenario's two time charts are shaded; the others are not.
 	if n := strings.Count(html, "store fault"); n != 2 {

@@ -10,6 +10,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
@@ -71,8 +72,12 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	res.MaxOvershoot, res.FalseRejects, res.OverLimit = rep.MaxOvershoot, rep.FalseRejects, rep.OverLimitClients
 	window := cfg.scaled(limiters.DefaultWindow)
 	recovered := outage.To + cfg.RecoveryGrace
+	res.PeakRatios = make([]int, result.PeakRatioBins)
 	for _, c := range rep.Clients {
 		if !c.Probe {
+			if c.Accepted > 0 {
+				res.PeakRatios[min(int(c.Overshoot/result.PeakRatioBin), result.PeakRatioBins-1)]++
+			}
 			continue
 		}
 		times := probes.accepted[int32(c.Client)]

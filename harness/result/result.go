@@ -134,7 +134,11 @@ type ScenarioResult struct {
 	StoreOpsPerSec float64       `json:"store_ops_per_s"`
 	Duration       time.Duration `json:"duration_ns"`
 	Probes         []ProbeResult `json:"probes"`
-	Error          string        `json:"error,omitempty"`
+	// PeakRatios is the distribution of every non-probe client's busiest window of
+	// acceptances over its limit: PeakRatios[i] clients had a peak/limit in
+	// [i, i+1) × PeakRatioBin; the last bin holds everything above.
+	PeakRatios []int  `json:"peak_ratios,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // ProbeResult is one probe client: the document's patterns, measured.
@@ -173,3 +177,9 @@ func Read(path string) (Summary, error) {
 	}
 	return s, nil
 }
+
+// PeakRatioBin is the width of a PeakRatios bin; PeakRatioBins bins cover 0 to 1.5.
+const (
+	PeakRatioBin  = 0.05
+	PeakRatioBins = 31
+)
