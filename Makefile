@@ -32,6 +32,7 @@ test: deps images lint
 
 model: build
 	$(BIN)/harness model ratelimit
+	$(BIN)/harness model autoscale
 
 # The main job in a time-scaled form that fits a few minutes on 2 cores: every duration x0.2
 # (window 12 s), host networking (Docker's port proxy costs a third of the rate), a

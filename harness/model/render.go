@@ -62,3 +62,52 @@ func passWord(ok bool) string {
 	}
 	return "fails"
 }
+
+// WriteAutoscale prints the horizontal-scaling document's tables as aligned text, one per
+// document table, with English column names.
+func WriteAutoscale(w io.Writer, m Autoscale) error {
+	fmt.Fprintf(w, "Controller (olcekleme.mjs): %d rounds, load %g-%g req/s (seed %d); %g req/s per replica, target utilisation %g%%\n",
+		len(m.Series), m.MinLoad, m.MaxLoad, SeriesSeed, Saturation, TargetUtil*100)
+	fmt.Fprintf(w, "required replicas %d-%d, ideal total %d replica-rounds\n\n", m.MinRequired, m.MaxRequired, m.IdealTotal)
+	fmt.Fprintf(w, "Metric delay sweep (no stabilization window, no step limit)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "delay\tchanges\toscillation\tover-prov. replica-rounds\tunder-prov. rounds\ttotal replica-rounds\tpeak replicas\t\n")
+	for _, r := range m.DelaySweep {
+		s := r.Score
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Setting.Delay, s.Changes, s.Oscillation, s.Over, s.Under, s.Total, s.Peak)
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nDampers (denge.mjs): metric delay %d rounds unless the row says otherwise\n", MetricDelay)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "setting\tchanges\toscillation\tover-prov. replica-rounds\tunder-prov. rounds\tunder-prov. in step\ttotal replica-rounds\t\n")
+	for _, r := range m.Dampers {
+		s := r.Score
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Name, s.Changes, s.Oscillation, s.Over, s.Under, s.UnderInStep, s.Total)
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nStep test: load %d -> %d req/s at round %d; response rounds until replicas >= required\n",
+		StepTestBefore, StepTestAfter, StepRounds.From)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "setting\t")
+	for _, d := range StepTestDelays {
+		fmt.Fprintf(tw, "delay %d\t", d)
+	}
+	fmt.Fprintln(tw)
+	for _, r := range m.StepTest {
+		fmt.Fprintf(tw, "%s\t", r.Name)
+		for _, v := range r.Response {
+			fmt.Fprintf(tw, "%d\t", v)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+
+	s := m.Summary
+	fmt.Fprintf(w, "\noscillation %d -> %d (%.0f%% drop), under-provisioned rounds in the step %d -> %d\n",
+		s.OscillationFrom, s.OscillationTo, s.OscillationDrop, s.UnderInStepFrom, s.UnderInStepTo)
+	_, err := fmt.Fprintf(w, "resources %d -> %d replica-rounds (ideal %d); the controller read %d measurements, each %d rounds late\n",
+		s.TotalFrom, s.TotalTo, s.Ideal, s.MeasurementsRead, s.Delay)
+	return err
+}

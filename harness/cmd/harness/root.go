@@ -43,6 +43,29 @@ func newModelCmd() *cobra.Command {
 		},
 	}
 	rl.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON instead of tables")
-	cmd.AddCommand(rl)
+	cmd.AddCommand(rl, newModelAutoscaleCmd())
 	return cmd
+}
+
+func newModelAutoscaleCmd() *cobra.Command {
+	var asJSON bool
+	as := &cobra.Command{
+		Use:   "autoscale",
+		Short: "Metric-delay sweep, dampers and step test of the horizontal-scaling document",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := model.RunAutoscale()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(m)
+			}
+			return model.WriteAutoscale(cmd.OutOrStdout(), m)
+		},
+	}
+	as.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON instead of tables")
+	return as
 }
