@@ -43,7 +43,7 @@ func newModelCmd() *cobra.Command {
 		},
 	}
 	rl.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON instead of tables")
-	cmd.AddCommand(rl, newModelAutoscaleCmd())
+	cmd.AddCommand(rl, newModelAutoscaleCmd(), newModelClaimCheckCmd())
 	return cmd
 }
 
