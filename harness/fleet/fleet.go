@@ -40,6 +40,10 @@ const (
 	TargetNoop    = "noop"    // the throughput ceiling, targets/cmd/noop
 )
 
+// ModePeerGCRA is the replica's mode that decides with go-redis/redis_rate instead of our
+// limiters: a peer to compare with, in the same fleet and run.
+const ModePeerGCRA = "peer-gcra"
+
 // Network modes of the Docker provider.
 const (
 	NetworkBridge = "bridge" // per-run Docker network, ports published on 127.0.0.1
@@ -80,7 +84,7 @@ type Spec struct {
 	Replicas int
 	// Target is "replica" (default) or "noop".
 	Target string
-	// Mode is passed to every replica as --mode: central | split | delayed (default).
+	// Mode is passed to every replica as --mode: central | split | delayed (default) | peer-gcra.
 	Mode string
 	// Rules is the YAML rule file given to every replica (--rules); none if empty.
 	Rules []byte
@@ -192,9 +196,9 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.Mode = DefaultMode
 	}
 	switch s.Mode {
-	case "central", "split", "delayed":
+	case "central", "split", "delayed", ModePeerGCRA:
 	default:
-		return s, fmt.Errorf("mode %q: use central, split or delayed", s.Mode)
+		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, ModePeerGCRA)
 	}
 	if s.SyncInterval == 0 {
 		s.SyncInterval = DefaultSyncInterval

@@ -23,6 +23,11 @@ const (
 	Split Mode = "split"
 	// Delayed counts locally and exchanges counts with the store every sync interval.
 	Delayed Mode = "delayed"
+	// PeerGCRA is not ours: it decides with github.com/go-redis/redis_rate (GCRA, one Redis
+	// call per decision, the store's clock), so a benchmark can put a peer limiter beside
+	// ours in the same fleet. It takes the rule's limit per window with burst = the token
+	// bucket's burst, or the limit for the window algorithms.
+	PeerGCRA Mode = "peer-gcra"
 )
 
 // Defaults of the command line that are not figures of the document.
@@ -87,7 +92,7 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	mode := string(cfg.Mode)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve decisions on, host:port [env REPLICA_LISTEN]")
 	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "counter store address host:port, required in central and delayed modes [env REPLICA_REDIS]")
-	fs.StringVar(&mode, "mode", mode, "distributed mode: central | split | delayed [env REPLICA_MODE]")
+	fs.StringVar(&mode, "mode", mode, "distributed mode: central | split | delayed | peer-gcra (go-redis/redis_rate, for comparison) [env REPLICA_MODE]")
 	fs.IntVar(&cfg.NodeIndex, "node-index", cfg.NodeIndex, "this replica's index in the fleet, 0 ≤ index < node-count [env REPLICA_NODE_INDEX]")
 	fs.IntVar(&cfg.NodeCount, "node-count", cfg.NodeCount, "replicas in the fleet; split mode enforces limit/node-count [env REPLICA_NODE_COUNT]")
 	fs.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed mode: time between exchanges with the store [env REPLICA_SYNC_INTERVAL]")
@@ -132,13 +137,13 @@ Flags (a flag not given falls back to its environment variable):
 func (c Config) Validate() error {
 	var errs []error
 	switch c.Mode {
-	case Central, Delayed:
+	case Central, Delayed, PeerGCRA:
 		if c.Redis == "" {
 			errs = append(errs, fmt.Errorf("--redis is required in %s mode: give the counter store's host:port (or REPLICA_REDIS)", c.Mode))
 		}
 	case Split:
 	default:
-		errs = append(errs, fmt.Errorf("--mode %q is unknown: want central, split or delayed", c.Mode))
+		errs = append(errs, fmt.Errorf("--mode %q is unknown: want central, split or delayed (or peer-gcra, a peer limiter for comparison)", c.Mode))
 	}
 	if c.NodeCount < 1 {
 		errs = append(errs, fmt.Errorf("--node-count must be >= 1 (got %d)", c.NodeCount))

@@ -1,7 +1,8 @@
 // Package replica is the limiter replica, the service under test: an HTTP server on which
 // every request is one decision for one client (200 allowed, 429 rejected), answered with
 // the IETF RateLimit-Policy and RateLimit header fields, rules from a YAML file, and the
-// project's limiters in central, split or delayed-sync mode over Redis.
+// project's limiters in central, split or delayed-sync mode over Redis (or, for comparison
+// only, a peer: go-redis/redis_rate's GCRA in mode peer-gcra).
 //
 // The store going down never rejects a request: every store call runs under a short
 // timeout and a circuit breaker, and while the store is unreachable a replica decides from
@@ -27,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
@@ -66,8 +68,9 @@ type Replica struct {
 	log    *slog.Logger
 	rules  atomic.Pointer[Rules]
 
-	// Exactly one mode's limiter is set; central also keeps a local fallback.
+	// Exactly one mode's limiter is set; central and peer also keep a local fallback.
 	central *limiters.Central
+	peer    *redis_rate.Limiter
 	local   *limiters.Local
 	split   *limiters.Split
 	delayed *limiters.DelayedSync
@@ -118,6 +121,10 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		r.delayed = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb))
 	case Split:
 		r.split = limiters.NewSplit(cfg.NodeCount)
+	case PeerGCRA:
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
+		r.peer = redis_rate.NewLimiter(r.rdb)
+		r.local = limiters.NewLocal()
 	}
 	r.lastSync.Store(r.now().UnixNano())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,7 +134,7 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	} else {
 		r.wg.Go(func() { r.pruneLoop(ctx) })
 	}
-	if r.central != nil {
+	if r.central != nil || r.peer != nil {
 		r.wg.Go(func() { r.probeLoop(ctx) })
 	}
 	r.log.Info("replica ready", "rules", rules.Source, "named_rules", len(rules.Named),
@@ -223,7 +230,11 @@ func (r *Replica) allow(ctx context.Context, id string, rule *limiters.Rule, now
 	var d limiters.Decision
 	err := r.guard.call(ctx, opTake, func(ctx context.Context) error {
 		var err error
-		d, err = r.central.Allow(ctx, id, rule, now)
+		if r.peer != nil {
+			d, err = peerAllow(ctx, r.peer, id, rule)
+		} else {
+			d, err = r.central.Allow(ctx, id, rule, now)
+		}
 		return err
 	})
 	if err != nil {
@@ -236,6 +247,24 @@ func (r *Replica) allow(ctx context.Context, id string, rule *limiters.Rule, now
 		r.local.Take(id, rule, now)
 	}
 	return d
+}
+
+// peerAllow decides one request with go-redis/redis_rate: GCRA in one Lua script on the
+// store's clock (TIME), so the replica's clock plays no part. The rule becomes Limit per
+// Window with the token bucket's burst, or the whole limit as burst for a window rule.
+func peerAllow(ctx context.Context, l *redis_rate.Limiter, id string, rule *limiters.Rule) (limiters.Decision, error) {
+	burst := rule.Limit
+	if rule.Algorithm == limiters.TokenBucket {
+		burst = rule.Burst
+	}
+	res, err := l.Allow(ctx, limiters.Key(id, rule), redis_rate.Limit{Rate: int(rule.Limit), Burst: int(burst), Period: rule.Window})
+	if err != nil {
+		return limiters.Decision{}, fmt.Errorf("redis_rate for %q: %w", id, err)
+	}
+	return limiters.Decision{
+		Allowed: res.Allowed > 0, Limit: rule.Limit, Remaining: int64(res.Remaining),
+		ResetAfter: max(res.ResetAfter, 0), RetryAfter: max(res.RetryAfter, 0),
+	}, nil
 }
 
 // clientID reads the client ID from the header key (canonical form); a non-empty problem
@@ -328,7 +357,7 @@ func (r *Replica) syncOnce(ctx context.Context) error {
 	return err
 }
 
-// probeLoop pings the store while it is unreachable (central mode), so the outage's end is
+// probeLoop pings the store while it is unreachable (central and peer modes), so the outage's end is
 // noticed, logged and shown by the gauge without waiting for traffic.
 func (r *Replica) probeLoop(ctx context.Context) {
 	t := time.NewTicker(breakerOpen / 2)
