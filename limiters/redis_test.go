@@ -21,33 +21,55 @@ var testRules = []Rule{
 func TestRedisTakeMatchesLocal(t *testing.T) {
 	srv := redistest.Start(t)
 	rs := NewRedisStore(srv.Client())
-	ctx := context.Background()
-	base := time.Unix(1_800_000_000, 0)
 	for _, r := range testRules {
 		t.Run(string(r.Algorithm), func(t *testing.T) {
-			local := NewLocal()
-			rng := rand.New(rand.NewPCG(1, 2))
-			ms := int64(0)
-			allowed := 0
-			for i := range 400 {
-				ms += rng.Int64N(40) // bursts and gaps, about 50/s against 10/s
-				now := base.Add(time.Duration(ms) * time.Millisecond)
-				want := local.Take("client-1", &r, now)
-				got, err := rs.Take(ctx, "client-1", &r, now)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got != want {
-					t.Fatalf("request %d at %dms: redis %+v, local %+v", i, ms, got, want)
-				}
-				if got.Allowed {
-					allowed++
-				}
-			}
-			if allowed == 0 || allowed == 400 {
-				t.Errorf("allowed %d of 400: the test exercises nothing", allowed)
-			}
+			takeMatchesLocal(t, rs, &r, "client-1", 40*time.Millisecond, 400)
 		})
+	}
+}
+
+// The document's sliding window (600 per 60 s in 12 slices, HS3 and HS7) kept as one small
+// hash per client must decide exactly as the Go algorithm does: the layout that replaces the
+// document's twelve records per client changes memory, not decisions. Clients at 10, 20 and
+// 40 requests/s against 10/s cross the limit, come back under it and fill every slice.
+func TestRedisSlidingHashMatchesLocalAtTheDocumentsRule(t *testing.T) {
+	srv := redistest.Start(t)
+	rs := NewRedisStore(srv.Client())
+	r := Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: time.Minute, Slices: 12}
+	for _, gap := range []time.Duration{200 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond} {
+		t.Run(gap.String(), func(t *testing.T) {
+			takeMatchesLocal(t, rs, &r, "doc-"+gap.String(), gap, 3000)
+		})
+	}
+}
+
+// takeMatchesLocal sends n requests of one client, with seeded gaps of up to maxGap, to the
+// Redis store and to the single-process limiter, and fails on the first decision that differs.
+func takeMatchesLocal(t *testing.T, rs *RedisStore, r *Rule, client string, maxGap time.Duration, n int) {
+	t.Helper()
+	ctx := context.Background()
+	base := time.Unix(1_800_000_000, 0)
+	local := NewLocal()
+	rng := rand.New(rand.NewPCG(1, 2))
+	ms := int64(0)
+	allowed := 0
+	for i := range n {
+		ms += rng.Int64N(maxGap.Milliseconds()) // bursts and gaps
+		now := base.Add(time.Duration(ms) * time.Millisecond)
+		want := local.Take(client, r, now)
+		got, err := rs.Take(ctx, client, r, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("request %d at %dms: redis %+v, local %+v", i, ms, got, want)
+		}
+		if got.Allowed {
+			allowed++
+		}
+	}
+	if allowed == 0 || allowed == n {
+		t.Errorf("allowed %d of %d: the test exercises nothing", allowed, n)
 	}
 }
 
