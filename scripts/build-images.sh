@@ -4,10 +4,12 @@
 #
 #   rlharness/replica:dev  static ./targets/cmd/replica (skipped, with a message, while it does not exist)
 #   rlharness/noop:dev     static ./targets/cmd/noop
+#   rlharness/claimcheck:dev static ./targets/cmd/claimcheck (the claim-check producer/consumer)
+#   rlharness/worker:dev   static ./targets/cmd/worker (the horizontal-scaling replica)
 #   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
 #                          redis-server plus every library ldd lists and the dynamic loader
 #
-# Usage: scripts/build-images.sh [replica|noop|redis ...]   (default: all three)
+# Usage: scripts/build-images.sh [replica|noop|worker|redis ...]   (default: all four)
 # Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
 # GO (go binary, default go), DOCKER (docker binary, default docker).
 set -euo pipefail
@@ -110,12 +112,12 @@ DOCKERFILE
 }
 
 images=("$@")
-[[ ${#images[@]} -gt 0 ]] || images=(replica noop redis)
+[[ ${#images[@]} -gt 0 ]] || images=(replica noop claimcheck worker redis)
 for image in "${images[@]}"; do
 	case $image in
-	replica | noop) go_image "$image" ;;
+	replica | noop | claimcheck | worker) go_image "$image" ;;
 	redis) redis_image ;;
-	*) die "unknown image '$image': use replica, noop or redis" ;;
+	*) die "unknown image '$image': use replica, noop, worker or redis" ;;
 	esac
 done
 log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"

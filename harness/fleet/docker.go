@@ -29,6 +29,7 @@ const (
 	DefaultRedisImage   = "rlharness/redis:dev"
 	DefaultReplicaImage = "rlharness/replica:dev"
 	DefaultNoopImage    = "rlharness/noop:dev"
+	DefaultWorkerImage  = "rlharness/worker:dev"
 )
 
 // Inside a bridge network every member listens on its image's usual port and

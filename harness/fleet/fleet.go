@@ -38,6 +38,7 @@ const (
 const (
 	TargetReplica = "replica" // the limiter replica, targets/cmd/replica
 	TargetNoop    = "noop"    // the throughput ceiling, targets/cmd/noop
+	TargetWorker  = "worker"  // the horizontal-scaling replica, targets/cmd/worker (configured by ExtraEnv WORKER_*)
 )
 
 // ModePeerGCRA is the replica's mode that decides with go-redis/redis_rate instead of our
@@ -82,7 +83,7 @@ type Spec struct {
 	RunID string
 	// Replicas is the number of target replicas; default 8 (HS4).
 	Replicas int
-	// Target is "replica" (default) or "noop".
+	// Target is "replica" (default), "noop" or "worker".
 	Target string
 	// Mode is passed to every replica as --mode: central | split | delayed (default) | peer-gcra.
 	Mode string
@@ -189,8 +190,8 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Target == "" {
 		s.Target = DefaultTarget
 	}
-	if s.Target != TargetReplica && s.Target != TargetNoop {
-		return s, fmt.Errorf("target %q: use %q or %q", s.Target, TargetReplica, TargetNoop)
+	if s.Target != TargetReplica && s.Target != TargetNoop && s.Target != TargetClaimCheck && s.Target != TargetWorker {
+		return s, fmt.Errorf("target %q: use %q, %q or %q", s.Target, TargetReplica, TargetNoop, TargetWorker)
 	}
 	if s.Mode == "" {
 		s.Mode = DefaultMode
@@ -236,10 +237,13 @@ func (s Spec) conditions(provider, network string) Conditions {
 }
 
 // targetArgs is the target's command line for node i, per docs/DESIGN.md.
-// The noop target takes --listen only.
+// The noop and worker targets take --listen only (the worker its settings from ExtraEnv).
 func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
 	args := []string{"--listen", listen}
-	if s.Target == TargetNoop {
+	if s.Target == TargetClaimCheck {
+		return s.claimCheckArgs(args, i, redis)
+	}
+	if s.Target == TargetNoop || s.Target == TargetWorker {
 		return args
 	}
 	args = append(args,

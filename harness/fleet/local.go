@@ -334,12 +334,12 @@ func buildTarget(ctx context.Context, target, dir string) (string, error) {
 }
 
 // childEnv is this process's environment without the targets' own
-// variables, so a stray REPLICA_* or NOOP_* cannot change a run behind the
+// variables, so a stray REPLICA_*, NOOP_* or WORKER_* cannot change a run behind the
 // fleet's back, plus extra.
 func childEnv(extra map[string]string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "REPLICA_") || strings.HasPrefix(kv, "NOOP_") {
+		if strings.HasPrefix(kv, "REPLICA_") || strings.HasPrefix(kv, "NOOP_") || strings.HasPrefix(kv, "WORKER_") {
 			continue
 		}
 		env = append(env, kv)
