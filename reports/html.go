@@ -153,8 +153,11 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return `<span class="fail">FAIL</span>`
 	},
-	"yesno": func(ok bool) template.HTML {
-		if ok {
+	"claim": func(c result.Claim) template.HTML {
+		switch {
+		case c.Inconclusive:
+			return `<span class="bound">inconclusive (generator-bound)</span>`
+		case c.Confirmed:
 			return `<span class="pass">confirmed</span>`
 		}
 		return `<span class="fail">not confirmed</span>`
@@ -224,7 +227,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{f .StoreCmdPerSec}} (whole fleet)</td></tr></table>
 <h3>The document's claims</h3>
 <table class="claims"><tr><th>claim</th><th>figure</th><th>run</th></tr>
-{{range .Claims}}<tr class="claim"><td>{{.Text}}</td><td>{{.Figure}}</td><td>{{yesno .Confirmed}}</td></tr>
+{{range .Claims}}<tr class="claim"><td>{{.Text}}</td><td>{{.Figure}}</td><td>{{claim .}}</td></tr>
 {{end}}</table>
 <h3>Checks</h3>
 <table class="checks"><tr><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>

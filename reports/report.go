@@ -43,6 +43,11 @@ type Written struct {
 // caller decides the exit code.
 func Generate(dir string, opt Options) (Written, error) {
 	w := Written{HTML: filepath.Join(dir, HTMLFile), JUnit: filepath.Join(dir, JUnitFile)}
+	if isAutoscaleRun(dir) {
+		// A harness run autoscale directory: its own section, no gates, no JUnit.
+		html, err := GenerateAutoscale(dir)
+		return Written{HTML: html}, err
+	}
 	sum, err := result.Read(filepath.Join(dir, result.SummaryFile))
 	if err != nil {
 		return w, err
@@ -179,4 +184,11 @@ func distRows(m model.RateLimit, sc result.ScenarioResult) []distRow {
 // sync90 is the measured probe that sends at 90 req/s over the distributed nodes.
 func sync90(sc result.ScenarioResult) (result.ProbeResult, bool) {
 	return probe(sc, schedule.PatternSync90)
+}
+
+// isAutoscaleRun is a run directory with autoscale.json and no summary.json.
+func isAutoscaleRun(dir string) bool {
+	_, errA := os.Stat(filepath.Join(dir, result.AutoscaleFile))
+	_, errS := os.Stat(filepath.Join(dir, result.SummaryFile))
+	return errA == nil && errors.Is(errS, fs.ErrNotExist)
 }

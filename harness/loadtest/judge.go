@@ -104,6 +104,9 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 		res.Pass = res.Pass && c.Pass
 	}
 	res.Claims = claims(res, cfg, sc)
+	for i := range res.Claims {
+		res.Claims[i].Inconclusive = res.GeneratorBound
+	}
 }
 
 // faultChecks replaces the 1.1× gate of a fail-open scenario: during the outage a replica
@@ -205,11 +208,7 @@ func printScenario(w io.Writer, r ScenarioResult) {
 		fmt.Fprintf(w, "     %s\n", c)
 	}
 	for _, c := range r.Claims {
-		word := "not confirmed"
-		if c.Confirmed {
-			word = "confirmed"
-		}
-		fmt.Fprintf(w, "     claim %s: %s [%s]\n", word, c.Text, c.Figure)
+		fmt.Fprintf(w, "     claim %s: %s [%s]\n", c.Verdict(), c.Text, c.Figure)
 	}
 }
 
@@ -230,11 +229,7 @@ func WriteVerdict(w io.Writer, s Summary) {
 	}
 	for _, r := range s.Scenarios {
 		for _, c := range r.Claims {
-			word := "not confirmed"
-			if c.Confirmed {
-				word = "confirmed"
-			}
-			fmt.Fprintf(w, "%-44s claim %s: %s [%s]\n", r.Name, word, c.Text, c.Figure)
+			fmt.Fprintf(w, "%-44s claim %s: %s [%s]\n", r.Name, c.Verdict(), c.Text, c.Figure)
 		}
 	}
 	switch {

@@ -35,7 +35,7 @@ func handMade(t *testing.T, codes map[string][]uint16) (*schedule.Schedule, []tr
 	return &s, outs
 }
 
-func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outcome, faults []accounting.Interval) ScenarioResult {
+func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outcome, faults []accounting.Interval, edit ...func(*Config)) ScenarioResult {
 	t.Helper()
 	acc, err := accounting.New(s, faults)
 	if err != nil {
@@ -52,6 +52,9 @@ func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outco
 	cfg.TimeScale = 1.0 / 60
 	cfg.Gates.LatenessP99 = time.Second
 	cfg.Gates.MinRateRatio = 0
+	for _, e := range edit {
+		e(&cfg)
+	}
 	rep := acc.Report()
 	res := ScenarioResult{Scenario: sc}
 	var outage accounting.Interval
@@ -128,5 +131,25 @@ func TestFailOpenGates(t *testing.T) {
 		if c.Name == "max overshoot" {
 			t.Error("the 1.1x gate applies across an outage")
 		}
+	}
+}
+
+func TestClaimsOfAGeneratorBoundRunAreInconclusive(t *testing.T) {
+	s, outs := handMade(t, map[string][]uint16{
+		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
+		"probe-" + schedule.PatternIntermittent: {200},
+	})
+	sc := Scenario{Name: "fixed", Algorithm: limiters.FixedWindow, Mode: "split"}
+	res := judge(t, sc, s, outs, nil, func(c *Config) { c.Gates.MinRateRatio = 2 }) // cannot be met
+	if !res.GeneratorBound {
+		t.Fatal("a run below its asked rate is not generator-bound")
+	}
+	for _, c := range res.Claims {
+		if !c.Inconclusive || c.Verdict() != "inconclusive (generator-bound)" {
+			t.Errorf("claim %q judged %q on a generator-bound run", c.Text, c.Verdict())
+		}
+	}
+	if res = judge(t, sc, s, outs, nil); res.Claims[0].Inconclusive || res.Claims[0].Verdict() != "confirmed" {
+		t.Errorf("boundary claim on a faithful run: %q", res.Claims[0].Verdict())
 	}
 }

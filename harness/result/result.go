@@ -45,6 +45,20 @@ type Claim struct {
 	Text      string `json:"text"`
 	Figure    string `json:"figure"`
 	Confirmed bool   `json:"confirmed"`
+	// Inconclusive is set when the generator fell behind its schedule: the traffic the
+	// limiter saw was not the document's, so the figure neither confirms nor refutes.
+	Inconclusive bool `json:"inconclusive,omitempty"`
+}
+
+// Verdict is the claim's outcome in words.
+func (c Claim) Verdict() string {
+	switch {
+	case c.Inconclusive:
+		return "inconclusive (generator-bound)"
+	case c.Confirmed:
+		return "confirmed"
+	}
+	return "not confirmed"
 }
 
 // Conditions describe the fleet a scenario ran on. It is a copy of fleet.Conditions with

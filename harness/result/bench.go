@@ -1,0 +1,150 @@
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+)
+
+// BenchFile is the name of harness bench's figures in a run directory.
+const BenchFile = "bench.json"
+
+// Statuses of a bench figure against its target.
+const (
+	StatusMet         = "met"
+	StatusNotMet      = "not met"
+	StatusNoTarget    = "no target"
+	StatusNotMeasured = "not measured"
+)
+
+// Bench is bench.json: how fast and cheap the limiter is, as ratios measured side by side
+// in one run (issue 6), with every figure's conditions.
+type Bench struct {
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Commit     string    `json:"commit,omitempty"`
+	Cores      int       `json:"cores"`
+	GoMaxProcs int       `json:"gomaxprocs"`
+	// Figures is the table: one row per figure, in the issue's order.
+	Figures   []BenchFigure  `json:"figures"`
+	Decisions []DecisionCost `json:"decisions,omitempty"`
+	Fleets    []FleetBench   `json:"fleets,omitempty"`
+	Memory    []MemoryLayout `json:"memory,omitempty"`
+	// Errors are the measurements that could not be made, and why.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// BenchFigure is one row of the table.
+type BenchFigure struct {
+	Item       int     `json:"item"` // the issue's numbering, 1..6
+	Name       string  `json:"name"`
+	Value      float64 `json:"value"`
+	Unit       string  `json:"unit"`
+	Display    string  `json:"display"` // the value as printed
+	Target     string  `json:"target,omitempty"`
+	Status     string  `json:"status"` // StatusMet, StatusNotMet, StatusNoTarget, StatusNotMeasured
+	Conditions string  `json:"conditions"`
+	Note       string  `json:"note,omitempty"`
+}
+
+// DecisionCost is one in-process decision benchmark (testing.B, allocations reported).
+type DecisionCost struct {
+	Name        string  `json:"name"` // "sliding_window/delayed", "x-time-rate/Allow"
+	NsPerOp     float64 `json:"ns_per_op"`
+	AllocsPerOp int64   `json:"allocs_per_op"`
+	BytesPerOp  int64   `json:"bytes_per_op"`
+	N           int     `json:"n"`
+	// VsRate is NsPerOp over x/time/rate's Allow measured in the same run.
+	VsRate float64 `json:"vs_x_time_rate"`
+}
+
+// FleetBench is what one fleet measured in one networking mode: its ceiling search and its
+// steady run at the rate shared by every fleet of the run.
+type FleetBench struct {
+	Name       string     `json:"name"` // "noop", "delayed", "central", "peer-gcra"
+	Network    string     `json:"network"`
+	Conditions Conditions `json:"conditions"`
+	// Ceiling is the highest rate sustained; 0 when not searched. Capped says the search
+	// stopped at its maximum rate: the ceiling is at least that.
+	Ceiling float64 `json:"ceiling_rps"`
+	Capped  bool    `json:"ceiling_capped,omitempty"`
+	Steps   []Step  `json:"steps,omitempty"`
+	Steady  *Step   `json:"steady,omitempty"`
+	// StoreCommands counts the top-level commands the replicas sent the store in the steady
+	// run (INFO commandstats without the commands the scripts run inside Redis); StoreOps
+	// counts them all.
+	StoreCommands      int64   `json:"store_commands"`
+	StoreCmdPerSec     float64 `json:"store_commands_per_s"`
+	StoreCmdPerRequest float64 `json:"store_commands_per_request"`
+	StoreOps           int64   `json:"store_ops"`
+	Error              string  `json:"error,omitempty"`
+}
+
+// Step is one fixed-rate run of a fleet: the rate asked, what was achieved and whether the
+// generator kept up without errors.
+type Step struct {
+	Rate      float64                `json:"rate_asked"`
+	Achieved  float64                `json:"rate_achieved"`
+	Duration  time.Duration          `json:"duration_ns"`
+	Requests  int                    `json:"requests"`
+	Answered  int                    `json:"answered"`
+	Rejected  int                    `json:"rejected"`
+	Errors    int                    `json:"errors"`
+	Latency   accounting.Percentiles `json:"latency"`
+	Lateness  accounting.Percentiles `json:"lateness"`
+	Sustained bool                   `json:"sustained"`
+	Why       string                 `json:"why,omitempty"` // why not sustained
+}
+
+// MemoryLayout is the store's memory for one counter layout loaded with every client.
+type MemoryLayout struct {
+	Name    string `json:"name"`   // "sliding_window (ours: one hash per client)"
+	Layout  string `json:"layout"` // how the keys look
+	Clients int    `json:"clients"`
+	// Records is how many counters a client holds (slices, fields).
+	Records int `json:"records_per_client"`
+	// UsedDelta is INFO memory used_memory after the load minus before it.
+	UsedDelta int64 `json:"used_memory_delta"`
+	// PerClient is UsedDelta / Clients.
+	PerClient float64 `json:"bytes_per_client"`
+	// SampleUsage is the mean MEMORY USAGE of a client's keys over Samples clients.
+	SampleUsage float64 `json:"memory_usage_per_client"`
+	Samples     int     `json:"samples"`
+	// Estimate is the document's bytes per client (48 a record) and EstimateTotal its total.
+	Estimate      float64 `json:"document_bytes_per_client"`
+	EstimateTotal float64 `json:"document_total_bytes"`
+	LoadTime      float64 `json:"load_s"`
+}
+
+// WriteBench writes b as dir/bench.json, through a temporary file.
+func WriteBench(dir string, b Bench) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create the run directory: %w", err)
+	}
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode bench: %w", err)
+	}
+	tmp := filepath.Join(dir, BenchFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write bench: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, BenchFile))
+}
+
+// ReadBench reads a bench.json file.
+func ReadBench(path string) (Bench, error) {
+	var b Bench
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return b, fmt.Errorf("read the bench figures: %w (is it a run directory written by harness bench?)", err)
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		return b, fmt.Errorf("%s: not a bench.json: %w", path, err)
+	}
+	return b, nil
+}
