@@ -108,6 +108,9 @@ type Options struct {
 	// so aligning to the scaled window puts the schedule's window edges on
 	// the replicas': the boundary burst then straddles a real edge.
 	Align time.Duration
+	// Body, when set, makes every request a POST whose body is Body(index), index being
+	// the request's place in the schedule.
+	Body func(index int) []byte
 }
 
 func (o Options) withDefaults() Options {
@@ -207,7 +210,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{
-		Transport:     ctxTransport{ctx: runCtx, timeout: opts.Timeout, base: transport},
+		Transport:     withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: opts.Timeout, base: transport}),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	atk := vegeta.NewAttacker(

@@ -16,6 +16,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd())
+	addRunSubcommands(root, newRunClaimCheckCmd())
 	return root
 }
 
