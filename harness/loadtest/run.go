@@ -281,7 +281,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 
 	// Start on a window edge of the replicas' epoch-aligned windows, so the schedule's
 	// window edges (the boundary burst's) are the limiters' own.
-	if err := sleepUntilAligned(ctx, window); err != nil {
+	if err := traffic.WaitAligned(ctx, window); err != nil {
 		return res, err
 	}
 	// The store's command counts cover the traffic alone, not the fleet's start or the wait.
@@ -413,17 +413,4 @@ func progress(ctx context.Context, w io.Writer, start time.Time, sent, errs *ato
 		}
 	}()
 	return done
-}
-
-// sleepUntilAligned waits for the next whole multiple of align since the Unix epoch.
-func sleepUntilAligned(ctx context.Context, align time.Duration) error {
-	ns := time.Now().UnixNano()
-	t := time.NewTimer(time.Duration((ns/int64(align)+1)*int64(align) - ns))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

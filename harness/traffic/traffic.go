@@ -111,6 +111,10 @@ type Options struct {
 	// Body, when set, makes every request a POST whose body is Body(index), index being
 	// the request's place in the schedule.
 	Body func(index int) []byte
+	// Route, when set, names each request's replica base URL as it is sent, in place of
+	// urls[Replica]: for a replica set that changes while the run goes (autoscaling). The
+	// urls argument may then be empty. It is called from many goroutines.
+	Route func() string
 }
 
 func (o Options) withDefaults() Options {
@@ -175,7 +179,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	if err := s.Validate(); err != nil {
 		return Summary{}, err
 	}
-	if need := s.Replicas(); len(urls) < need {
+	if need := s.Replicas(); opts.Route == nil && len(urls) < need {
 		return Summary{}, fmt.Errorf("the schedule sends to %d replicas but %d URLs were given; give one URL per replica or reassign replicas", need, len(urls))
 	}
 	for _, u := range urls {
@@ -185,7 +189,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	}
 	opts = opts.withDefaults()
 	if opts.Align > 0 {
-		if err := waitAligned(ctx, opts.Align); err != nil {
+		if err := WaitAligned(ctx, opts.Align); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -230,7 +234,11 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	}()
 
 	pacer := NewPacer(s)
-	results := atk.Attack(NewTargeter(s, urls, opts.Path, opts.ClientHeader), pacer, pacingLimit, "rlharness")
+	targeter := NewTargeter(s, urls, opts.Path, opts.ClientHeader)
+	if opts.Route != nil {
+		targeter = NewRoutedTargeter(s, opts.Route, opts.Path, opts.ClientHeader)
+	}
+	results := atk.Attack(targeter, pacer, pacingLimit, "rlharness")
 
 	sum := Summary{Scheduled: len(s.Requests), AskedRate: float64(len(s.Requests)) / s.Duration.Seconds()}
 	var sinkErr error
@@ -269,9 +277,9 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	return sum, nil
 }
 
-// waitAligned sleeps until the wall clock is a whole multiple of align since
+// WaitAligned sleeps until the wall clock is a whole multiple of align since
 // the Unix epoch.
-func waitAligned(ctx context.Context, align time.Duration) error {
+func WaitAligned(ctx context.Context, align time.Duration) error {
 	ns := time.Now().UnixNano()
 	t := time.NewTimer(time.Duration((ns/int64(align)+1)*int64(align) - ns))
 	defer t.Stop()
