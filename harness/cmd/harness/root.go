@@ -15,7 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd())
+	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd())
 	addRunSubcommands(root, newRunClaimCheckCmd())
 	return root
 }
