@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images test test-short loadtest loadtest-full model bench lint clean
+.PHONY: all build deps images test test-short loadtest loadtest-full model autoscale bench lint clean
 
 all: build
 
@@ -46,6 +46,13 @@ loadtest: build images
 # in $(RUN_DIR). BASELINE=path/summary.json fails it on a regression.
 loadtest-full: build images
 	$(BIN)/harness loadtest --out $(RUN_DIR) $(if $(BASELINE),--baseline $(BASELINE)) $(LOADTEST_FLAGS)
+
+# Document 003: the controller's model tables, then real worker replicas scaled by it under
+# the replayed 120-round series (Docker, rates x0.1, 1 s rounds: about 2.5 minutes).
+AUTOSCALE_FLAGS ?= --delay 3
+autoscale: build images
+	$(BIN)/harness model autoscale
+	$(BIN)/harness run autoscale --out runs/autoscale $(AUTOSCALE_FLAGS)
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./limiters
