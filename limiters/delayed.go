@@ -95,25 +95,35 @@ func newSyncState(r *Rule, nowNs int64) *syncState {
 // Sync pushes what this node counted since the last sync and pulls the shared view of the
 // same clients, in one store round trip. Clients idle for a whole window are forgotten.
 func (n *DelayedSync) Sync(ctx context.Context, now time.Time) error {
-	if err := n.Push(ctx, now, true); err != nil {
-		return err
-	}
-	return nil
+	return n.exchange(ctx, now, true, true)
 }
 
 // Push sends this node's pending counts to the store; with pull, the shared view that
 // comes back is applied. The models use Push(…, false) on every node and then Pull, to
 // sync all nodes at one instant as the document does.
 func (n *DelayedSync) Push(ctx context.Context, now time.Time, pull bool) error {
+	return n.exchange(ctx, now, true, pull)
+}
+
+// Pull fetches the shared view of every client this node knows, pushing nothing.
+func (n *DelayedSync) Pull(ctx context.Context, now time.Time) error {
+	return n.exchange(ctx, now, false, true)
+}
+
+// exchange is one round trip: with push, pending counts go out (and come back to pending
+// if the store fails); with pull, the shared view that returns replaces the node's.
+func (n *DelayedSync) exchange(ctx context.Context, now time.Time, push, pull bool) error {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
-	n.collect(now, true)
+	n.collect(now, push)
 	if len(n.batch) == 0 {
 		return nil
 	}
 	n.touches.Add(1)
 	if err := n.store.Exchange(ctx, now, n.batch); err != nil {
-		n.restore()
+		if push {
+			n.restore()
+		}
 		return fmt.Errorf("delayed sync: exchange with the counter store: %w", err)
 	}
 	if pull {
@@ -121,22 +131,6 @@ func (n *DelayedSync) Push(ctx context.Context, now time.Time, pull bool) error 
 	} else {
 		n.settle()
 	}
-	return nil
-}
-
-// Pull fetches the shared view of every client this node knows, pushing nothing.
-func (n *DelayedSync) Pull(ctx context.Context, now time.Time) error {
-	n.syncMu.Lock()
-	defer n.syncMu.Unlock()
-	n.collect(now, false)
-	if len(n.batch) == 0 {
-		return nil
-	}
-	n.touches.Add(1)
-	if err := n.store.Exchange(ctx, now, n.batch); err != nil {
-		return fmt.Errorf("delayed sync: read from the counter store: %w", err)
-	}
-	n.apply()
 	return nil
 }
 
