@@ -27,7 +27,10 @@ lint:
 # The tests: unit, real redis-server, real containers, and the load test in a quick
 # time-scaled form.
 test: deps images lint
-	$(GO) test -race -count=1 -timeout 15m ./...
+	@# Compile every test binary first, in parallel; then run the packages one at a time, since
+	@# several of them time real traffic on real containers and two cores are easily shared out.
+	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
+	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
 	$(GO) test -tags loadtest -count=1 -timeout 15m -run TestLoadtest ./harness/loadtest
 
 model: build
