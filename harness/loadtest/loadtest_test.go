@@ -9,13 +9,17 @@ package loadtest
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeproof/rlharness/limiters"
+	"github.com/edgeproof/rlharness/reports"
 )
 
+// quickConfig is the short form. With RLHARNESS_RUN_DIR set (CI sets it), the run directory,
+// its report and its JUnit are kept there, one folder per test, for the CI system to show.
 func quickConfig(t *testing.T) Config {
 	cfg := DefaultConfig()
 	cfg.Network = "host"
@@ -23,6 +27,14 @@ func quickConfig(t *testing.T) Config {
 	cfg.Rate = 300
 	cfg.Matrix = false
 	cfg.OutDir = t.TempDir()
+	if dir := os.Getenv("RLHARNESS_RUN_DIR"); dir != "" {
+		cfg.OutDir = filepath.Join(dir, t.Name())
+		t.Cleanup(func() {
+			if _, err := reports.Generate(cfg.OutDir, reports.Options{}); err != nil {
+				t.Errorf("report of the CI run: %v", err)
+			}
+		})
+	}
 	if testing.Verbose() {
 		cfg.Progress = os.Stdout
 	}
