@@ -48,6 +48,11 @@ func Generate(dir string, opt Options) (Written, error) {
 		html, err := GenerateAutoscale(dir)
 		return Written{HTML: html}, err
 	}
+	if isBenchRun(dir) {
+		// A harness bench directory: the performance table, no gates, no JUnit.
+		html, err := GenerateBench(dir)
+		return Written{HTML: html}, err
+	}
 	sum, err := result.Read(filepath.Join(dir, result.SummaryFile))
 	if err != nil {
 		return w, err

@@ -15,7 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd())
+	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd())
 	addRunSubcommands(root, newRunClaimCheckCmd())
 	return root
 }

@@ -1,0 +1,327 @@
+// Package bench measures how fast and cheap the limiter is, as ratios measured side by side
+// in one run, because absolute figures on a shared machine drift (issue 6): the in-process
+// decision cost beside x/time/rate, the fleet's ceiling beside no-op replicas, the store's
+// commands in central and delayed sync, a peer limiter (go-redis/redis_rate) in the same
+// run, the store's memory per tracked client in each counter layout, and the latency the
+// limiter adds. Run measures; Figures turns the measurements into the table with each
+// figure's target and conditions; WriteTable prints it.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// Fleet names in bench.json, one per target or mode measured.
+const (
+	FleetNoop    = "noop"
+	FleetDelayed = "delayed"
+	FleetCentral = "central"
+	FleetPeer    = fleet.ModePeerGCRA
+)
+
+// Config is a bench run as the command line asks for it.
+type Config struct {
+	Provider string   // fleet provider: docker | local
+	Networks []string // docker networking modes to measure, in order: host, bridge
+	Replicas int      // HS4: 8
+	Step     time.Duration
+	Search   Search
+	Clients  int // background clients each step draws from (HS1)
+	Seed     uint64
+	// MemoryClients are loaded into each counter layout (HS1: 200,000).
+	MemoryClients int
+	RedisServer   string // redis-server for the memory figure; default from PATH
+	// Skip parts of the run.
+	NoDecisions, NoMemory, NoFleet, NoPeer bool
+	Commit                                 string
+	Logger                                 *slog.Logger
+	Progress                               io.Writer
+}
+
+// DefaultConfig fits `make bench` on 2 cores in about five minutes: host networking, 5 s
+// steps, the document's 200,000 clients.
+func DefaultConfig() Config {
+	return Config{
+		Provider: "docker", Networks: []string{fleet.NetworkHost}, Replicas: model.Nodes,
+		Step: 5 * time.Second, Search: DefaultSearch(), Clients: model.TrackedClients,
+		Seed: model.DistSeed, MemoryClients: model.TrackedClients,
+	}
+}
+
+func (c Config) check() error {
+	switch {
+	case c.Replicas <= 0:
+		return fmt.Errorf("--replicas must be > 0 (got %d)", c.Replicas)
+	case c.Step < time.Second:
+		return fmt.Errorf("--step must be at least 1s (got %v): shorter steps measure the generator's start", c.Step)
+	case c.Clients <= 0 || c.MemoryClients <= 0:
+		return fmt.Errorf("--clients and --memory-clients must be > 0 (got %d, %d)", c.Clients, c.MemoryClients)
+	case !c.NoFleet && len(c.Networks) == 0:
+		return errors.New("--network: name at least one of host, bridge")
+	}
+	for _, n := range c.Networks {
+		if n != fleet.NetworkHost && n != fleet.NetworkBridge {
+			return fmt.Errorf("--network %q: use host or bridge", n)
+		}
+	}
+	return c.Search.check()
+}
+
+// Run measures everything the config asks for and returns bench.json's content with its
+// table filled in. A part that cannot be measured is recorded in Errors and its figures are
+// marked not measured; the error returned is for a config that cannot run at all, or ctx.
+func Run(ctx context.Context, cfg Config) (result.Bench, error) {
+	if err := cfg.check(); err != nil {
+		return result.Bench{}, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
+	if !cfg.NoDecisions {
+		fmt.Fprintln(cfg.Progress, "== 1. in-process decision cost (testing.B, beside x/time/rate)")
+		b.Decisions = Decisions("")
+		for _, d := range b.Decisions {
+			fmt.Fprintf(cfg.Progress, "   %-26s %8.1f ns/op %3d allocs/op  %.2fx x/time/rate\n", d.Name, d.NsPerOp, d.AllocsPerOp, d.VsRate)
+		}
+	}
+	if !cfg.NoMemory && ctx.Err() == nil {
+		fmt.Fprintf(cfg.Progress, "== 5. store memory: %d clients through each counter layout\n", cfg.MemoryClients)
+		m, err := Memory(ctx, cfg.RedisServer, cfg.MemoryClients, cfg.Seed)
+		b.Memory = m
+		if err != nil {
+			b.Errors = append(b.Errors, "memory: "+err.Error())
+		}
+		for _, l := range m {
+			fmt.Fprintf(cfg.Progress, "   %-62s %7.1f B/client (MEMORY USAGE %6.1f), loaded in %.1fs\n", l.Name, l.PerClient, l.SampleUsage, l.LoadTime)
+		}
+	}
+	if !cfg.NoFleet {
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		if err != nil {
+			return b, err
+		}
+		for _, network := range cfg.Networks {
+			if ctx.Err() != nil {
+				break
+			}
+			fl, err := fleets(ctx, cfg, provider, network)
+			b.Fleets = append(b.Fleets, fl...)
+			if err != nil {
+				b.Errors = append(b.Errors, fmt.Sprintf("fleets (%s): %v", network, err))
+				cfg.Logger.Error("fleet measurement failed", "network", network, "err", err)
+			}
+		}
+	}
+	b.FinishedAt = time.Now().UTC()
+	b.Figures = Figures(b)
+	return b, ctx.Err()
+}
+
+// fleets measures, in one networking mode: the ceilings of 8 no-op replicas, of 8 limiter
+// replicas in delayed sync (and of the peer), then every fleet at the same shared rate, half
+// the lower of the two ceilings: latency, and the store's commands in central and delayed
+// sync and for the peer. Fleets are started one or two at a time to spare the machine.
+func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network string) ([]result.FleetBench, error) {
+	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
+	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "delayed", Replicas: cfg.Replicas, Network: network}}
+	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "central", Replicas: cfg.Replicas, Network: network}}
+	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: fleet.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
+	all := []*member{noop, delayed, central}
+	if !cfg.NoPeer {
+		all = append(all, peer)
+	}
+	out := func() []result.FleetBench {
+		var fs []result.FleetBench
+		for _, m := range all {
+			m.res.Network = network
+			fs = append(fs, m.res)
+		}
+		return fs
+	}
+	defer func() {
+		for _, m := range all {
+			m.stop(ctx, cfg.Logger)
+		}
+	}()
+	p := cfg.Progress
+	for _, m := range []*member{noop, delayed} {
+		if err := m.start(ctx, cfg, provider); err != nil {
+			return out(), err
+		}
+	}
+	for _, m := range []*member{noop, delayed} {
+		fmt.Fprintf(p, "== 2. ceiling, %s, %d %s replicas (%s steps)\n", network, cfg.Replicas, m.name, cfg.Step)
+		if err := m.ceiling(ctx, cfg); err != nil {
+			return out(), err
+		}
+	}
+	shared := sharedRate(noop.res.Ceiling, delayed.res.Ceiling, cfg.Search.Min)
+	fmt.Fprintf(p, "== 3/6. steady runs at %.0f req/s (half the lower ceiling), %s\n", shared, network)
+	for _, m := range []*member{noop, delayed} {
+		if err := m.steady(ctx, cfg, shared); err != nil {
+			return out(), err
+		}
+	}
+	noop.stop(ctx, cfg.Logger)
+	next := []*member{central}
+	if !cfg.NoPeer {
+		next = append(next, peer)
+	}
+	for _, m := range next {
+		if err := m.start(ctx, cfg, provider); err != nil {
+			return out(), err
+		}
+		if m == peer {
+			fmt.Fprintf(p, "== 4. ceiling, %s, %d %s replicas (%s steps)\n", network, cfg.Replicas, m.name, cfg.Step)
+			if err := m.ceiling(ctx, cfg); err != nil {
+				return out(), err
+			}
+		}
+		if err := m.steady(ctx, cfg, shared); err != nil {
+			return out(), err
+		}
+		m.stop(ctx, cfg.Logger)
+	}
+	return out(), nil
+}
+
+// sharedRate is the rate every fleet is measured at side by side: half the lower ceiling
+// (issue 6's "half the measured ceiling"), at least min.
+func sharedRate(a, b, floor float64) float64 {
+	c := math.Min(a, b)
+	if c <= 0 {
+		c = math.Max(a, b)
+	}
+	return math.Max(math.Round(c/2), floor)
+}
+
+// member is one fleet of the run and what it measured.
+type member struct {
+	name string
+	spec fleet.Spec
+	fl   fleet.Fleet
+	rdb  *redis.Client
+	res  result.FleetBench
+	// untrap stops the signal teardown installed when the fleet started.
+	untrap func()
+}
+
+func (m *member) start(ctx context.Context, cfg Config, provider fleet.Provider) error {
+	m.res.Name = m.name
+	fl, err := provider.Start(ctx, m.spec)
+	if err != nil {
+		m.res.Error = err.Error()
+		return fmt.Errorf("start the %s fleet: %w", m.name, err)
+	}
+	m.fl = fl
+	m.untrap = fleet.InstallSignalTeardown(ctx, fl)
+	m.res.Conditions = result.Conditions(fl.Conditions())
+	if m.spec.Target != fleet.TargetNoop {
+		m.rdb = redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
+	}
+	return nil
+}
+
+func (m *member) stop(ctx context.Context, log *slog.Logger) {
+	if m.fl == nil {
+		return
+	}
+	if m.rdb != nil {
+		_ = m.rdb.Close()
+		m.rdb = nil
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := m.fl.Terminate(tctx); err != nil {
+		log.Warn("fleet teardown", "fleet", m.name, "err", err)
+	}
+	m.untrap()
+	m.fl = nil
+}
+
+func (m *member) stepper(cfg Config) *stepper {
+	return &stepper{
+		urls: m.fl.ReplicaURLs(), d: cfg.Step, clients: cfg.Clients, seed: cfg.Seed,
+		gates: accounting.DefaultGates(), timeout: 2 * time.Second,
+	}
+}
+
+func (m *member) ceiling(ctx context.Context, cfg Config) error {
+	s := m.stepper(cfg)
+	send := func(ctx context.Context, rate float64) (result.Step, error) {
+		st, err := s.send(ctx, rate)
+		if err == nil {
+			fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  lateness p99 %6.2f ms  %d errors  %s\n",
+				m.name, st.Rate, st.Achieved, ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
+		}
+		return st, err
+	}
+	c, err := cfg.Search.Run(ctx, send)
+	m.res.Ceiling, m.res.Capped, m.res.Steps = c.Rate, c.Capped, c.Steps
+	if err != nil {
+		m.res.Error = err.Error()
+		return fmt.Errorf("%s ceiling: %w", m.name, err)
+	}
+	return nil
+}
+
+// steady runs the fleet at rate for one step and counts the store's commands over it.
+func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
+	s := m.stepper(cfg)
+	if m.rdb != nil {
+		s.before = func(ctx context.Context) error {
+			if err := m.rdb.ConfigResetStat(ctx).Err(); err != nil {
+				return fmt.Errorf("reset the store's command stats: %w", err)
+			}
+			return nil
+		}
+	}
+	st, err := s.send(ctx, rate)
+	if err != nil {
+		m.res.Error = err.Error()
+		return fmt.Errorf("%s steady run: %w", m.name, err)
+	}
+	m.res.Steady = &st
+	if m.rdb != nil {
+		touches, ops, err := readTouches(context.WithoutCancel(ctx), m.rdb)
+		if err != nil {
+			m.res.Error = err.Error()
+			return fmt.Errorf("%s store commands: %w", m.name, err)
+		}
+		m.res.StoreCommands, m.res.StoreOps = touches, ops
+		m.res.StoreCmdPerSec = float64(touches) / st.Duration.Seconds()
+		if st.Answered > 0 {
+			m.res.StoreCmdPerRequest = float64(touches) / float64(st.Answered)
+		}
+	}
+	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
+		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
+	return nil
+}
+
+func verdict(st result.Step) string {
+	if st.Sustained {
+		return "sustained"
+	}
+	return "NOT sustained: " + st.Why
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

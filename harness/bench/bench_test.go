@@ -1,0 +1,342 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// fakeSender sustains every rate up to ceiling and records what it was asked.
+type fakeSender struct {
+	ceiling float64
+	asked   []float64
+	failAt  int // the n-th call (1-based) returns an error; 0 never
+}
+
+func (f *fakeSender) send(_ context.Context, rate float64) (result.Step, error) {
+	f.asked = append(f.asked, rate)
+	if f.failAt == len(f.asked) {
+		return result.Step{}, errors.New("fleet gone")
+	}
+	return result.Step{Rate: rate, Sustained: rate <= f.ceiling}, nil
+}
+
+func TestSearchFindsTheCeiling(t *testing.T) {
+	s := Search{Start: 1000, Min: 100, Max: 64000, Factor: 2, Refine: 2, MaxSteps: 20}
+	tests := []struct {
+		name    string
+		ceiling float64
+		want    float64
+		capped  bool
+		asked   []float64
+	}{
+		// 1000 2000 4000 ✓, 8000 ✗, then √(4000·8000) = 5657 ✓, √(5657·8000) = 6727 ✗.
+		{"climbs then bisects", 6000, 5657, false, []float64{1000, 2000, 4000, 8000, 5657, 6727}},
+		// 1000 ✗: step down to 500 ✓, then bisect 707 ✓, 841 ✗.
+		{"first step fails", 800, 707, false, []float64{1000, 500, 707, 841}},
+		{"nothing sustained", 50, 0, false, []float64{1000, 500, 250, 125}},
+		{"capped at max", 1e9, 64000, true, []float64{1000, 2000, 4000, 8000, 16000, 32000, 64000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeSender{ceiling: tt.ceiling}
+			c, err := s.Run(context.Background(), f.send)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if round(c.Rate) != tt.want || c.Capped != tt.capped {
+				t.Errorf("ceiling %v capped %v, want %v %v", c.Rate, c.Capped, tt.want, tt.capped)
+			}
+			if len(f.asked) != len(tt.asked) || len(c.Steps) != len(tt.asked) {
+				t.Fatalf("asked %v, want %v", f.asked, tt.asked)
+			}
+			for i := range f.asked {
+				if round(f.asked[i]) != tt.asked[i] {
+					t.Errorf("step %d asked %v, want %v", i, f.asked[i], tt.asked[i])
+				}
+			}
+		})
+	}
+}
+
+func round(v float64) float64 { return float64(int64(v + 0.5)) }
+
+func TestSearchIsBoundedAndStopsOnErrors(t *testing.T) {
+	s := Search{Start: 1000, Min: 100, Max: 1e12, Factor: 1.5, Refine: 2, MaxSteps: 4}
+	f := &fakeSender{ceiling: 1e12}
+	c, err := s.Run(context.Background(), f.send)
+	if err != nil || len(f.asked) != 4 || round(c.Rate) != 3375 || c.Capped {
+		t.Errorf("ceiling %v capped %v after %d steps (%v), want 3375 after 4, not capped", c.Rate, c.Capped, len(f.asked), err)
+	}
+	f = &fakeSender{ceiling: 1e12, failAt: 2}
+	if _, err := s.Run(context.Background(), f.send); err == nil || !strings.Contains(err.Error(), "step at 1500 req/s: fleet gone") {
+		t.Errorf("err = %v, want the step's error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f = &fakeSender{ceiling: 1e12}
+	if _, err := s.Run(ctx, f.send); !errors.Is(err, context.Canceled) || len(f.asked) != 0 {
+		t.Errorf("canceled search: %v after %d steps", err, len(f.asked))
+	}
+	for _, bad := range []Search{{Start: 0, Min: 1, Max: 1, Factor: 2, MaxSteps: 1}, {Start: 10, Min: 1, Max: 100, Factor: 1, MaxSteps: 1}, {Start: 10, Min: 1, Max: 5, Factor: 2, MaxSteps: 1}} {
+		if _, err := bad.Run(context.Background(), f.send); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	g := accounting.DefaultGates()
+	tests := []struct {
+		name string
+		st   result.Step
+		ok   bool
+		why  string
+	}{
+		{"kept up", result.Step{Rate: 1000, Achieved: 990, Lateness: accounting.Percentiles{P99: 2 * time.Millisecond}}, true, ""},
+		{"errors", result.Step{Rate: 1000, Achieved: 1000, Errors: 3}, false, "3 errors"},
+		{"behind", result.Step{Rate: 1000, Achieved: 900}, false, "achieved 900 of 1000 req/s (< 95 %)"},
+		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: accounting.Percentiles{P99: 12 * time.Millisecond}}, false, "generator p99 lateness 12ms > 10ms"},
+	}
+	for _, tt := range tests {
+		st := tt.st
+		judge(&st, g)
+		if st.Sustained != tt.ok || st.Why != tt.why {
+			t.Errorf("%s: sustained %v %q, want %v %q", tt.name, st.Sustained, st.Why, tt.ok, tt.why)
+		}
+	}
+}
+
+func TestStoreTouchesLeavesOutScriptsAndTheHarness(t *testing.T) {
+	info := "# Commandstats\r\n" +
+		"cmdstat_evalsha:calls=400,usec=900,usec_per_call=2.25,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_eval:calls=2,usec=10,usec_per_call=5.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_ping:calls=3,usec=1,usec_per_call=0.33,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_hincrby:calls=4800,usec=900,usec_per_call=0.19,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_time:calls=100,usec=9,usec_per_call=0.09,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_info:calls=7,usec=9,usec_per_call=1.29,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_config|resetstat:calls=1,usec=9,usec_per_call=9.00,rejected_calls=0,failed_calls=0\r\n"
+	touches, ops, err := storeTouches(info)
+	if err != nil || touches != 405 || ops != 5305 {
+		t.Errorf("touches %d ops %d (%v), want 405 and 5305", touches, ops, err)
+	}
+	if _, _, err := storeTouches("cmdstat_get:calls=x,usec=1\r\n"); err == nil {
+		t.Error("a malformed count was accepted")
+	}
+	if v, err := infoField("# Memory\r\nused_memory:1234\r\nused_memory_human:1.2K\r\n", "used_memory"); err != nil || v != 1234 {
+		t.Errorf("used_memory %d (%v), want 1234", v, err)
+	}
+}
+
+func TestSharedRate(t *testing.T) {
+	for _, tt := range []struct{ a, b, floor, want float64 }{
+		{4000, 3000, 100, 1500}, {0, 3000, 100, 1500}, {100, 120, 100, 100},
+	} {
+		if got := sharedRate(tt.a, tt.b, tt.floor); got != tt.want {
+			t.Errorf("sharedRate(%v, %v, %v) = %v, want %v", tt.a, tt.b, tt.floor, got, tt.want)
+		}
+	}
+}
+
+// measured is a run as Run would leave it, with round figures.
+func measured() result.Bench {
+	step := func(rate, p99ms float64) *result.Step {
+		return &result.Step{Rate: rate, Achieved: rate, Duration: 5 * time.Second, Answered: int(rate * 5), Sustained: true,
+			Latency: accounting.Percentiles{P99: time.Duration(p99ms * float64(time.Millisecond))}}
+	}
+	cond := func(mode string) result.Conditions {
+		return result.Conditions{Provider: "docker", Network: "host", Replicas: 8, Mode: mode, SyncInterval: 200 * time.Millisecond}
+	}
+	ceilSteps := []result.Step{{Rate: 1000, Duration: 5 * time.Second, Sustained: true}, {Rate: 1500, Duration: 5 * time.Second}}
+	return result.Bench{
+		Cores: 2, GoMaxProcs: 2,
+		Decisions: []result.DecisionCost{
+			{Name: "sliding_window/delayed", NsPerOp: 60, VsRate: 1.2},
+			{Name: "token_bucket/split", NsPerOp: 90, VsRate: 1.8},
+			{Name: "fixed_window/central", NsPerOp: 40, VsRate: 0.8, AllocsPerOp: 1},
+			{Name: RateName, NsPerOp: 50, VsRate: 1},
+		},
+		Fleets: []result.FleetBench{
+			{Name: FleetNoop, Network: "host", Conditions: cond(""), Ceiling: 4000, Steps: ceilSteps, Steady: step(1500, 1.0)},
+			{Name: FleetDelayed, Network: "host", Conditions: cond("delayed"), Ceiling: 3000, Steps: ceilSteps, Steady: step(1500, 1.3),
+				StoreCmdPerSec: 40, StoreCmdPerRequest: 40.0 / 1500},
+			{Name: FleetCentral, Network: "host", Conditions: cond("central"), Steady: step(1500, 2),
+				StoreCmdPerSec: 1500, StoreCmdPerRequest: 1},
+			{Name: FleetPeer, Network: "host", Conditions: cond("peer-gcra"), Ceiling: 2000, Steps: ceilSteps, Steady: step(1500, 2.5),
+				StoreCmdPerSec: 1500, StoreCmdPerRequest: 1},
+		},
+		Memory: []result.MemoryLayout{
+			{Name: "fixed_window (ours: one hash per client)", Clients: 200_000, Records: 1, UsedDelta: 33_200_000, PerClient: 166, Estimate: 48, EstimateTotal: 9.6e6},
+			{Name: "sliding_window, 12 slices (ours: one hash per client)", Clients: 200_000, Records: 12, UsedDelta: 52_000_000, PerClient: 260, Estimate: 576, EstimateTotal: 115.2e6},
+		},
+	}
+}
+
+func TestFiguresJudgeEveryTarget(t *testing.T) {
+	b := measured()
+	figs := Figures(b)
+	want := []struct {
+		item   int
+		name   string
+		value  float64
+		status string
+	}{
+		{1, "decision sliding_window/delayed", 1.2, result.StatusMet},
+		{1, "decision token_bucket/split", 1.8, result.StatusNotMet},
+		{1, "decision fixed_window/central", 0.8, result.StatusNotMet}, // an allocation
+		{1, "decision " + RateName, 1, result.StatusNoTarget},
+		{2, "fleet ceiling, delayed / no-op", 0.75, result.StatusNotMet},
+		// 40 cmd/s against 1 per request: 1/37.5 at 1500 req/s, 1/1000 at HS2's 40,000.
+		{3, "store commands/s, delayed / central", 0.001, result.StatusMet},
+		{4, "peer ceiling vs ours", 2000, result.StatusNoTarget},
+		{4, "peer p99 vs ours", 2.5, result.StatusNoTarget},
+		{4, "peer store commands/s vs ours", 1500, result.StatusNoTarget},
+		{5, "memory fixed_window (ours: one hash per client)", 166, result.StatusNoTarget},
+		{5, "memory sliding_window, 12 slices (ours: one hash per client)", 260, result.StatusMet},
+		{6, "p99 added by the limiter (delayed - no-op)", 0.3, result.StatusMet},
+	}
+	if len(figs) != len(want) {
+		t.Fatalf("%d figures, want %d: %+v", len(figs), len(want), figs)
+	}
+	for i, w := range want {
+		f := figs[i]
+		if f.Item != w.item || f.Name != w.name || f.Status != w.status || !near(f.Value, w.value) {
+			t.Errorf("figure %d: %d %q %v %q, want %d %q %v %q", i, f.Item, f.Name, f.Value, f.Status, w.item, w.name, w.value, w.status)
+		}
+		if f.Conditions == "" {
+			t.Errorf("figure %d (%s) has no conditions", i, f.Name)
+		}
+	}
+	if d := figs[5].Display; !strings.Contains(d, "= 1/38 at 1500 req/s") || !strings.Contains(d, "= 1/1000") {
+		t.Errorf("store figure %q: want the measured ratio and the projection to HS2", d)
+	}
+	if c := figs[4].Conditions; !strings.Contains(c, "cores 2, docker/host networking, 8 replicas + Redis") || !strings.Contains(c, "1000✓ 1500✗") {
+		t.Errorf("ceiling conditions %q", c)
+	}
+	if c := figs[11].Conditions; !strings.Contains(c, "rate asked 1500 req/s") || !strings.Contains(c, "for 5 s") {
+		t.Errorf("latency conditions %q", c)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestFiguresSayWhatWasNotMeasured(t *testing.T) {
+	b := measured()
+	b.Fleets[2].Error = "start the central fleet: docker down"
+	b.Decisions, b.Memory = nil, nil
+	figs := Figures(b)
+	got := map[string]string{}
+	for _, f := range figs {
+		got[f.Name] = f.Status + " / " + f.Conditions
+	}
+	for name, want := range map[string]string{
+		"decision cost vs x/time/rate":        result.StatusNotMeasured,
+		"store commands/s, delayed / central": result.StatusNotMeasured + " / central: start the central fleet: docker down",
+		"store memory per client":             result.StatusNotMeasured,
+		"fleet ceiling, delayed / no-op":      result.StatusNotMet,
+	} {
+		if !strings.HasPrefix(got[name], want) {
+			t.Errorf("%s: %q, want it to start %q", name, got[name], want)
+		}
+	}
+	none := Figures(result.Bench{Cores: 2})
+	if len(none) != 6 {
+		t.Errorf("an empty run has %d figures, want one per item (6)", len(none))
+	}
+	for _, f := range none {
+		if f.Status != result.StatusNotMeasured {
+			t.Errorf("empty run: %s is %q", f.Name, f.Status)
+		}
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	b := measured()
+	b.Figures = Figures(b)
+	b.Errors = []string{"fleets (bridge): docker down"}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "#  figure") || !strings.Contains(lines[0], "conditions") {
+		t.Errorf("header %q", lines[0])
+	}
+	// Rows measured alike share a key; the keys are listed after the table.
+	if !strings.Contains(lines[1], "[a]") || !strings.Contains(lines[4], "[a]") || !strings.Contains(lines[5], "[b]") {
+		t.Errorf("condition keys:\n%s", out)
+	}
+	for _, want := range []string{
+		"conditions:\n  [a] in-process testing.B",
+		"0.75", "not met", "met",
+		"note 3 (store commands/s, delayed / central): delayed = 8 nodes / 200ms sync = 40 cmd/s",
+		"not measured: fleets (bridge): docker down",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	// Every row's columns line up: the status column starts at the same offset.
+	col := strings.Index(lines[0], "status")
+	for _, l := range lines[1 : 1+len(b.Figures)] {
+		if len(l) < col || (l[col-1] != ' ' || l[col] == ' ') {
+			t.Errorf("row not aligned at column %d: %q", col, l)
+		}
+	}
+	if conditionKey(0) != "a" || conditionKey(25) != "z" || conditionKey(26) != "aa" || conditionKey(27) != "ab" {
+		t.Error("condition keys after z")
+	}
+}
+
+// The local decision path allocates nothing, and its cost comes out as a ratio to
+// x/time/rate measured in the same run.
+func TestDecisionsReportRatioAndAllocations(t *testing.T) {
+	got := Decisions("sliding_window/delayed")
+	if len(got) != 2 || got[0].Name != "sliding_window/delayed" || got[1].Name != RateName {
+		t.Fatalf("cases %+v, want sliding_window/delayed and %s", got, RateName)
+	}
+	for _, d := range got {
+		if d.NsPerOp <= 0 || d.N == 0 || d.VsRate <= 0 || d.AllocsPerOp != 0 {
+			t.Errorf("%+v: want a positive cost, a ratio and zero allocations", d)
+		}
+	}
+	if got[1].VsRate != 1 {
+		t.Errorf("x/time/rate against itself: %v", got[1].VsRate)
+	}
+}
+
+// Each layout is loaded into a real redis-server and measured: ours keeps a 12-slice client
+// in one small hash, far below the document's twelve keys.
+func TestMemoryMeasuresEveryLayout(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("redis-server not found on PATH; CI must install it")
+		}
+		t.Skip("redis-server not found on PATH: install it (apt-get install -y redis-server)")
+	}
+	ls, err := Memory(context.Background(), "", 2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 4 {
+		t.Fatalf("%d layouts, want 4", len(ls))
+	}
+	for _, l := range ls {
+		if l.Clients != 2000 || l.PerClient <= 0 || l.SampleUsage <= 0 || l.Samples == 0 || l.Estimate != float64(48*l.Records) {
+			t.Errorf("%+v", l)
+		}
+	}
+	ours, doc := ls[2], ls[3]
+	if ours.Records != 12 || doc.Records != 12 || ours.SampleUsage*3 > doc.SampleUsage {
+		t.Errorf("12-slice client: ours %.0f B (MEMORY USAGE), the document's layout %.0f B: want ours under a third", ours.SampleUsage, doc.SampleUsage)
+	}
+}

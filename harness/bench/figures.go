@@ -1,0 +1,322 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// Targets of issue 6.
+const (
+	TargetDecisionRatio = 1.5       // decision cost within 1.5× x/time/rate, zero allocations
+	TargetCeilingRatio  = 0.90      // limiter fleet ceiling ≥ 0.90 × the no-op fleet's
+	TargetStoreRatio    = 1.0 / 500 // delayed / central store commands at the document's rate
+	TargetAddedP99Ms    = 0.5       // p99 added by the limiter at half the ceiling
+)
+
+// docSlidingBytes is the document's sliding window memory: HS1 clients × 12 records × 48 B.
+const docSlidingBytes = model.TrackedClients * model.Slices * model.RecordBytes
+
+func status(ok bool) string {
+	if ok {
+		return result.StatusMet
+	}
+	return result.StatusNotMet
+}
+
+// Figures builds the table from what a run measured: one row per figure, the issue's items
+// in order, each with its target, whether it was met and the conditions it was measured in.
+func Figures(b result.Bench) []result.BenchFigure {
+	var out []result.BenchFigure
+	out = append(out, decisionFigures(b)...)
+	byNet := map[string]map[string]*result.FleetBench{}
+	var nets []string
+	for i := range b.Fleets {
+		f := &b.Fleets[i]
+		if byNet[f.Network] == nil {
+			byNet[f.Network] = map[string]*result.FleetBench{}
+			nets = append(nets, f.Network)
+		}
+		byNet[f.Network][f.Name] = f
+	}
+	var ceil, store, peer, lat []result.BenchFigure
+	for _, n := range nets {
+		fs := byNet[n]
+		ceil = append(ceil, ceilingFigure(b, fs))
+		store = append(store, storeFigure(b, fs))
+		peer = append(peer, peerFigures(b, fs)...)
+		lat = append(lat, latencyFigure(b, fs))
+	}
+	if len(nets) == 0 {
+		for _, it := range []struct {
+			item int
+			name string
+		}{{2, "fleet ceiling, delayed / no-op"}, {3, "store commands, delayed / central"}, {4, "peer (go-redis/redis_rate)"}, {6, "p99 added by the limiter"}} {
+			f := result.BenchFigure{Item: it.item, Name: it.name, Status: result.StatusNotMeasured, Display: "-", Conditions: "fleet not run"}
+			switch it.item {
+			case 2:
+				ceil = append(ceil, f)
+			case 3:
+				store = append(store, f)
+			case 4:
+				peer = append(peer, f)
+			case 6:
+				lat = append(lat, f)
+			}
+		}
+	}
+	out = append(out, ceil...)
+	out = append(out, store...)
+	out = append(out, peer...)
+	out = append(out, memoryFigures(b)...)
+	out = append(out, lat...)
+	return out
+}
+
+func decisionFigures(b result.Bench) []result.BenchFigure {
+	cond := fmt.Sprintf("in-process testing.B, one goroutine, fastest of 3 interleaved rounds of 0.3 s, cores %d, GOMAXPROCS %d, same run as x/time/rate", b.Cores, b.GoMaxProcs)
+	if len(b.Decisions) == 0 {
+		return []result.BenchFigure{{Item: 1, Name: "decision cost vs x/time/rate", Display: "-", Status: result.StatusNotMeasured, Conditions: "not run"}}
+	}
+	var out []result.BenchFigure
+	for _, d := range b.Decisions {
+		f := result.BenchFigure{Item: 1, Name: "decision " + d.Name, Value: d.VsRate, Unit: "x x/time/rate",
+			Display:    fmt.Sprintf("%.1f ns/op = %.2fx, %d allocs/op", d.NsPerOp, d.VsRate, d.AllocsPerOp),
+			Conditions: cond}
+		if d.Name == RateName {
+			f.Status, f.Target = result.StatusNoTarget, "the reference"
+		} else {
+			f.Target = fmt.Sprintf("<= %.1fx, 0 allocs", TargetDecisionRatio)
+			f.Status = status(d.VsRate > 0 && d.VsRate <= TargetDecisionRatio && d.AllocsPerOp == 0)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// fleetCond is a fleet figure's conditions.
+func fleetCond(b result.Bench, f *result.FleetBench, what string) string {
+	c := f.Conditions
+	provider := c.Provider
+	if provider == "" {
+		provider = "?"
+	}
+	return fmt.Sprintf("cores %d, %s/%s networking, %d replicas%s, %s", b.Cores, provider, f.Network, c.Replicas, storeNote(f), what)
+}
+
+func storeNote(f *result.FleetBench) string {
+	if f.Name == FleetNoop {
+		return " (no-op)"
+	}
+	return " + Redis"
+}
+
+func steps(f *result.FleetBench) string {
+	if len(f.Steps) == 0 {
+		return "no steps"
+	}
+	var asked []string
+	for _, s := range f.Steps {
+		mark := "✓"
+		if !s.Sustained {
+			mark = "✗"
+		}
+		asked = append(asked, fmt.Sprintf("%.0f%s", s.Rate, mark))
+	}
+	return fmt.Sprintf("step-up of %.0f s steps asked %s req/s", f.Steps[0].Duration.Seconds(), strings.Join(asked, " "))
+}
+
+func missing(fs map[string]*result.FleetBench, names ...string) string {
+	for _, n := range names {
+		f := fs[n]
+		switch {
+		case f == nil:
+			return n + " fleet not run"
+		case f.Error != "":
+			return n + ": " + f.Error
+		}
+	}
+	return ""
+}
+
+func ceilingFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchFigure {
+	f := result.BenchFigure{Item: 2, Name: "fleet ceiling, delayed / no-op", Unit: "ratio", Target: fmt.Sprintf(">= %.2f", TargetCeilingRatio)}
+	if m := missing(fs, FleetNoop, FleetDelayed); m != "" || fs[FleetNoop].Ceiling <= 0 {
+		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
+		if m == "" {
+			f.Conditions = "the no-op fleet sustained no step: " + steps(fs[FleetNoop])
+		}
+		return f
+	}
+	n, d := fs[FleetNoop], fs[FleetDelayed]
+	f.Value = d.Ceiling / n.Ceiling
+	f.Display = fmt.Sprintf("%.0f%s / %.0f%s req/s = %.2f", d.Ceiling, atLeast(d), n.Ceiling, atLeast(n), f.Value)
+	f.Status = status(f.Value >= TargetCeilingRatio)
+	f.Conditions = fleetCond(b, d, fmt.Sprintf("sustained = errors 0, achieved >= 95 %%, generator p99 lateness <= 10 ms; delayed: %s; no-op: %s", steps(d), steps(n)))
+	if n.Capped || d.Capped {
+		f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
+	}
+	return f
+}
+
+func atLeast(f *result.FleetBench) string {
+	if f.Capped {
+		return "+"
+	}
+	return ""
+}
+
+func storeFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchFigure {
+	f := result.BenchFigure{Item: 3, Name: "store commands/s, delayed / central", Unit: "ratio",
+		Target: fmt.Sprintf("<= 1/%.0f at HS2 (%d req/s)", 1/TargetStoreRatio, model.PeakRate)}
+	if m := missing(fs, FleetDelayed, FleetCentral); m != "" || fs[FleetCentral].Steady == nil || fs[FleetDelayed].Steady == nil {
+		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
+		return f
+	}
+	d, c := fs[FleetDelayed], fs[FleetCentral]
+	if c.StoreCmdPerSec <= 0 {
+		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", "central mode sent the store no command"
+		return f
+	}
+	measured := d.StoreCmdPerSec / c.StoreCmdPerSec
+	// Delayed sync sends one exchange per node per interval whatever the rate (once every
+	// node has news each interval); central sends one command per request. So the delayed
+	// figure stays and the central one scales with the rate: at HS2 central would send
+	// 40,000 × its commands per request.
+	atPeak := c.StoreCmdPerRequest * model.PeakRate
+	projected := d.StoreCmdPerSec / atPeak
+	f.Value = projected
+	f.Display = fmt.Sprintf("%.1f / %.0f cmd/s = 1/%.0f at %.0f req/s; at HS2 %.1f / %.0f = 1/%.0f",
+		d.StoreCmdPerSec, c.StoreCmdPerSec, 1/measured, d.Steady.Rate, d.StoreCmdPerSec, atPeak, 1/projected)
+	f.Status = status(projected <= TargetStoreRatio)
+	f.Conditions = fleetCond(b, d, fmt.Sprintf("same offered rate %.0f req/s for %.0f s each, INFO commandstats top-level commands (scripts' inner commands left out), sync %v",
+		d.Steady.Rate, d.Steady.Duration.Seconds(), d.Conditions.SyncInterval))
+	f.Note = fmt.Sprintf("delayed = %d nodes / %v sync = %.0f cmd/s at any rate above ~%.0f req/s; central = 1 per request, so the ratio is %.0f / rate: 1/%.0f at our rate, 1/%.0f at HS2",
+		d.Conditions.Replicas, d.Conditions.SyncInterval, nodesPerSec(d), nodesPerSec(d), nodesPerSec(d), 1/measured, 1/projected)
+	return f
+}
+
+// nodesPerSec is the exchanges a delayed fleet makes a second when every node has news.
+func nodesPerSec(f *result.FleetBench) float64 {
+	if f.Conditions.SyncInterval <= 0 {
+		return 0
+	}
+	return float64(f.Conditions.Replicas) / f.Conditions.SyncInterval.Seconds()
+}
+
+func peerFigures(b result.Bench, fs map[string]*result.FleetBench) []result.BenchFigure {
+	name := "peer go-redis/redis_rate vs ours (delayed)"
+	if m := missing(fs, FleetPeer, FleetDelayed); m != "" || fs[FleetPeer].Steady == nil || fs[FleetDelayed].Steady == nil {
+		return []result.BenchFigure{{Item: 4, Name: name, Display: "-", Status: result.StatusNotMeasured, Conditions: m}}
+	}
+	p, d := fs[FleetPeer], fs[FleetDelayed]
+	cond := fleetCond(b, p, fmt.Sprintf("peer-gcra: GCRA in one Redis script per decision; ours: sliding window, delayed sync; p99 and store at %.0f req/s; peer %s", p.Steady.Rate, steps(p)))
+	return []result.BenchFigure{
+		{Item: 4, Name: "peer ceiling vs ours", Value: p.Ceiling, Unit: "req/s", Status: result.StatusNoTarget, Conditions: cond,
+			Display: fmt.Sprintf("peer %.0f%s vs ours %.0f%s req/s (%.2fx)", p.Ceiling, atLeast(p), d.Ceiling, atLeast(d), ratio(p.Ceiling, d.Ceiling))},
+		{Item: 4, Name: "peer p99 vs ours", Value: ms(p.Steady.Latency.P99), Unit: "ms", Status: result.StatusNoTarget, Conditions: cond,
+			Display: fmt.Sprintf("peer %.2f vs ours %.2f ms", ms(p.Steady.Latency.P99), ms(d.Steady.Latency.P99))},
+		{Item: 4, Name: "peer store commands/s vs ours", Value: p.StoreCmdPerSec, Unit: "commands/s", Status: result.StatusNoTarget, Conditions: cond,
+			Display: fmt.Sprintf("peer %.0f (%.2f/request) vs ours %.1f (%.4f/request)", p.StoreCmdPerSec, p.StoreCmdPerRequest, d.StoreCmdPerSec, d.StoreCmdPerRequest)},
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func memoryFigures(b result.Bench) []result.BenchFigure {
+	if len(b.Memory) == 0 {
+		return []result.BenchFigure{{Item: 5, Name: "store memory per client", Display: "-", Status: result.StatusNotMeasured, Conditions: "not run"}}
+	}
+	var out []result.BenchFigure
+	for _, m := range b.Memory {
+		total := float64(m.UsedDelta)
+		f := result.BenchFigure{Item: 5, Name: "memory " + m.Name, Value: m.PerClient, Unit: "bytes/client",
+			Display: fmt.Sprintf("%.0f B/client (MEMORY USAGE %.0f) = %.2f MB; document %.0f B = %.2f MB",
+				m.PerClient, m.SampleUsage, total/1e6, m.Estimate, m.EstimateTotal/1e6),
+			Status: result.StatusNoTarget,
+			Conditions: fmt.Sprintf("real redis-server, %d clients (HS1) with %d counters each, INFO memory used_memory delta, MEMORY USAGE of %d sampled clients; %s",
+				m.Clients, m.Records, m.Samples, m.Layout),
+		}
+		if m.Records > 1 && strings.Contains(m.Name, "ours") {
+			f.Target = fmt.Sprintf("well under %.2f MB", float64(docSlidingBytes)/1e6)
+			f.Status = status(total < docSlidingBytes)
+			f.Note = fmt.Sprintf("%.2fx under the document's %.2f MB; TestRedisSlidingHashMatchesLocalAtTheDocumentsRule proves the same decisions", docSlidingBytes/total, float64(docSlidingBytes)/1e6)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func latencyFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchFigure {
+	f := result.BenchFigure{Item: 6, Name: "p99 added by the limiter (delayed - no-op)", Unit: "ms", Target: fmt.Sprintf("<= %.1f ms", TargetAddedP99Ms)}
+	if m := missing(fs, FleetNoop, FleetDelayed); m != "" || fs[FleetNoop].Steady == nil || fs[FleetDelayed].Steady == nil {
+		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
+		return f
+	}
+	n, d := fs[FleetNoop].Steady, fs[FleetDelayed].Steady
+	f.Value = ms(d.Latency.P99) - ms(n.Latency.P99)
+	f.Display = fmt.Sprintf("%.2f - %.2f = %+.2f ms", ms(d.Latency.P99), ms(n.Latency.P99), f.Value)
+	f.Status = status(f.Value <= TargetAddedP99Ms)
+	f.Conditions = fleetCond(b, fs[FleetDelayed], fmt.Sprintf("rate asked %.0f req/s (half the lower ceiling) for %.0f s each, achieved %.0f / %.0f, HDR p99 of every answer",
+		d.Rate, d.Duration.Seconds(), d.Achieved, n.Achieved))
+	if !d.Sustained || !n.Sustained {
+		f.Note = "a steady run was not sustained: " + strings.TrimPrefix(d.Why+"; "+n.Why, "; ")
+	}
+	return f
+}
+
+// WriteTable prints the table: one row per figure with its value, target and status, and
+// a key to the conditions it was measured in (rows measured alike share one), then the
+// notes that explain a figure and what could not be measured.
+func WriteTable(w io.Writer, b result.Bench) error {
+	var conds []string
+	key := map[string]string{}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "#\tfigure\tvalue\ttarget\tstatus\tconditions\n")
+	for _, f := range b.Figures {
+		target := f.Target
+		if target == "" {
+			target = "-"
+		}
+		k, ok := key[f.Conditions]
+		if !ok {
+			k = conditionKey(len(conds))
+			key[f.Conditions] = k
+			conds = append(conds, f.Conditions)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t[%s]\n", f.Item, f.Name, f.Display, target, f.Status, k)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "conditions:")
+	for i, c := range conds {
+		fmt.Fprintf(w, "  [%s] %s\n", conditionKey(i), c)
+	}
+	for _, f := range b.Figures {
+		if f.Note != "" {
+			fmt.Fprintf(w, "note %d (%s): %s\n", f.Item, f.Name, f.Note)
+		}
+	}
+	for _, e := range b.Errors {
+		fmt.Fprintf(w, "not measured: %s\n", e)
+	}
+	return nil
+}
+
+// conditionKey names the i-th distinct conditions: a, b, …, z, aa, ab, …
+func conditionKey(i int) string {
+	if i < 26 {
+		return string(rune('a' + i))
+	}
+	return conditionKey(i/26-1) + string(rune('a'+i%26))
+}

@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// The document sizes memory at model.RecordBytes (48 B, HS6) a record: one record a client
+// for the fixed window and the token bucket, one a slice for the sliding window.
+const (
+	memorySamples = 200  // clients whose keys MEMORY USAGE reads
+	loadBatch     = 1000 // clients per exchange script call or pipeline
+)
+
+// redisServer is a redis-server child process on a free loopback port, without persistence.
+type redisServer struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+func startRedis(ctx context.Context, bin string) (*redisServer, error) {
+	if bin == "" {
+		bin = "redis-server"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not found (%w): install it (apt-get install -y redis-server) or run make deps", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	s := &redisServer{addr: "127.0.0.1:" + strconv.Itoa(port), cmd: cmd}
+	c := redis.NewClient(&redis.Options{Addr: s.addr})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := c.Ping(pctx).Err()
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.stop()
+			return nil, fmt.Errorf("redis-server on %s did not answer PING: %w", s.addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *redisServer) stop() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	}
+}
+
+// layout is one way of keeping every client's counters in Redis.
+type layout struct {
+	name, keys string
+	records    int // counters a client holds once loaded
+	// load writes every client's counters as of now; keysOf lists a client's keys.
+	load   func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error
+	keysOf func(id string, now time.Time) []string
+}
+
+// layouts are ours (limiters.RedisStore: one small hash per client and rule, written by a
+// delayed-sync exchange, as the replicas do) and the document's sliding window as it sizes
+// it: one record, a string key, per slice. Every client is loaded with every counter its
+// algorithm can hold at once: the sliding window with all 12 slices of the window.
+func layouts() []layout {
+	fixed := limiters.Rule{Name: "default", Algorithm: limiters.FixedWindow, Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow}
+	sliding := limiters.Rule{Name: "default", Algorithm: limiters.SlidingWindow, Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Slices: limiters.DefaultSlices}
+	bucket := limiters.Rule{Name: "default", Algorithm: limiters.TokenBucket, Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Burst: limiters.DefaultBurst}
+	slice := sliding.Window / time.Duration(sliding.Slices)
+	ours := func(r *limiters.Rule, slices int) func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error {
+		return func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error {
+			st := limiters.NewRedisStore(rdb)
+			d := now.UnixNano() / int64(slice)
+			if r.Algorithm == limiters.FixedWindow {
+				d = now.UnixNano() / int64(r.Window)
+			}
+			entries := make([]limiters.SyncEntry, 0, loadBatch)
+			for start := 0; start < len(ids); start += loadBatch {
+				entries = entries[:0]
+				for _, id := range ids[start:min(start+loadBatch, len(ids))] {
+					e := limiters.SyncEntry{Client: id, Rule: r, Spent: 1}
+					for k := range slices {
+						e.Push = append(e.Push, limiters.SliceCount{Index: d - int64(k), Count: 1 + int64(k)})
+					}
+					entries = append(entries, e)
+				}
+				if err := st.Exchange(ctx, now, entries); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	oursKeys := func(r *limiters.Rule) func(string, time.Time) []string {
+		return func(id string, _ time.Time) []string { return []string{limiters.Key(id, r)} }
+	}
+	docKey := func(id string, idx int64) string {
+		return limiters.Key(id, &sliding) + ":" + strconv.FormatInt(idx, 10)
+	}
+	return []layout{
+		{name: "fixed_window (ours: one hash per client)", keys: "rl:{client}:default:fixed_window → {window: count}",
+			records: 1, load: ours(&fixed, 1), keysOf: oursKeys(&fixed)},
+		{name: "token_bucket (ours: one hash per client)", keys: "rl:{client}:default:token_bucket → {t: tokens, a: µs}",
+			records: 1, load: ours(&bucket, 0), keysOf: oursKeys(&bucket)},
+		{name: "sliding_window, 12 slices (ours: one hash per client)", keys: "rl:{client}:default:sliding_window → {slice: count} × 12",
+			records: sliding.Slices, load: ours(&sliding, sliding.Slices), keysOf: oursKeys(&sliding)},
+		{name: "sliding_window, 12 slices (the document's: one key per slice)", keys: "rl:{client}:default:sliding_window:<slice> → count, × 12 keys",
+			records: sliding.Slices,
+			load: func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error {
+				d := now.UnixNano() / int64(slice)
+				ttl := sliding.Window + slice
+				for start := 0; start < len(ids); start += loadBatch {
+					p := rdb.Pipeline()
+					for _, id := range ids[start:min(start+loadBatch, len(ids))] {
+						for k := range sliding.Slices {
+							p.Set(ctx, docKey(id, d-int64(k)), 1+k, ttl)
+						}
+					}
+					if _, err := p.Exec(ctx); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			keysOf: func(id string, now time.Time) []string {
+				d := now.UnixNano() / int64(slice)
+				keys := make([]string, sliding.Slices)
+				for k := range keys {
+					keys[k] = docKey(id, d-int64(k))
+				}
+				return keys
+			}},
+	}
+}
+
+// Memory loads clients (HS1: 200,000) through each counter layout into a fresh redis-server
+// and measures what the store holds: INFO memory used_memory after minus before, and the
+// mean MEMORY USAGE of the keys of sampled clients.
+func Memory(ctx context.Context, redisBin string, clients int, seed uint64) ([]result.MemoryLayout, error) {
+	srv, err := startRedis(ctx, redisBin)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.addr, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+	defer rdb.Close()
+	ids := make([]string, clients)
+	digits := len(strconv.Itoa(clients - 1))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bg-%0*d", digits, i)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6d656d))
+	var out []result.MemoryLayout
+	for _, l := range layouts() {
+		m, err := measureLayout(ctx, rdb, l, ids, rng)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", l.name, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func measureLayout(ctx context.Context, rdb *redis.Client, l layout, ids []string, rng *rand.Rand) (result.MemoryLayout, error) {
+	m := result.MemoryLayout{Name: l.name, Layout: l.keys, Clients: len(ids), Records: l.records,
+		Estimate: float64(model.RecordBytes * l.records)}
+	m.EstimateTotal = m.Estimate * float64(len(ids))
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		return m, err
+	}
+	before, err := usedMemory(ctx, rdb)
+	if err != nil {
+		return m, err
+	}
+	now := time.Now()
+	begin := time.Now()
+	if err := l.load(ctx, rdb, ids, now); err != nil {
+		return m, err
+	}
+	m.LoadTime = time.Since(begin).Seconds()
+	after, err := usedMemory(ctx, rdb)
+	if err != nil {
+		return m, err
+	}
+	m.UsedDelta = after - before
+	m.PerClient = float64(m.UsedDelta) / float64(len(ids))
+	var total int64
+	for range memorySamples {
+		id := ids[rng.IntN(len(ids))]
+		for _, k := range l.keysOf(id, now) {
+			n, err := rdb.MemoryUsage(ctx, k, 0).Result()
+			if errors.Is(err, redis.Nil) {
+				return m, fmt.Errorf("key %q of client %s is missing after the load", k, id)
+			}
+			if err != nil {
+				return m, fmt.Errorf("MEMORY USAGE %s: %w", k, err)
+			}
+			total += n
+		}
+	}
+	m.Samples = memorySamples
+	m.SampleUsage = float64(total) / memorySamples
+	return m, rdb.FlushAll(ctx).Err()
+}
+
+func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO memory: %w", err)
+	}
+	return infoField(info, "used_memory")
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgeproof/rlharness/harness/bench"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/reports"
+)
+
+func newBenchCmd() *cobra.Command {
+	cfg := bench.DefaultConfig()
+	var networks, out string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the limiter's cost side by side: decisions, fleet ceiling, store commands, a peer, memory, latency",
+		Long: `Measures how fast and cheap the limiter is as ratios taken in one run, since absolute
+figures drift on a shared machine, and prints the table with each figure's target, whether it
+was met and its conditions (cores, networking, rate asked, duration):
+
+  1. decision cost of every algorithm x mode beside x/time/rate's Allow (testing.B, allocations)
+  2. fleet ceiling: the highest rate sustained (errors 0, generator on schedule) by 8 limiter
+     replicas + Redis in delayed sync over 8 no-op replicas, by a step-up search
+  3. store commands/s, delayed sync over central, at the same offered rate
+  4. a peer, go-redis/redis_rate (replica --mode peer-gcra), in the same run: ceiling, p99, store
+  5. store memory per tracked client: 200,000 clients through each counter layout
+  6. p99 added by the limiter at half the ceiling
+
+Writes bench.json and report.html to --out. The heavy parts (fleets, the 200,000-client load)
+should not share the machine with another load test: make bench runs this under flock.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Networks = nil
+			for _, n := range strings.Split(networks, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					cfg.Networks = append(cfg.Networks, n)
+				}
+			}
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Progress = cmd.OutOrStdout()
+			cfg.Commit = commitOf()
+			b, runErr := bench.Run(cmd.Context(), cfg)
+			if b.StartedAt.IsZero() { // the config was refused: nothing measured
+				return runErr
+			}
+			if err := result.WriteBench(out, b); err != nil {
+				return errors.Join(runErr, err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			if err := bench.WriteTable(cmd.OutOrStdout(), b); err != nil {
+				return errors.Join(runErr, err)
+			}
+			page, err := reports.GenerateBench(out)
+			if err != nil {
+				return errors.Join(runErr, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "bench: %s/%s, report: %s\n", out, result.BenchFile, page)
+			return runErr
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Provider, "provider", cfg.Provider, "fleet provider: docker (Testcontainers) or local (processes on 127.0.0.1)")
+	f.StringVar(&networks, "network", strings.Join(cfg.Networks, ","), "docker networking modes to measure, comma-separated: host, bridge")
+	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas in every fleet (HS4)")
+	f.DurationVar(&cfg.Step, "step", cfg.Step, "length of each fixed-rate step and steady run")
+	f.Float64Var(&cfg.Search.Start, "start-rate", cfg.Search.Start, "ceiling search: first rate asked, req/s")
+	f.Float64Var(&cfg.Search.Max, "max-rate", cfg.Search.Max, "ceiling search: highest rate asked, req/s")
+	f.Float64Var(&cfg.Search.Factor, "factor", cfg.Search.Factor, "ceiling search: step-up factor")
+	f.IntVar(&cfg.Search.Refine, "refine", cfg.Search.Refine, "ceiling search: bisections after the first failed step")
+	f.IntVar(&cfg.Search.MaxSteps, "max-steps", cfg.Search.MaxSteps, "ceiling search: most steps per fleet")
+	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients each step draws from (HS1)")
+	f.IntVar(&cfg.MemoryClients, "memory-clients", cfg.MemoryClients, "clients loaded into each counter layout (HS1)")
+	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedules and samples")
+	f.BoolVar(&cfg.NoDecisions, "no-decisions", false, "skip figure 1 (in-process decisions)")
+	f.BoolVar(&cfg.NoMemory, "no-memory", false, "skip figure 5 (store memory)")
+	f.BoolVar(&cfg.NoFleet, "no-fleet", false, "skip the fleets (figures 2, 3, 4, 6)")
+	f.BoolVar(&cfg.NoPeer, "no-peer", false, "skip the peer limiter (figure 4)")
+	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
+	return cmd
+}
+
+// commitOf is the checkout's commit, when the binary runs in one.
+func commitOf() string {
+	b, err := os.ReadFile(".git/HEAD")
+	if err != nil {
+		return ""
+	}
+	ref := strings.TrimSpace(strings.TrimPrefix(string(b), "ref: "))
+	if c, err := os.ReadFile(".git/" + ref); err == nil && len(c) >= 12 {
+		return strings.TrimSpace(string(c))[:12]
+	}
+	if len(ref) >= 12 && !strings.HasPrefix(ref, "refs/") { // a detached HEAD
+		return ref[:12]
+	}
+	return ""
+}

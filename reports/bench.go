@@ -1,0 +1,95 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// GenerateBench reads dir/bench.json (harness bench) and writes dir/report.html: the
+// performance table with every figure's target, status and conditions, then the
+// measurements behind it (decision costs, ceiling steps, steady runs, memory layouts).
+func GenerateBench(dir string) (string, error) {
+	b, err := result.ReadBench(filepath.Join(dir, result.BenchFile))
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, HTMLFile)
+	f, err := os.Create(out)
+	if err != nil {
+		return "", fmt.Errorf("write the report: %w", err)
+	}
+	if err := benchTmpl.Execute(f, b); err != nil {
+		f.Close()
+		return "", fmt.Errorf("render the report: %w", err)
+	}
+	return out, f.Close()
+}
+
+// isBenchRun is a run directory with bench.json and no summary.json.
+func isBenchRun(dir string) bool {
+	_, errB := os.Stat(filepath.Join(dir, result.BenchFile))
+	_, errS := os.Stat(filepath.Join(dir, result.SummaryFile))
+	return errB == nil && errors.Is(errS, fs.ErrNotExist)
+}
+
+var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
+	"mb": func(v float64) string { return fmt.Sprintf("%.2f", v/1e6) },
+	"msf": func(d result.Step) string {
+		return fmt.Sprintf("%.2f", float64(d.Latency.P99)/1e6)
+	},
+	"late": func(d result.Step) string {
+		return fmt.Sprintf("%.2f", float64(d.Lateness.P99)/1e6)
+	},
+	"f": func(v float64) string { return fmt.Sprintf("%.4g", v) },
+	"status": func(s string) template.HTML {
+		switch s {
+		case result.StatusMet:
+			return `<span class="pass">met</span>`
+		case result.StatusNotMet:
+			return `<span class="fail">not met</span>`
+		}
+		return template.HTML(template.HTMLEscapeString(s))
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Performance {{.StartedAt.Format "2006-01-02 15:04"}}</title>
+<style>
+body{font-family:sans-serif;margin:2em;max-width:90em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:90%;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass{color:#197a19;font-weight:bold}.fail{color:#b11;font-weight:bold}
+</style></head><body>
+<h1>Performance, measured side by side</h1>
+<p>Machine cores {{.Cores}} (GOMAXPROCS {{.GoMaxProcs}}), commit {{.Commit}}, {{.StartedAt.Format "2006-01-02T15:04:05Z07:00"}} to {{.FinishedAt.Format "15:04:05Z07:00"}}.
+Absolute figures drift on a shared machine; the ratios are measured in one run.</p>
+<h2>The table</h2>
+<table id="bench"><tr><th>#</th><th>figure</th><th>value</th><th>target</th><th>status</th><th>conditions</th></tr>
+{{range .Figures}}<tr class="figure"><td>{{.Item}}</td><td>{{.Name}}</td><td>{{.Display}}{{with .Note}}<br><small>{{.}}</small>{{end}}</td><td>{{.Target}}</td><td>{{status .Status}}</td><td><small>{{.Conditions}}</small></td></tr>
+{{end}}</table>
+{{with .Errors}}<p>Not measured:{{range .}}<br>{{.}}{{end}}</p>{{end}}
+{{with .Decisions}}<h2>Decision cost (in-process)</h2>
+<table id="decisions"><tr><th>algorithm / mode</th><th>ns/op</th><th>× x/time/rate</th><th>allocs/op</th><th>B/op</th><th>iterations</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td class="n">{{f .NsPerOp}}</td><td class="n">{{f .VsRate}}</td><td class="n">{{.AllocsPerOp}}</td><td class="n">{{.BytesPerOp}}</td><td class="n">{{.N}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Fleets}}<h2>Fleet {{.Name}} ({{.Network}})</h2>
+{{if .Error}}<p class="fail">{{.Error}}</p>{{end}}
+<p>{{.Conditions.Provider}}/{{.Network}}, {{.Conditions.Replicas}} replicas{{with .Conditions.Mode}}, mode {{.}}{{end}}; ceiling {{f .Ceiling}} req/s{{if .Capped}} (search capped: at least){{end}};
+store {{f .StoreCmdPerSec}} commands/s ({{f .StoreCmdPerRequest}} per request, {{.StoreOps}} commands with the scripts' own).</p>
+<table class="steps"><tr><th>run</th><th>asked req/s</th><th>achieved</th><th>answered</th><th>429</th><th>errors</th><th>p99 ms</th><th>lateness p99 ms</th><th>sustained</th></tr>
+{{range .Steps}}<tr><td>step</td><td class="n">{{f .Rate}}</td><td class="n">{{f .Achieved}}</td><td class="n">{{.Answered}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Errors}}</td><td class="n">{{msf .}}</td><td class="n">{{late .}}</td><td>{{if .Sustained}}<span class="pass">yes</span>{{else}}<span class="fail">no</span> {{.Why}}{{end}}</td></tr>
+{{end}}{{with .Steady}}<tr><td>steady</td><td class="n">{{f .Rate}}</td><td class="n">{{f .Achieved}}</td><td class="n">{{.Answered}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Errors}}</td><td class="n">{{msf .}}</td><td class="n">{{late .}}</td><td>{{if .Sustained}}<span class="pass">yes</span>{{else}}<span class="fail">no</span> {{.Why}}{{end}}</td></tr>{{end}}
+</table>
+{{end}}
+{{with .Memory}}<h2>Store memory per tracked client</h2>
+<table id="memory"><tr><th>layout</th><th>keys</th><th>clients</th><th>counters each</th><th>used_memory delta B</th><th>B/client</th><th>MEMORY USAGE B/client</th><th>document B/client</th><th>document total MB</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td><small>{{.Layout}}</small></td><td class="n">{{.Clients}}</td><td class="n">{{.Records}}</td><td class="n">{{.UsedDelta}}</td><td class="n">{{f .PerClient}}</td><td class="n">{{f .SampleUsage}}</td><td class="n">{{f .Estimate}}</td><td class="n">{{mb .EstimateTotal}}</td></tr>
+{{end}}</table>{{end}}
+</body></html>
+`))
