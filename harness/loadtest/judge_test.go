@@ -153,3 +153,23 @@ func TestClaimsOfAGeneratorBoundRunAreInconclusive(t *testing.T) {
 		t.Errorf("boundary claim on a faithful run: %q", res.Claims[0].Verdict())
 	}
 }
+
+func TestLatenessToleranceFollowsTheTimeScale(t *testing.T) {
+	tests := []struct {
+		scale float64
+		asked time.Duration
+		want  time.Duration
+	}{
+		{1, 0, 100 * time.Millisecond}, // 2 % of a 5 s slice
+		{0.2, 0, 20 * time.Millisecond},
+		{0.1, 0, 10 * time.Millisecond},
+		{0.2, 3 * time.Millisecond, 3 * time.Millisecond}, // --max-lateness wins
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		cfg.TimeScale, cfg.Gates.LatenessP99 = tt.scale, tt.asked
+		if got := cfg.latenessTolerance(); got != tt.want {
+			t.Errorf("scale %g, asked %v: tolerance %v, want %v", tt.scale, tt.asked, got, tt.want)
+		}
+	}
+}

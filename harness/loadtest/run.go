@@ -52,6 +52,19 @@ type Config struct {
 	Progress      io.Writer
 }
 
+// latenessShare is how late, as a share of one slice at the run's time scale, the generator
+// may send its 99th-percentile request. A request late by that much lands in the limiter's
+// slices as the schedule meant; the boundary burst moves by at most 2 % of its own length.
+const latenessShare = 0.02
+
+// defaultGates are the requirements' thresholds; the lateness tolerance (0) follows the
+// time scale, see latenessShare.
+func defaultGates() accounting.Gates {
+	g := accounting.DefaultGates()
+	g.LatenessP99 = 0
+	return g
+}
+
 // DefaultConfig is the document's design at its own time scale.
 func DefaultConfig() Config {
 	return Config{
@@ -60,7 +73,7 @@ func DefaultConfig() Config {
 		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: 50 * time.Millisecond,
 		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
-		Gates: accounting.DefaultGates(), OutDir: "runs/latest",
+		Gates: defaultGates(), OutDir: "runs/latest",
 	}
 }
 
@@ -85,6 +98,16 @@ func (c Config) check() error {
 		return fmt.Errorf("--mode %q: use central, split or delayed", c.Mode)
 	}
 	return nil
+}
+
+// latenessTolerance is the p99 lateness the generator may reach: as asked, or by default
+// latenessShare of one slice at the run's time scale.
+func (c Config) latenessTolerance() time.Duration {
+	if c.Gates.LatenessP99 > 0 {
+		return c.Gates.LatenessP99
+	}
+	slice := c.scaled(limiters.DefaultWindow) / limiters.DefaultSlices
+	return time.Duration(float64(slice) * latenessShare)
 }
 
 func (c Config) scaled(d time.Duration) time.Duration {
@@ -112,6 +135,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("create the run directory: %w", err)
 	}

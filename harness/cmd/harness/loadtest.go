@@ -69,7 +69,7 @@ by F and so raises every rate by 1/F: every ratio the checks test is preserved.`
 	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text")
 	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store stays down in a fail-open scenario, before scaling")
 	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
-	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this")
+	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this (0: 2% of a slice at the time scale, 20ms at 0.2)")
 	f.Float64Var(&cfg.Gates.MinRateRatio, "min-rate-ratio", cfg.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
