@@ -43,6 +43,11 @@ type Written struct {
 // caller decides the exit code.
 func Generate(dir string, opt Options) (Written, error) {
 	w := Written{HTML: filepath.Join(dir, HTMLFile), JUnit: filepath.Join(dir, JUnitFile)}
+	if isClaimCheckRun(dir) {
+		// A harness run claimcheck directory: its own section, no gates, no JUnit.
+		html, err := GenerateClaimCheck(dir)
+		return Written{HTML: html}, err
+	}
 	if isAutoscaleRun(dir) {
 		// A harness run autoscale directory: its own section, no gates, no JUnit.
 		html, err := GenerateAutoscale(dir)

@@ -19,6 +19,7 @@ import (
 	cc "github.com/edgeproof/rlharness/claimcheck"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	ccproc "github.com/edgeproof/rlharness/targets/claimcheck"
@@ -96,54 +97,14 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // Measured is what Redis holds after the run, and what the harness saw of the producer.
-type Measured struct {
-	Sent            int     `json:"events_sent"`
-	Acknowledged    int     `json:"acknowledged"`    // 204 from the producer
-	Resent          int     `json:"resent"`          // sends repeated after a refused or broken connection
-	StreamEntries   int     `json:"stream_entries"`  // XLEN
-	EntryBytes      int64   `json:"entry_bytes"`     // bytes of the stream's entries (XRANGE)
-	Deliveries      int     `json:"deliveries"`      // consumers' count in Redis, redeliveries included
-	Redeliveries    int     `json:"redeliveries"`    // entries reclaimed by XAUTOCLAIM
-	QueueBytes      int64   `json:"queue_bytes"`     // bytes those deliveries carried
-	StorePayloads   int     `json:"store_payloads"`  // payload keys (SCAN)
-	StoreBytes      int64   `json:"store_bytes"`     // their STRLEN
-	Orphans         int     `json:"orphan_payloads"` // payloads no stream entry refers to
-	Dangling        int     `json:"dangling_claims"` // dead-letter stream
-	Errors          int     `json:"errors"`          // error stream: corrupt or malformed
-	Processed       int     `json:"processed"`       // distinct events whose effect was applied
-	Effects         int     `json:"effects"`         // effects applied in all: processed + duplicates let through
-	Duplicates      int     `json:"duplicates_prevented"`
-	Lost            int     `json:"lost_events"`      // in neither the stream nor the store
-	ProducerCrashes int     `json:"producer_crashes"` // injected, from the fault log
-	ConsumerCrashes int     `json:"consumer_crashes"`
-	Pending         int     `json:"pending"` // unacknowledged entries left at the end
-	Lag             int64   `json:"lag"`     // entries never read
-	Seconds         float64 `json:"seconds"`
-}
+// The types live in harness/result so that a report reads claimcheck.json without the fleet.
+type Measured = result.ClaimMeasured
 
 // Check is one assertion of the run.
-type Check struct {
-	Name   string `json:"name"`
-	Pass   bool   `json:"pass"`
-	Detail string `json:"detail"`
-}
+type Check = result.RunCheck
 
 // Result is a run: its settings, the model's figures for the same events, the measured ones.
-type Result struct {
-	Placement  cc.Placement      `json:"placement"`
-	Deletion   cc.Deletion       `json:"deletion,omitempty"`
-	Events     int               `json:"events"`
-	Rate       float64           `json:"rate"`
-	Seed       uint32            `json:"seed"`
-	TTL        time.Duration     `json:"ttl_ns"`
-	Visibility time.Duration     `json:"visibility_ns"`
-	Conditions fleet.Conditions  `json:"conditions"`
-	Model      model.ClaimCounts `json:"model"`             // the document's model: no ledger
-	Predicted  model.ClaimCounts `json:"model_with_ledger"` // the same with the real pipeline's ledger
-	Measured   Measured          `json:"measured"`
-	Checks     []Check           `json:"checks"`
-	Pass       bool              `json:"pass"`
-}
+type Result = result.ClaimRun
 
 // Run starts a fleet of one producer and cfg.Consumers consumers, sends cfg.Events
 // events, waits for the stream to drain and measures.
@@ -184,7 +145,7 @@ func Run(ctx context.Context, p fleet.Provider, cfg Config) (Result, error) {
 			cfg.Logger.Error("could not terminate the claim-check fleet", "err", terr)
 		}
 	}()
-	res.Conditions = f.Conditions()
+	res.Conditions = result.Conditions(f.Conditions())
 	rdb := redis.NewClient(&redis.Options{Addr: f.RedisAddr()})
 	defer rdb.Close()
 

@@ -17,7 +17,9 @@ func newReportCmd() *cobra.Command {
 		Long: `Reads RUN_DIR/summary.json and the scenarios' outcomes.csv and writes RUN_DIR/report.html
 (self-contained: charts inlined, nothing fetched) and RUN_DIR/junit.xml (one test case per
 gated check). With --baseline, compares with an earlier summary.json and exits 1 on a
-regression beyond tolerance: p99 latency +50 %, achieved/asked rate -10 %, overshoot +0.05.`,
+regression beyond tolerance: p99 latency +50 %, achieved/asked rate -10 %, overshoot +0.05.
+A directory of 'harness run claimcheck' (claimcheck.json) or 'harness run autoscale'
+(autoscale.json) gets its own section instead, and no JUnit file.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return writeReport(cmd.OutOrStdout(), args[0], baseline)
@@ -42,7 +44,10 @@ func writeReport(out io.Writer, dir, baseline string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "report: %s\njunit: %s\n", w.HTML, w.JUnit)
+	fmt.Fprintf(out, "report: %s\n", w.HTML)
+	if w.JUnit != "" {
+		fmt.Fprintf(out, "junit: %s\n", w.JUnit)
+	}
 	if baseline == "" {
 		return nil
 	}
