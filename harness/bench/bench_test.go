@@ -67,6 +67,36 @@ func TestSearchFindsTheCeiling(t *testing.T) {
 	}
 }
 
+// A confirmed search sends a failed step again and believes the second answer.
+func TestSearchConfirmsFailures(t *testing.T) {
+	s := Search{Start: 1000, Min: 100, Max: 64000, Factor: 2, Refine: 0, MaxSteps: 20, Confirm: true}
+	flaky := 0
+	var asked []float64
+	send := func(_ context.Context, rate float64) (result.Step, error) {
+		asked = append(asked, rate)
+		ok := rate <= 4000
+		if rate == 2000 && flaky == 0 { // one neighbour's burst
+			flaky++
+			ok = false
+		}
+		return result.Step{Rate: rate, Sustained: ok}, nil
+	}
+	c, err := s.Run(context.Background(), send)
+	if err != nil || c.Rate != 4000 {
+		t.Fatalf("ceiling %v (%v), want 4000", c.Rate, err)
+	}
+	want := []float64{1000, 2000, 2000, 4000, 8000, 8000}
+	if len(asked) != len(want) {
+		t.Fatalf("asked %v, want %v", asked, want)
+	}
+	for i := range want {
+		if asked[i] != want[i] {
+			t.Errorf("asked %v, want %v", asked, want)
+			break
+		}
+	}
+}
+
 func round(v float64) float64 { return float64(int64(v + 0.5)) }
 
 func TestSearchIsBoundedAndStopsOnErrors(t *testing.T) {
