@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -25,37 +26,26 @@ func newModelCmd() *cobra.Command {
 		Use:   "model",
 		Short: "Reproduce the source documents' model tables with the project's own code",
 	}
-	var asJSON bool
-	rl := &cobra.Command{
-		Use:   "ratelimit",
-		Short: "Sizing, window-algorithm and distributed-counter tables of the rate-limiter document",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := model.RunRateLimit()
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(m)
-			}
-			return model.WriteRateLimit(cmd.OutOrStdout(), m)
-		},
-	}
-	rl.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON instead of tables")
-	cmd.AddCommand(rl, newModelAutoscaleCmd(), newModelClaimCheckCmd())
+	cmd.AddCommand(
+		modelCmd("ratelimit", "Sizing, window-algorithm and distributed-counter tables of the rate-limiter document",
+			model.RunRateLimit, model.WriteRateLimit),
+		modelCmd("autoscale", "Metric-delay sweep, dampers and step test of the horizontal-scaling document",
+			model.RunAutoscale, model.WriteAutoscale),
+		modelCmd("claimcheck", "Message bytes, fault-free and fault-window runs and K01-scale cost of the claim-check document",
+			model.RunClaimCheck, model.WriteClaimCheck),
+	)
 	return cmd
 }
 
-func newModelAutoscaleCmd() *cobra.Command {
+// modelCmd is one document's model: its tables as text, or with --json its figures.
+func modelCmd[T any](use, short string, run func() (T, error), write func(io.Writer, T) error) *cobra.Command {
 	var asJSON bool
-	as := &cobra.Command{
-		Use:   "autoscale",
-		Short: "Metric-delay sweep, dampers and step test of the horizontal-scaling document",
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := model.RunAutoscale()
+			m, err := run()
 			if err != nil {
 				return err
 			}
@@ -64,9 +54,9 @@ func newModelAutoscaleCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(m)
 			}
-			return model.WriteAutoscale(cmd.OutOrStdout(), m)
+			return write(cmd.OutOrStdout(), m)
 		},
 	}
-	as.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON instead of tables")
-	return as
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON instead of tables")
+	return cmd
 }
