@@ -9,7 +9,7 @@
 #   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
 #                          redis-server plus every library ldd lists and the dynamic loader
 #
-# Usage: scripts/build-images.sh [replica|noop|worker|redis ...]   (default: all four)
+# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|redis ...]   (default: all five)
 # Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
 # GO (go binary, default go), DOCKER (docker binary, default docker).
 set -euo pipefail
@@ -117,7 +117,7 @@ for image in "${images[@]}"; do
 	case $image in
 	replica | noop | claimcheck | worker) go_image "$image" ;;
 	redis) redis_image ;;
-	*) die "unknown image '$image': use replica, noop, worker or redis" ;;
+	*) die "unknown image '$image': use replica, noop, claimcheck, worker or redis" ;;
 	esac
 done
 log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"
