@@ -60,17 +60,19 @@ autoscale: build images
 
 # Document 004's claim-check pipeline: the model's tables, then the real pipeline on Redis
 # Streams in containers (producer + consumers, the fault window's crashes injected for real)
-# on a few hundred events per setting, measured beside the model, and its report (about a
-# minute on 2 cores). The run holds $(CLAIMCHECK_LOCK) so that two load tests never share
-# the machine. A failed check still gets its report; the run's exit code is make's.
+# on a few hundred events per setting, fault-free and under the fault window, measured beside
+# the model, and its report (about a minute on 2 cores). The run holds $(CLAIMCHECK_LOCK) so
+# that two load tests never share the machine. A failed check still gets its report; the
+# run's exit code is make's.
 CLAIMCHECK_DIR ?= runs/claimcheck
 CLAIMCHECK_EVENTS ?= 300
 CLAIMCHECK_PROVIDER ?= docker
 CLAIMCHECK_LOCK ?= /tmp/rlharness-load.lock
+CLAIMCHECK_FAULTS ?= both
 claimcheck: build $(if $(filter docker,$(CLAIMCHECK_PROVIDER)),images)
 	$(BIN)/harness model claimcheck
 	rm -f $(CLAIMCHECK_DIR)/claimcheck.json; rc=0; \
-	flock $(CLAIMCHECK_LOCK) $(BIN)/harness run claimcheck --provider $(CLAIMCHECK_PROVIDER) --events $(CLAIMCHECK_EVENTS) --out $(CLAIMCHECK_DIR) $(CLAIMCHECK_FLAGS) || rc=$$?; \
+	flock $(CLAIMCHECK_LOCK) $(BIN)/harness run claimcheck --provider $(CLAIMCHECK_PROVIDER) --events $(CLAIMCHECK_EVENTS) --faults=$(CLAIMCHECK_FAULTS) --out $(CLAIMCHECK_DIR) $(CLAIMCHECK_FLAGS) || rc=$$?; \
 	if [ -f $(CLAIMCHECK_DIR)/claimcheck.json ]; then $(BIN)/harness report $(CLAIMCHECK_DIR); fi; exit $$rc
 
 bench: deps

@@ -32,7 +32,7 @@ func newRunClaimCheckCmd() *cobra.Command {
 		cfg                 claimtest.Config
 		provider, out       string
 		placement, deletion string
-		faults              bool
+		faults              = faultsFlag("true")
 		all                 bool
 		seed                uint
 	)
@@ -52,9 +52,6 @@ Exit 1 when a check fails (an acknowledged event not processed exactly once, ...
 				return err
 			}
 			cfg.Seed, cfg.Logger = uint32(seed), log
-			if faults {
-				cfg.ProducerCrash, cfg.ConsumerCrash = claimcheck.ProducerCrashP, claimcheck.ConsumerCrashP
-			}
 			settings := model.ClaimSettingsRows
 			if !all {
 				pl, err := claimcheck.ParsePlacement(placement)
@@ -72,19 +69,24 @@ Exit 1 when a check fails (an acknowledged event not processed exactly once, ...
 			fmt.Fprintf(cmd.OutOrStdout(), "Claim-check pipeline on real Redis Streams (%s provider)\n", provider)
 			var results []claimtest.Result
 			failed := 0
-			for _, s := range settings {
-				c := cfg
-				c.Placement, c.Deletion = s.Placement, s.Deletion
-				r, err := claimtest.Run(cmd.Context(), p, c)
-				if err != nil {
-					return fmt.Errorf("%s: %w", s.Name(), err)
-				}
-				results = append(results, r)
-				if err := claimtest.Render(cmd.OutOrStdout(), r); err != nil {
-					return err
-				}
-				if !r.Pass {
-					failed++
+			for _, withFaults := range faults.conditions() {
+				for _, s := range settings {
+					c := cfg
+					c.Placement, c.Deletion = s.Placement, s.Deletion
+					if withFaults {
+						c.ProducerCrash, c.ConsumerCrash = claimcheck.ProducerCrashP, claimcheck.ConsumerCrashP
+					}
+					r, err := claimtest.Run(cmd.Context(), p, c)
+					if err != nil {
+						return fmt.Errorf("%s: %w", s.Name(), err)
+					}
+					results = append(results, r)
+					if err := claimtest.Render(cmd.OutOrStdout(), r); err != nil {
+						return err
+					}
+					if !r.Pass {
+						failed++
+					}
 				}
 			}
 			if out != "" {
@@ -108,7 +110,8 @@ Exit 1 when a check fails (an acknowledged event not processed exactly once, ...
 	f.StringVar(&placement, "placement", "claim", "attach or claim (with --all=false)")
 	f.StringVar(&deletion, "deletion", "immediate", "immediate or ttl, for the claim placement (with --all=false)")
 	f.BoolVar(&all, "all", true, "run the document's three settings: attach, claim immediate, claim ttl")
-	f.BoolVar(&faults, "faults", true, "inject the fault window's crashes (DD10: 0.005 producer, 0.01 consumer)")
+	f.Var(&faults, "faults", "inject the fault window's crashes (DD10: 0.005 producer, 0.01 consumer): true, false, or both (every setting fault-free, then under the fault window)")
+	f.Lookup("faults").NoOptDefVal = "true"
 	f.UintVar(&seed, "seed", model.ClaimSeed, "seed of the crash plan (the document's generator)")
 	f.DurationVar(&cfg.TTL, "ttl", claimtest.DefaultTTL, "payload time-to-live under the ttl policy (DD11's 7 days, scaled)")
 	f.DurationVar(&cfg.Visibility, "visibility", claimtest.DefaultVisibility, "idle time before an unacknowledged entry is reclaimed (XAUTOCLAIM)")
@@ -116,4 +119,32 @@ Exit 1 when a check fails (an acknowledged event not processed exactly once, ...
 	f.StringVar(&cfg.Binary, "binary", "", "local provider: a built targets/cmd/claimcheck (built with go build if empty)")
 	f.StringVar(&out, "out", "", "run directory to write claimcheck.json to (the report reads it)")
 	return cmd
+}
+
+// faultsFlag is --faults: true, false or both, so that one run directory can hold every
+// setting with and without the fault window, as the document's two tables do.
+type faultsFlag string
+
+func (f *faultsFlag) String() string { return string(*f) }
+
+func (f *faultsFlag) Set(v string) error {
+	switch v {
+	case "true", "false", "both":
+		*f = faultsFlag(v)
+		return nil
+	}
+	return fmt.Errorf("use true, false or both (got %q)", v)
+}
+
+func (f *faultsFlag) Type() string { return "true|false|both" }
+
+// conditions are the fault conditions to run, fault-free first as in the document.
+func (f faultsFlag) conditions() []bool {
+	switch f {
+	case "false":
+		return []bool{false}
+	case "both":
+		return []bool{false, true}
+	}
+	return []bool{true}
 }

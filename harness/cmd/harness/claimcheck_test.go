@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,7 @@ func TestRunClaimCheckBadSetting(t *testing.T) {
 	for _, args := range [][]string{
 		{"--all=false", "--placement", "inline"},
 		{"--all=false", "--placement", "claim", "--deletion", "never"},
+		{"--faults=maybe"},
 	} {
 		root := newRootCmd()
 		root.SetOut(&bytes.Buffer{})
@@ -54,6 +56,29 @@ func TestRunClaimCheckBadSetting(t *testing.T) {
 		}
 		if _, gate := err.(*gateError); gate {
 			t.Errorf("%v: a usage error is not a failed check (exit 2, not 1)", args)
+		}
+	}
+}
+
+// --faults both runs every setting fault-free, then under the fault window, as the
+// document's two tables do; the bare flag is the fault window alone.
+func TestFaultsFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []bool
+	}{
+		{nil, []bool{true}},
+		{[]string{"--faults"}, []bool{true}},
+		{[]string{"--faults=false"}, []bool{false}},
+		{[]string{"--faults=both"}, []bool{false, true}},
+	} {
+		cmd := newRunClaimCheckCmd()
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		got := cmd.Flags().Lookup("faults").Value.(*faultsFlag).conditions()
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%v: runs %v; want %v", tc.args, got, tc.want)
 		}
 	}
 }
