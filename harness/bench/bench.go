@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -136,18 +137,19 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 }
 
 // fleets measures, in one networking mode: the ceilings of 8 no-op replicas, of 8 limiter
-// replicas in delayed sync (and of the peer), then every fleet at the same shared rate, half
-// the lower of the two ceilings: latency, and the store's commands in central and delayed
-// sync and for the peer. Fleets are started one or two at a time to spare the machine.
+// replicas in delayed sync and of the peer, searched in turn step by step; then, at the same
+// shared rate (half the lower of the no-op and delayed ceilings), each fleet in turn for the
+// latency, and the store's commands in central and delayed sync and for the peer.
 func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network string) ([]result.FleetBench, error) {
 	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
 	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "delayed", Replicas: cfg.Replicas, Network: network}}
 	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "central", Replicas: cfg.Replicas, Network: network}}
 	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: fleet.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
-	all := []*member{noop, delayed, central}
+	searched := []*member{noop, delayed}
 	if !cfg.NoPeer {
-		all = append(all, peer)
+		searched = append(searched, peer)
 	}
+	all := append(searched[:len(searched):len(searched)], central)
 	out := func() []result.FleetBench {
 		var fs []result.FleetBench
 		for _, m := range all {
@@ -162,43 +164,45 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 		}
 	}()
 	p := cfg.Progress
-	for _, m := range []*member{noop, delayed} {
+	for _, m := range searched {
 		if err := m.start(ctx, cfg, provider); err != nil {
 			return out(), err
 		}
 	}
-	for _, m := range []*member{noop, delayed} {
-		fmt.Fprintf(p, "== 2. ceiling, %s, %d %s replicas (%s steps)\n", network, cfg.Replicas, m.name, cfg.Step)
-		if err := m.ceiling(ctx, cfg); err != nil {
-			return out(), err
+	var names []string
+	sends := make([]Sender, len(searched))
+	for i, m := range searched {
+		names = append(names, m.name)
+		sends[i] = m.sender(cfg)
+	}
+	fmt.Fprintf(p, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", network, cfg.Replicas, strings.Join(names, ", "), cfg.Step)
+	cs, errs := cfg.Search.Interleave(ctx, sends...)
+	for i, m := range searched {
+		m.res.Ceiling, m.res.Capped, m.res.Steps = cs[i].Rate, cs[i].Capped, cs[i].Steps
+		if errs[i] != nil {
+			m.res.Error = errs[i].Error()
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return out(), err
 	}
 	shared := sharedRate(noop.res.Ceiling, delayed.res.Ceiling, cfg.Search.Min)
-	fmt.Fprintf(p, "== 3/6. steady runs at %.0f req/s (half the lower ceiling), %s\n", shared, network)
-	for _, m := range []*member{noop, delayed} {
+	fmt.Fprintf(p, "== 3/4/6. steady runs at %.0f req/s (half the lower ceiling), %s networking\n", shared, network)
+	for _, m := range searched {
 		if err := m.steady(ctx, cfg, shared); err != nil {
 			return out(), err
 		}
 	}
-	noop.stop(ctx, cfg.Logger)
-	next := []*member{central}
-	if !cfg.NoPeer {
-		next = append(next, peer)
+	for _, m := range searched {
+		if m != delayed {
+			m.stop(ctx, cfg.Logger)
+		}
 	}
-	for _, m := range next {
-		if err := m.start(ctx, cfg, provider); err != nil {
-			return out(), err
-		}
-		if m == peer {
-			fmt.Fprintf(p, "== 4. ceiling, %s, %d %s replicas (%s steps)\n", network, cfg.Replicas, m.name, cfg.Step)
-			if err := m.ceiling(ctx, cfg); err != nil {
-				return out(), err
-			}
-		}
-		if err := m.steady(ctx, cfg, shared); err != nil {
-			return out(), err
-		}
-		m.stop(ctx, cfg.Logger)
+	if err := central.start(ctx, cfg, provider); err != nil {
+		return out(), err
+	}
+	if err := central.steady(ctx, cfg, shared); err != nil {
+		return out(), err
 	}
 	return out(), nil
 }
@@ -264,23 +268,17 @@ func (m *member) stepper(cfg Config) *stepper {
 	}
 }
 
-func (m *member) ceiling(ctx context.Context, cfg Config) error {
+// sender is the fleet's step sender for a ceiling search, printing each step.
+func (m *member) sender(cfg Config) Sender {
 	s := m.stepper(cfg)
-	send := func(ctx context.Context, rate float64) (result.Step, error) {
+	return func(ctx context.Context, rate float64) (result.Step, error) {
 		st, err := s.send(ctx, rate)
 		if err == nil {
-			fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  lateness p99 %6.2f ms  %d errors  %s\n",
+			fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
 				m.name, st.Rate, st.Achieved, ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
 		}
 		return st, err
 	}
-	c, err := cfg.Search.Run(ctx, send)
-	m.res.Ceiling, m.res.Capped, m.res.Steps = c.Rate, c.Capped, c.Steps
-	if err != nil {
-		m.res.Error = err.Error()
-		return fmt.Errorf("%s ceiling: %w", m.name, err)
-	}
-	return nil
 }
 
 // steady runs the fleet at rate for one step and counts the store's commands over it.

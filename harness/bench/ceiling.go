@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/edgeproof/rlharness/harness/result"
 )
@@ -102,4 +103,73 @@ func (s Search) Run(ctx context.Context, send Sender) (Ceiling, error) {
 	}
 	c.Rate = lo
 	return c, nil
+}
+
+// Interleave searches several ceilings at once, one step at a time in turn, so every fleet's
+// steps meet the same neighbours on a shared machine: a burst of someone else's work lands on
+// one step of one fleet, not on all of one fleet's search. Searches that finish drop out of
+// the turn. The result is in the order of sends.
+func (s Search) Interleave(ctx context.Context, sends ...Sender) ([]Ceiling, []error) {
+	t := &turns{n: len(sends), done: make([]bool, len(sends))}
+	t.cond = sync.NewCond(&t.mu)
+	out := make([]Ceiling, len(sends))
+	errs := make([]error, len(sends))
+	var wg sync.WaitGroup
+	for i, send := range sends {
+		wg.Go(func() {
+			defer t.finish(i)
+			out[i], errs[i] = s.Run(ctx, func(ctx context.Context, rate float64) (result.Step, error) {
+				t.wait(i)
+				defer t.next(i)
+				return send(ctx, rate)
+			})
+		})
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// turns lets n searches take steps in a round: i waits until it is its turn, and a search
+// that finished is skipped.
+type turns struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+	turn int
+	done []bool
+}
+
+func (t *turns) wait(i int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.turn != i {
+		t.cond.Wait()
+	}
+}
+
+// next passes the turn to the next search that has not finished.
+func (t *turns) next(i int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.advance(i)
+}
+
+func (t *turns) advance(from int) {
+	for k := 1; k <= t.n; k++ {
+		j := (from + k) % t.n
+		if !t.done[j] {
+			t.turn = j
+			break
+		}
+	}
+	t.cond.Broadcast()
+}
+
+func (t *turns) finish(i int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done[i] = true
+	if t.turn == i {
+		t.advance(i)
+	}
 }
