@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images test test-short loadtest loadtest-full model autoscale bench lint clean
+.PHONY: all build deps images test test-short loadtest loadtest-full model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -36,6 +36,7 @@ test: deps images lint
 model: build
 	$(BIN)/harness model ratelimit
 	$(BIN)/harness model autoscale
+	$(BIN)/harness model claimcheck
 
 # The main job in a time-scaled form that fits a few minutes on 2 cores: every duration x0.2
 # (window 12 s), host networking (Docker's port proxy costs a third of the rate), a
@@ -56,6 +57,23 @@ AUTOSCALE_FLAGS ?= --delay 3
 autoscale: build images
 	$(BIN)/harness model autoscale
 	$(BIN)/harness run autoscale --out runs/autoscale $(AUTOSCALE_FLAGS)
+
+# Document 004's claim-check pipeline: the model's tables, then the real pipeline on Redis
+# Streams in containers (producer + consumers, the fault window's crashes injected for real)
+# on a few hundred events per setting, fault-free and under the fault window, measured beside
+# the model, and its report (about a minute on 2 cores). The run holds $(CLAIMCHECK_LOCK) so
+# that two load tests never share the machine. A failed check still gets its report; the
+# run's exit code is make's.
+CLAIMCHECK_DIR ?= runs/claimcheck
+CLAIMCHECK_EVENTS ?= 300
+CLAIMCHECK_PROVIDER ?= docker
+CLAIMCHECK_LOCK ?= /tmp/rlharness-load.lock
+CLAIMCHECK_FAULTS ?= both
+claimcheck: build $(if $(filter docker,$(CLAIMCHECK_PROVIDER)),images)
+	$(BIN)/harness model claimcheck
+	rm -f $(CLAIMCHECK_DIR)/claimcheck.json; rc=0; \
+	flock $(CLAIMCHECK_LOCK) $(BIN)/harness run claimcheck --provider $(CLAIMCHECK_PROVIDER) --events $(CLAIMCHECK_EVENTS) --faults=$(CLAIMCHECK_FAULTS) --out $(CLAIMCHECK_DIR) $(CLAIMCHECK_FLAGS) || rc=$$?; \
+	if [ -f $(CLAIMCHECK_DIR)/claimcheck.json ]; then $(BIN)/harness report $(CLAIMCHECK_DIR); fi; exit $$rc
 
 # Issue 6's table, measured side by side in one run (about five minutes on 2 cores): the
 # decision cost beside x/time/rate, the fleet's ceiling against no-op replicas, the store's
