@@ -1,0 +1,53 @@
+package reports
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// A harness bench directory (bench.json, no summary.json) gets the performance table as its
+// report: every figure with its target, status and conditions, and the steps behind them.
+func TestGenerateRendersABenchRun(t *testing.T) {
+	dir := t.TempDir()
+	b := result.Bench{
+		StartedAt: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC), Cores: 2, GoMaxProcs: 2,
+		Figures: []result.BenchFigure{
+			{Item: 2, Name: "fleet ceiling, delayed / no-op", Display: "3735 / 4134 req/s = 0.90", Target: ">= 0.90", Status: result.StatusMet, Conditions: "cores 2, docker/host networking"},
+			{Item: 6, Name: "p99 added by the limiter", Display: "+38.09 ms", Target: "<= 0.5 ms", Status: result.StatusNotMet, Conditions: "rate asked 1688 req/s", Note: "noisy on 2 cores"},
+		},
+		Decisions: []result.DecisionCost{{Name: "x-time-rate/Allow", NsPerOp: 105, VsRate: 1, N: 1000}},
+		Fleets: []result.FleetBench{{Name: "delayed", Network: "host", Ceiling: 3735,
+			Steps:  []result.Step{{Rate: 5062, Achieved: 4216, Why: "achieved 4216 of 5062 req/s"}},
+			Steady: &result.Step{Rate: 1868, Achieved: 1868, Sustained: true, Latency: accounting.Percentiles{P99: 17 * time.Millisecond}}}},
+		Memory: []result.MemoryLayout{{Name: "sliding_window, 12 slices (ours: one hash per client)", Clients: 200_000, Records: 12, PerClient: 261, EstimateTotal: 115.2e6}},
+	}
+	if err := result.WriteBench(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Generate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(w.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, want := range []string{
+		`<td>fleet ceiling, delayed / no-op</td><td>3735 / 4134 req/s = 0.90</td><td>&gt;= 0.90</td><td><span class="pass">met</span></td><td><small>cores 2, docker/host networking</small></td>`,
+		`<span class="fail">not met</span>`, "noisy on 2 cores",
+		"achieved 4216 of 5062 req/s", "<td class=\"n\">17.00</td>", "115.20", "x-time-rate/Allow",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if w.JUnit != "" {
+		t.Errorf("a bench run has no gates, but a JUnit file %q was named", w.JUnit)
+	}
+}
