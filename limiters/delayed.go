@@ -25,6 +25,9 @@ type DelayedSync struct {
 	syncMu sync.Mutex
 	batch  []SyncEntry
 	keys   []stateKey
+	// dirty lists the clients with counts not yet pushed, under mu; spare is the list's
+	// other buffer, swapped in at each sync so neither allocates in steady state.
+	dirty, spare []stateKey
 }
 
 // syncState is what a node knows of one client.
@@ -37,6 +40,7 @@ type syncState struct {
 	viewBucket               bucket
 	inflightSpent, pendSpent int64
 	seen                     int64
+	dirty                    bool // on the node's dirty list
 }
 
 // NewDelayedSync returns a delayed-sync node over store.
@@ -64,6 +68,7 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 		if allowed {
 			s.pendSpent++
 			avail--
+			n.markDirty(k, s)
 		}
 		return bucketDecision(rule, avail, allowed), nil
 	}
@@ -72,6 +77,7 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 	allowed := s.view.total(d, m)+s.inflight.total(d, m)+s.pending.total(d, m) < rule.Limit
 	if allowed {
 		s.pending.add(d, 1)
+		n.markDirty(k, s)
 	}
 	// The decision's figures come from the sum of the three rings.
 	var buf [maxStackSlices]int64
@@ -134,41 +140,73 @@ func (n *DelayedSync) exchange(ctx context.Context, now time.Time, push, pull bo
 	return nil
 }
 
-// collect fills the batch with every known client; with push, their pending counts move
-// to in-flight and into the batch.
+// collect fills the batch. With push it takes only the clients that sent since the last
+// sync (the dirty list), so a sync costs the node's lock time in proportion to its news, not
+// to every client it tracks; their pending counts move to in-flight and into the batch.
+// Without push (the models' Pull) it takes every client the node knows.
 func (n *DelayedSync) collect(now time.Time, push bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	nowNs := now.UnixNano()
 	n.batch, n.keys = n.batch[:0], n.keys[:0]
-	for k, s := range n.clients {
-		if nowNs-s.seen > int64(s.rule.Window) && !s.hasPending(now) {
-			delete(n.clients, k)
+	if !push {
+		for k, s := range n.clients {
+			n.batch = append(n.batch, SyncEntry{Client: k.client, Rule: s.rule})
+			n.keys = append(n.keys, k)
+		}
+		return
+	}
+	dirty := n.dirty
+	n.dirty = n.spare[:0]
+	n.spare = dirty
+	for _, k := range dirty {
+		s := n.clients[k]
+		if s == nil || !s.dirty {
 			continue
+		}
+		s.dirty = false
+		if !s.hasPending(now) {
+			continue // its counts fell out of the window before they were pushed
 		}
 		e := SyncEntry{Client: k.client, Rule: s.rule}
-		if push && !s.hasPending(now) {
-			// Nothing new from this client here: its view matters again only when it sends
-			// again, and that request is pushed, with a fresh view back, by the next sync.
-			continue
-		}
-		if push {
-			if s.rule.Algorithm == TokenBucket {
-				e.Spent = s.pendSpent
-				s.inflightSpent += s.pendSpent
-				s.pendSpent = 0
-			} else {
-				d, m := s.rule.sliceIndex(now), s.rule.slices()
-				e.Push = s.pending.appendCounts(nil, d, m)
-				for _, c := range e.Push {
-					s.inflight.add(c.Index, c.Count)
-				}
-				s.pending.reset()
+		if s.rule.Algorithm == TokenBucket {
+			e.Spent = s.pendSpent
+			s.inflightSpent += s.pendSpent
+			s.pendSpent = 0
+		} else {
+			d, m := s.rule.sliceIndex(now), s.rule.slices()
+			e.Push = s.pending.appendCounts(nil, d, m)
+			for _, c := range e.Push {
+				s.inflight.add(c.Index, c.Count)
 			}
+			s.pending.reset()
 		}
 		n.batch = append(n.batch, e)
 		n.keys = append(n.keys, k)
 	}
+}
+
+// markDirty puts a client with unsynced counts on the next sync's list. Caller holds n.mu.
+func (n *DelayedSync) markDirty(k stateKey, s *syncState) {
+	if !s.dirty {
+		s.dirty = true
+		n.dirty = append(n.dirty, k)
+	}
+}
+
+// Prune forgets clients that sent nothing for a whole window and have nothing unsynced, so
+// memory stays bounded by the clients active in the last window. It walks every client
+// under the node's lock: call it about once a window, not every sync. It returns how many
+// clients remain.
+func (n *DelayedSync) Prune(now time.Time) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	nowNs := now.UnixNano()
+	for k, s := range n.clients {
+		if !s.dirty && nowNs-s.seen > int64(s.rule.Window) && s.inflightSpent == 0 && !s.hasPending(now) {
+			delete(n.clients, k)
+		}
+	}
+	return len(n.clients)
 }
 
 // restore puts in-flight counts back to pending after a failed exchange, so they are
@@ -187,6 +225,7 @@ func (n *DelayedSync) restore() {
 			s.pending.add(c.Index, c.Count)
 			s.inflight.add(c.Index, -c.Count)
 		}
+		n.markDirty(n.keys[i], s)
 	}
 }
 

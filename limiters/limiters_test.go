@@ -2,6 +2,7 @@ package limiters
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,71 @@ func TestShareAndScale(t *testing.T) {
 	}
 	if c := r.BlindCeiling(200*time.Millisecond, 8); c != 16 {
 		t.Errorf("BlindCeiling = %g, want 16", c)
+	}
+}
+
+// A sync carries only the clients that sent since the last one, however many the node
+// tracks, so the lock that decisions wait on is held in proportion to the news; idle
+// clients leave at Prune.
+func TestDelayedSyncExchangesOnlyNewsAndPrunesIdleClients(t *testing.T) {
+	r := Rule{Name: "s", Algorithm: SlidingWindow, Limit: 600, Window: time.Minute, Slices: 12}
+	store := &countingStore{Store: NewMemoryStore()}
+	n := NewDelayedSync(store)
+	ctx := context.Background()
+	for i := range 50_000 {
+		n.Allow(ctx, fmt.Sprintf("c%d", i), &r, at(0))
+	}
+	if err := n.Sync(ctx, at(100)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		n.Allow(ctx, fmt.Sprintf("c%d", i), &r, at(200))
+	}
+	n.Allow(ctx, "c3", &r, at(201)) // twice in one interval: still one entry
+	if err := n.Sync(ctx, at(300)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Sync(ctx, at(400)); err != nil { // nothing new: no exchange
+		t.Fatal(err)
+	}
+	if want := []int{50_000, 7}; len(store.sizes) != 2 || store.sizes[0] != want[0] || store.sizes[1] != want[1] {
+		t.Errorf("exchange sizes %v, want %v", store.sizes, want)
+	}
+	if got := n.Prune(at(30_000)); got != 50_000 {
+		t.Errorf("Prune within the window kept %d, want 50000", got)
+	}
+	if got := n.Prune(at(60_150)); got != 7 {
+		t.Errorf("Prune a window later kept %d, want the 7 recent clients", got)
+	}
+}
+
+type countingStore struct {
+	Store
+	sizes []int
+}
+
+func (c *countingStore) Exchange(ctx context.Context, now time.Time, e []SyncEntry) error {
+	c.sizes = append(c.sizes, len(e))
+	return c.Store.Exchange(ctx, now, e)
+}
+
+// The lock time of one sync: 200,000 tracked clients (HS1), 100 of them with news.
+func BenchmarkDelayedSyncWithManyClients(b *testing.B) {
+	r := Rule{Name: "s", Algorithm: SlidingWindow, Limit: 600, Window: time.Minute, Slices: 12}
+	n := NewDelayedSync(NewMemoryStore())
+	ctx := context.Background()
+	ids := make([]string, 200_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("client-%d", i)
+		n.Allow(ctx, ids[i], &r, at(0))
+	}
+	_ = n.Sync(ctx, at(1))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		now := at(int64(2 + i))
+		for j := range 100 {
+			n.Allow(ctx, ids[(i*100+j)%len(ids)], &r, now)
+		}
+		_ = n.Sync(ctx, now)
 	}
 }

@@ -39,7 +39,8 @@ const (
 	// shutdownGrace bounds how long in-flight requests may finish after SIGTERM; a fleet
 	// stops members with a similar timeout before it sends SIGKILL.
 	shutdownGrace = 5 * time.Second
-	// pruneEvery is how often central and split replicas forget clients idle for a window.
+	// pruneEvery is how often a replica forgets clients idle for a window (a walk over every
+	// client under the limiter's lock: rare, unlike the delayed-sync exchange).
 	pruneEvery = 5 * time.Second
 )
 
@@ -131,9 +132,8 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	r.stop = cancel
 	if r.delayed != nil {
 		r.wg.Go(func() { r.syncLoop(ctx) })
-	} else {
-		r.wg.Go(func() { r.pruneLoop(ctx) })
 	}
+	r.wg.Go(func() { r.pruneLoop(ctx) })
 	if r.central != nil || r.peer != nil {
 		r.wg.Go(func() { r.probeLoop(ctx) })
 	}
@@ -399,7 +399,7 @@ func (r *Replica) syncLag() float64 {
 func (r *Replica) trackedClients() float64 {
 	switch {
 	case r.delayed != nil:
-		return float64(r.delayed.Clients())
+		return float64(r.delayed.Prune(r.now()))
 	case r.split != nil:
 		return float64(r.split.Prune(r.now()))
 	default:
