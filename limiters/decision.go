@@ -31,10 +31,7 @@ type Limiter interface {
 // request was counted (or not): counts[k] is slice d-n+1+k, oldest first, d the current one.
 func windowDecision(r *Rule, counts []int64, d int64, now time.Time, allowed bool) Decision {
 	n := int64(len(counts))
-	var total int64
-	for _, c := range counts {
-		total += c
-	}
+	total := sum(counts)
 	dec := Decision{Allowed: allowed, Limit: r.Limit, Remaining: max(r.Limit-total, 0)}
 	sl := int64(r.sliceLen())
 	nowNs := now.UnixNano()

@@ -73,18 +73,18 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 		return bucketDecision(rule, avail, allowed), nil
 	}
 	d := rule.sliceIndex(now)
-	m := rule.slices()
-	allowed := s.view.total(d, m)+s.inflight.total(d, m)+s.pending.total(d, m) < rule.Limit
-	if allowed {
-		s.pending.add(d, 1)
-		n.markDirty(k, s)
-	}
-	// The decision's figures come from the sum of the three rings.
+	// The shared view, the counts in flight and the unpushed ones, slice by slice.
 	var buf [maxStackSlices]int64
-	counts := windowBuf(&buf, m)
+	counts := windowBuf(&buf, rule.slices())
 	s.view.addWindow(counts, d)
 	s.inflight.addWindow(counts, d)
 	s.pending.addWindow(counts, d)
+	allowed := sum(counts) < rule.Limit
+	if allowed {
+		s.pending.add(d, 1)
+		counts[len(counts)-1]++
+		n.markDirty(k, s)
+	}
 	return windowDecision(rule, counts, d, now, allowed), nil
 }
 

@@ -36,7 +36,7 @@ func (l *Local) Take(client string, rule *Rule, now time.Time) Decision {
 func (l *Local) stateFor(client string, rule *Rule, nowNs int64) *state {
 	k := stateKey{client, rule.Name}
 	s := l.clients[k]
-	if s == nil || *s.rule != *rule {
+	if s == nil || (s.rule != rule && *s.rule != *rule) {
 		// A new client, or its rule changed on reload: start afresh.
 		s = newState(rule, nowNs)
 		l.clients[k] = s
@@ -63,12 +63,12 @@ type Split struct {
 	nodes int
 	local *Local
 	mu    sync.Mutex
-	rules map[Rule]*Rule
+	rules map[*Rule]*Rule // a rule's per-node share
 }
 
 // NewSplit returns a node of a split-quota fleet of n nodes.
 func NewSplit(n int) *Split {
-	return &Split{nodes: n, local: NewLocal(), rules: make(map[Rule]*Rule)}
+	return &Split{nodes: n, local: NewLocal(), rules: make(map[*Rule]*Rule)}
 }
 
 // Allow decides one request against this node's share of the rule. It never fails.
@@ -76,15 +76,20 @@ func (s *Split) Allow(ctx context.Context, client string, rule *Rule, now time.T
 	return s.local.Allow(ctx, client, s.share(rule), now)
 }
 
-// share caches each rule's per-node share so the decision path does not allocate.
+// share caches each rule's per-node share so the decision path does not allocate. Rules
+// are values that do not change once loaded, so the cache is keyed by pointer; a reload
+// brings new rules, and old entries go when the cache grows past a few.
 func (s *Split) share(rule *Rule) *Rule {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sh := s.rules[*rule]
+	sh := s.rules[rule]
 	if sh == nil {
+		if len(s.rules) >= 1024 {
+			clear(s.rules)
+		}
 		r := rule.Share(s.nodes)
 		sh = &r
-		s.rules[*rule] = sh
+		s.rules[rule] = sh
 	}
 	return sh
 }

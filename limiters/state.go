@@ -142,17 +142,26 @@ func (s *state) take(now time.Time) Decision {
 		return bucketDecision(r, s.bucket.tokens, allowed)
 	}
 	d := r.sliceIndex(now)
-	allowed := s.win.total(d, r.slices()) < r.Limit
-	if allowed {
-		s.win.add(d, 1)
-	}
 	var buf [maxStackSlices]int64
 	counts := windowBuf(&buf, r.slices())
 	s.win.addWindow(counts, d)
+	allowed := sum(counts) < r.Limit
+	if allowed {
+		s.win.add(d, 1)
+		counts[len(counts)-1]++
+	}
 	return windowDecision(r, counts, d, now, allowed)
 }
 
 // idle reports whether the state holds nothing that still counts at now.
 func (s *state) idle(nowNs int64) bool {
 	return nowNs-s.seen > int64(s.rule.Window)
+}
+
+func sum(counts []int64) int64 {
+	var t int64
+	for _, c := range counts {
+		t += c
+	}
+	return t
 }
