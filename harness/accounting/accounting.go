@@ -228,13 +228,17 @@ type ClientReport struct {
 	BusiestOffered   int     // most requests sent in any interval, by send time
 	BusiestScheduled int     // the same requests by their scheduled offsets
 	// OverLimit says the client asked for more than its due: more than Limit
-	// in some interval both by send time and by schedule. Send times alone
-	// would not do: a client sending exactly its limit each window (the
-	// intermittent probe) is pushed to Limit+1 whenever the first request of
-	// a burst leaves a few microseconds later than the first of the next,
-	// and its rejections would then go uncounted.
-	OverLimit    bool
-	FalseRejects int // rejections of a client that was not OverLimit
+	// in some interval both by send time and by schedule.
+	OverLimit bool
+	// FalseRejects counts the rejections that the client's own traffic did not
+	// earn: a request rejected at send time t when the client had sent at most
+	// Limit requests, this one included, in the window-long interval (t−W, t].
+	// Each rejection is judged at its own moment, on what the limiter could
+	// have seen, so generator jitter that carries one request of a burst
+	// across a window edge neither hides a false rejection (a token bucket
+	// rejecting a client at its limit) nor invents one (a limiter rightly
+	// counting that late request against the next burst).
+	FalseRejects int
 
 	ErrorsInFault      int
 	ErrorsOutsideFault int
@@ -312,10 +316,10 @@ func (a *Accumulator) Report() Report {
 		next[q.Client]++
 	}
 
-	var offered, scheduled, acc []time.Duration
+	var offered, scheduled, acc, rej []time.Duration
 	for c, cl := range s.Clients {
 		cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
-		offered, scheduled, acc = offered[:0], scheduled[:0], acc[:0]
+		offered, scheduled, acc, rej = offered[:0], scheduled[:0], acc[:0], rej[:0]
 		for _, i := range order[start[c]:start[c+1]] {
 			k := a.class[i]
 			if k == unseen {
@@ -331,6 +335,7 @@ func (a *Accumulator) Report() Report {
 				acc = append(acc, t)
 			case rejected:
 				cr.Rejected++
+				rej = append(rej, t)
 				if fault {
 					cr.RejectsInFault++
 				}
@@ -357,9 +362,7 @@ func (a *Accumulator) Report() Report {
 		} else {
 			cr.Overshoot = math.Inf(1)
 		}
-		if !cr.OverLimit {
-			cr.FalseRejects = cr.Rejected
-		}
+		cr.FalseRejects = unearned(offered, rej, cl.Window, cl.Limit)
 
 		r.Accepted += cr.Accepted
 		r.Rejected += cr.Rejected
@@ -379,4 +382,18 @@ func (a *Accumulator) Report() Report {
 		r.Clients[c] = cr
 	}
 	return r
+}
+
+// unearned counts the rejections at times rej (any order) for which the sends, sorted,
+// hold at most limit in the window-long interval (t−window, t] ending at the rejection.
+func unearned(sent, rej []time.Duration, window time.Duration, limit int) int {
+	n := 0
+	for _, t := range rej {
+		hi, _ := slices.BinarySearch(sent, t+1)        // sends at or before t
+		lo, _ := slices.BinarySearch(sent, t-window+1) // sends at or before t−window
+		if hi-lo <= limit {
+			n++
+		}
+	}
+	return n
 }

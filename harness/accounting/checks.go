@@ -71,10 +71,10 @@ func CheckOvershoot(r *Report, limit float64) Check {
 	return NewCheck("max overshoot", r.MaxOvershoot, OpAtMost, limit, detail)
 }
 
-// CheckFalseRejects is requirement 2: a client whose traffic never went over
-// its limit in any interval is never rejected.
+// CheckFalseRejects is requirement 2: a client is never rejected while its own traffic in
+// the window before the request is within its limit (see ClientReport.FalseRejects).
 func CheckFalseRejects(r *Report) Check {
-	detail := fmt.Sprintf("%d clients over their limit, none of the others rejected", r.OverLimitClients)
+	detail := fmt.Sprintf("%d clients over their limit; every rejection was earned by the client's own traffic", r.OverLimitClients)
 	if r.FalseRejects > 0 {
 		first := ""
 		for _, c := range r.Clients {
@@ -83,7 +83,7 @@ func CheckFalseRejects(r *Report) Check {
 				break
 			}
 		}
-		detail = fmt.Sprintf("%d rejections of %d clients under their limit%s", r.FalseRejects, r.FalseRejectClients, first)
+		detail = fmt.Sprintf("%d rejections of %d clients within their limit at that moment%s", r.FalseRejects, r.FalseRejectClients, first)
 	}
 	return NewCheck("false rejects", float64(r.FalseRejects), OpEqual, 0, detail)
 }
