@@ -237,7 +237,7 @@ func (m *member) start(ctx context.Context, cfg Config, provider fleet.Provider)
 	}
 	m.fl = fl
 	m.untrap = fleet.InstallSignalTeardown(ctx, fl)
-	m.res.Conditions = result.Conditions(fl.Conditions())
+	m.res.Conditions = fl.Conditions()
 	if m.spec.Target != fleet.TargetNoop {
 		m.rdb = redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
 	}

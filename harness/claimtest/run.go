@@ -145,7 +145,7 @@ func Run(ctx context.Context, p fleet.Provider, cfg Config) (Result, error) {
 			cfg.Logger.Error("could not terminate the claim-check fleet", "err", terr)
 		}
 	}()
-	res.Conditions = result.Conditions(f.Conditions())
+	res.Conditions = f.Conditions()
 	rdb := redis.NewClient(&redis.Options{Addr: f.RedisAddr()})
 	defer rdb.Close()
 

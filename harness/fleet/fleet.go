@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // Defaults applied to a zero Spec; the replica's own defaults are the same
@@ -104,22 +106,9 @@ type Spec struct {
 	Binary string
 }
 
-// Conditions records how a fleet runs, for a run's summary.
-type Conditions struct {
-	Provider     string        `json:"provider"` // "docker" | "local"
-	Network      string        `json:"network"`  // "bridge" | "host" | "loopback" (local)
-	RunID        string        `json:"run_id"`
-	Replicas     int           `json:"replicas"`
-	Target       string        `json:"target"`
-	Mode         string        `json:"mode,omitempty"` // empty for the noop target
-	SyncInterval time.Duration `json:"sync_interval"`
-	StoreTimeout time.Duration `json:"store_timeout"`
-	RedisImage   string        `json:"redis_image,omitempty"`   // docker
-	TargetImage  string        `json:"target_image,omitempty"`  // docker
-	RedisBinary  string        `json:"redis_binary,omitempty"`  // local
-	TargetBinary string        `json:"target_binary,omitempty"` // local
-	StartupTime  time.Duration `json:"startup_time"`            // from Start to every member healthy
-}
+// Conditions records how a fleet runs, for a run's summary. The type lives with the
+// summary's others in harness/result, which readers of a run import without Docker.
+type Conditions = result.Conditions
 
 // Fleet is a running Redis plus replicas. Members are named by RedisMember
 // and ReplicaMember. Every method is safe for concurrent use.

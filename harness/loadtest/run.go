@@ -259,7 +259,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			cfg.Logger.Warn("fleet teardown", "err", err)
 		}
 	}()
-	res.Conditions = result.Conditions(fl.Conditions())
+	res.Conditions = fl.Conditions()
 
 	rdb := redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
 	defer rdb.Close()

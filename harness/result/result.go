@@ -61,8 +61,8 @@ func (c Claim) Verdict() string {
 	return "not confirmed"
 }
 
-// Conditions describe the fleet a scenario ran on. It is a copy of fleet.Conditions with
-// the same JSON, so that a reader of the summary need not import the fleet (and Docker).
+// Conditions describe the fleet a scenario ran on (harness/fleet returns them). They live
+// here so that a reader of the summary need not import the fleet, and with it Docker.
 type Conditions struct {
 	Provider     string        `json:"provider"` // "docker" | "local"
 	Network      string        `json:"network"`  // "bridge" | "host" | "loopback" (local)

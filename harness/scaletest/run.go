@@ -139,7 +139,7 @@ func Run(ctx context.Context, c Config) (result.Autoscale, error) {
 		}
 	}()
 	fc := f.Conditions()
-	res.Conditions = result.Conditions(fc)
+	res.Conditions = fc
 	var wg sync.WaitGroup
 	for i := model.StartReplicas; i < ctlCfg.Max; i++ {
 		wg.Go(func() { _ = f.Stop(ctx, fleet.ReplicaMember(i)) })
