@@ -18,7 +18,9 @@ import (
 // with a fixed window, and accounts for the real responses: the overshoot of
 // pencere.mjs (×2) shows up and fails requirement 1.
 func TestFixedWindowReplicaEndToEnd(t *testing.T) {
-	p := schedule.Params{Limit: 20, Window: time.Minute, Scale: 0.01}
+	// Time scale 0.02: 20 requests in each 100 ms slice, wide enough that the generator's
+	// jitter on a shared 2-core machine (a few ms at the first connection) stays inside it.
+	p := schedule.Params{Limit: 20, Window: time.Minute, Scale: 0.02}
 	s, err := schedule.BoundaryBurst(p)
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +61,9 @@ func TestFixedWindowReplicaEndToEnd(t *testing.T) {
 	}
 	r := a.Report()
 	c := r.Clients[0]
-	// By send time a burst's first request may leave later than the next
-	// burst's first, squeezing one more into a window.
-	if sum.Sent != 80 || c.Offered != 80 || c.BusiestScheduled != 40 || c.BusiestOffered < 40 || c.BusiestOffered > 42 || !c.OverLimit {
+	// By send time a late request of one burst may fall into the next burst's window,
+	// squeezing a few more into it (CI once saw 47 of 40 at a 50 ms slice).
+	if sum.Sent != 80 || c.Offered != 80 || c.BusiestScheduled != 40 || c.BusiestOffered < 40 || c.BusiestOffered > 44 || !c.OverLimit {
 		t.Fatalf("sent %d, client %+v: want 80 offered, 40 in the busiest window", sum.Sent, c)
 	}
 	// Exactly 2 when the replica's edges fall where the schedule's do; a
