@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"html/template"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -30,11 +29,6 @@ func GenerateAutoscale(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, HTMLFile)
-	f, err := os.Create(out)
-	if err != nil {
-		return "", fmt.Errorf("write the report: %w", err)
-	}
 	type scoreRow struct {
 		Name  string
 		Score autoscale.Score
@@ -46,11 +40,7 @@ func GenerateAutoscale(dir string) (string, error) {
 		Util     template.HTML
 	}{a, []scoreRow{{"real: asked", a.Asked}, {"real: ready", a.Ready}, {"model, same settings", a.Model},
 		{"model, one round later", a.ModelNextRound}}, template.HTML(replicas), template.HTML(util)}
-	if err := autoscaleTmpl.Execute(f, data); err != nil {
-		f.Close()
-		return "", fmt.Errorf("render the report: %w", err)
-	}
-	return out, f.Close()
+	return writeHTML(dir, autoscaleTmpl, data)
 }
 
 func autoscaleReplicasChart(a result.Autoscale) (string, error) {

@@ -1,11 +1,8 @@
 package reports
 
 import (
-	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/edgeproof/rlharness/harness/result"
@@ -19,23 +16,7 @@ func GenerateBench(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, HTMLFile)
-	f, err := os.Create(out)
-	if err != nil {
-		return "", fmt.Errorf("write the report: %w", err)
-	}
-	if err := benchTmpl.Execute(f, b); err != nil {
-		f.Close()
-		return "", fmt.Errorf("render the report: %w", err)
-	}
-	return out, f.Close()
-}
-
-// isBenchRun is a run directory with bench.json and no summary.json.
-func isBenchRun(dir string) bool {
-	_, errB := os.Stat(filepath.Join(dir, result.BenchFile))
-	_, errS := os.Stat(filepath.Join(dir, result.SummaryFile))
-	return errB == nil && errors.Is(errS, fs.ErrNotExist)
+	return writeHTML(dir, benchTmpl, b)
 }
 
 var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{

@@ -1,11 +1,8 @@
 package reports
 
 import (
-	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -31,11 +28,6 @@ func GenerateClaimCheck(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, HTMLFile)
-	f, err := os.Create(out)
-	if err != nil {
-		return "", fmt.Errorf("write the report: %w", err)
-	}
 	data := struct {
 		Runs    []result.ClaimRun
 		Pass    bool
@@ -44,11 +36,7 @@ func GenerateClaimCheck(dir string) (string, error) {
 	for _, r := range rs {
 		data.Pass = data.Pass && r.Pass
 	}
-	if err := claimTmpl.Execute(f, data); err != nil {
-		f.Close()
-		return "", fmt.Errorf("render the report: %w", err)
-	}
-	return out, f.Close()
+	return writeHTML(dir, claimTmpl, data)
 }
 
 // claimCarriedChart is the document's headline on real infrastructure: MB through the
@@ -114,13 +102,6 @@ func claimCarriedPlot(rs []result.ClaimRun) (*plot.Plot, vg.Length, error) {
 	p.X.Min = 0
 	p.X.Max = top * 1.15 // room for the largest bar's figure
 	return p, max(chartH, vg.Length(len(names))*vg.Points(40)+vg.Centimeter*2), nil
-}
-
-// isClaimCheckRun is a run directory with claimcheck.json and no summary.json.
-func isClaimCheckRun(dir string) bool {
-	_, errC := os.Stat(filepath.Join(dir, result.ClaimCheckFile))
-	_, errS := os.Stat(filepath.Join(dir, result.SummaryFile))
-	return errC == nil && errors.Is(errS, fs.ErrNotExist)
 }
 
 var claimTmpl = template.Must(template.New("claimcheck").Funcs(template.FuncMap{

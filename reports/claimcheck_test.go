@@ -126,13 +126,13 @@ func TestGenerateClaimCheckFailedCheck(t *testing.T) {
 // claimcheck.json is an error that says how to make a real one.
 func TestClaimCheckRunDetection(t *testing.T) {
 	dir := claimDir(t)
-	if !isClaimCheckRun(dir) {
+	if !isRunOf(dir, result.ClaimCheckFile) {
 		t.Fatal("a directory with claimcheck.json alone is a claim-check run")
 	}
 	if err := os.WriteFile(filepath.Join(dir, result.SummaryFile), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if isClaimCheckRun(dir) {
+	if isRunOf(dir, result.ClaimCheckFile) {
 		t.Error("a directory with summary.json is a load test")
 	}
 	empty := t.TempDir()

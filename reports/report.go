@@ -6,6 +6,7 @@ package reports
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -43,17 +44,17 @@ type Written struct {
 // caller decides the exit code.
 func Generate(dir string, opt Options) (Written, error) {
 	w := Written{HTML: filepath.Join(dir, HTMLFile), JUnit: filepath.Join(dir, JUnitFile)}
-	if isClaimCheckRun(dir) {
+	if isRunOf(dir, result.ClaimCheckFile) {
 		// A harness run claimcheck directory: its own section, no gates, no JUnit.
 		html, err := GenerateClaimCheck(dir)
 		return Written{HTML: html}, err
 	}
-	if isAutoscaleRun(dir) {
+	if isRunOf(dir, result.AutoscaleFile) {
 		// A harness run autoscale directory: its own section, no gates, no JUnit.
 		html, err := GenerateAutoscale(dir)
 		return Written{HTML: html}, err
 	}
-	if isBenchRun(dir) {
+	if isRunOf(dir, result.BenchFile) {
 		// A harness bench directory: the performance table, no gates, no JUnit.
 		html, err := GenerateBench(dir)
 		return Written{HTML: html}, err
@@ -196,9 +197,24 @@ func sync90(sc result.ScenarioResult) (result.ProbeResult, bool) {
 	return probe(sc, schedule.PatternSync90)
 }
 
-// isAutoscaleRun is a run directory with autoscale.json and no summary.json.
-func isAutoscaleRun(dir string) bool {
-	_, errA := os.Stat(filepath.Join(dir, result.AutoscaleFile))
+// isRunOf reports whether dir is a run directory of another kind than a load test: it holds
+// file (autoscale.json, claimcheck.json, bench.json) and no summary.json.
+func isRunOf(dir, file string) bool {
+	_, errF := os.Stat(filepath.Join(dir, file))
 	_, errS := os.Stat(filepath.Join(dir, result.SummaryFile))
-	return errA == nil && errors.Is(errS, fs.ErrNotExist)
+	return errF == nil && errors.Is(errS, fs.ErrNotExist)
+}
+
+// writeHTML renders data with t into dir/report.html and returns the file's path.
+func writeHTML(dir string, t *template.Template, data any) (string, error) {
+	out := filepath.Join(dir, HTMLFile)
+	f, err := os.Create(out)
+	if err != nil {
+		return "", fmt.Errorf("write the report: %w", err)
+	}
+	if err := t.Execute(f, data); err != nil {
+		f.Close()
+		return "", fmt.Errorf("render the report: %w", err)
+	}
+	return out, f.Close()
 }
