@@ -13,7 +13,7 @@ deps:
 	@scripts/ensure-deps.sh
 
 build: deps
-	$(GO) build -o $(BIN)/harness ./harness/cmd/harness
+	$(GO) build -buildvcs=auto -o $(BIN)/harness ./harness/cmd/harness
 	@if [ -d targets/cmd/replica ]; then $(GO) build -o $(BIN)/replica ./targets/cmd/replica; fi
 	@if [ -d targets/cmd/noop ]; then $(GO) build -o $(BIN)/noop ./targets/cmd/noop; fi
 

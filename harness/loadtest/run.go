@@ -9,8 +9,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -198,18 +198,26 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 
 func writeSummary(dir string, s Summary) error { return result.Write(dir, s) }
 
-// commit is the source revision the binary was built from, when the build recorded it.
+// commit is the source revision the binary was built from, as go build stamped it (with
+// "+dirty" for uncommitted changes); empty where it stamped none (go test, go run).
 func commit() string {
-	if b, err := os.ReadFile(".git/HEAD"); err == nil {
-		ref := strings.TrimSpace(strings.TrimPrefix(string(b), "ref: "))
-		if c, err := os.ReadFile(filepath.Join(".git", ref)); err == nil {
-			return strings.TrimSpace(string(c))[:12]
-		}
-		if len(ref) >= 12 {
-			return ref[:12]
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			rev = s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
 		}
 	}
-	return ""
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
 
 // buildSchedule is a scenario's traffic: the document's probe clients plus the background
