@@ -271,7 +271,7 @@ func (m *localMember) pause(context.Context) error {
 		return err
 	}
 	m.paused = true
-	return nil
+	return waitStopped(m.proc.cmd.Process.Pid, stopTimeout)
 }
 
 func (m *localMember) unpause(context.Context) error {
