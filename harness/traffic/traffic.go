@@ -188,12 +188,6 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 		}
 	}
 	opts = opts.withDefaults()
-	if opts.Align > 0 {
-		if err := WaitAligned(ctx, opts.Align); err != nil {
-			return Summary{}, err
-		}
-	}
-
 	var last time.Duration
 	if n := len(s.Requests); n > 0 {
 		last = s.Requests[n-1].At
@@ -201,8 +195,6 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	pacingLimit := last + opts.Grace
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	hard := time.AfterFunc(pacingLimit+opts.Timeout+time.Second, func() { cancel(errDeadline) })
-	defer hard.Stop()
 
 	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
@@ -233,6 +225,15 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 		}
 	}()
 
+	// Wait for the aligned instant last, once everything is built, so the attack starts on
+	// it; the hard deadline counts from there, not from before the wait.
+	if opts.Align > 0 {
+		if err := WaitAligned(ctx, opts.Align); err != nil {
+			return Summary{}, err
+		}
+	}
+	hard := time.AfterFunc(pacingLimit+opts.Timeout+time.Second, func() { cancel(errDeadline) })
+	defer hard.Stop()
 	pacer := NewPacer(s)
 	targeter := NewTargeter(s, urls, opts.Path, opts.ClientHeader)
 	if opts.Route != nil {
