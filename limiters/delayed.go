@@ -127,7 +127,7 @@ func (n *DelayedSync) exchange(ctx context.Context, now time.Time, push, pull bo
 	}
 	n.touches.Add(1)
 	if err := n.store.Exchange(ctx, now, n.batch); err != nil {
-		if push {
+		if !n.partial(err, push, pull) && push {
 			n.restore()
 		}
 		return fmt.Errorf("delayed sync: exchange with the counter store: %w", err)

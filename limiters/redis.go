@@ -174,11 +174,14 @@ func (s *RedisStore) Take(ctx context.Context, client string, rule *Rule, now ti
 }
 
 // Exchange implements Store: every entry in one script, so a sync is one command and one
-// round trip however many clients it carries. (Keys of different clients may live on
-// different slots of a Redis Cluster: there, use central mode, whose keys are one per call.)
+// round trip however many clients it carries. On a Redis Cluster the entries go in one
+// command per shard instead (exchangeCluster), since one command cannot span slots there.
 func (s *RedisStore) Exchange(ctx context.Context, now time.Time, entries []SyncEntry) error {
 	if len(entries) == 0 {
 		return nil
+	}
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		return exchangeCluster(ctx, cc, now, entries)
 	}
 	keys := make([]string, len(entries))
 	args := make([]any, 1, 1+6*len(entries))
@@ -186,14 +189,7 @@ func (s *RedisStore) Exchange(ctx context.Context, now time.Time, entries []Sync
 	for i := range entries {
 		e := &entries[i]
 		keys[i] = Key(e.Client, e.Rule)
-		if e.Rule.Algorithm == TokenBucket {
-			args = append(args, "b", e.Rule.refillPerSecond(), e.Rule.Burst, e.Spent, bucketTTL(e.Rule))
-			continue
-		}
-		args = append(args, "w", e.Rule.sliceIndex(now), e.Rule.slices(), windowTTL(e.Rule), len(e.Push))
-		for _, c := range e.Push {
-			args = append(args, c.Index, c.Count)
-		}
+		args = appendExchangeArgs(args, e, now)
 	}
 	// Run falls back from EVALSHA to EVAL when a restarted store lost its script cache.
 	res, err := exchangeScript.Run(ctx, s.rdb, keys, args...).Slice()
@@ -204,24 +200,43 @@ func (s *RedisStore) Exchange(ctx context.Context, now time.Time, entries []Sync
 		return fmt.Errorf("redis exchange: %d replies for %d clients", len(res), len(entries))
 	}
 	for i := range entries {
-		e := &entries[i]
 		r, _ := res[i].([]any)
-		if e.Rule.Algorithm == TokenBucket {
-			_, tokens, atMicro, err := parseBucket(append([]any{int64(0)}, r...))
-			if err != nil {
-				return err
-			}
-			e.Tokens, e.At = tokens, atMicro*int64(time.Microsecond)
-			continue
+		if err := fillEntry(&entries[i], now, r); err != nil {
+			return err
 		}
-		e.View = e.View[:0]
-		first := e.Rule.sliceIndex(now) - int64(e.Rule.slices()) + 1
-		for j := 0; j+1 < len(r); j += 2 {
-			idx, _ := r[j].(int64)
-			c, _ := r[j+1].(int64)
-			if idx >= first && c != 0 {
-				e.View = append(e.View, SliceCount{Index: idx, Count: c})
-			}
+	}
+	return nil
+}
+
+// appendExchangeArgs appends one entry's part of the exchange script's ARGV.
+func appendExchangeArgs(args []any, e *SyncEntry, now time.Time) []any {
+	if e.Rule.Algorithm == TokenBucket {
+		return append(args, "b", e.Rule.refillPerSecond(), e.Rule.Burst, e.Spent, bucketTTL(e.Rule))
+	}
+	args = append(args, "w", e.Rule.sliceIndex(now), e.Rule.slices(), windowTTL(e.Rule), len(e.Push))
+	for _, c := range e.Push {
+		args = append(args, c.Index, c.Count)
+	}
+	return args
+}
+
+// fillEntry sets an entry's shared view from its part of the exchange script's reply.
+func fillEntry(e *SyncEntry, now time.Time, r []any) error {
+	if e.Rule.Algorithm == TokenBucket {
+		_, tokens, atMicro, err := parseBucket(append([]any{int64(0)}, r...))
+		if err != nil {
+			return err
+		}
+		e.Tokens, e.At = tokens, atMicro*int64(time.Microsecond)
+		return nil
+	}
+	e.View = e.View[:0]
+	first := e.Rule.sliceIndex(now) - int64(e.Rule.slices()) + 1
+	for j := 0; j+1 < len(r); j += 2 {
+		idx, _ := r[j].(int64)
+		c, _ := r[j+1].(int64)
+		if idx >= first && c != 0 {
+			e.View = append(e.View, SliceCount{Index: idx, Count: c})
 		}
 	}
 	return nil

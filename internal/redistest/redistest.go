@@ -20,6 +20,7 @@ type Server struct {
 	Addr string
 	Port int
 	bin  string
+	args []string // redis-server's flags; nil: a plain server
 	cmd  *exec.Cmd
 	t    testing.TB
 }
@@ -29,13 +30,7 @@ type Server struct {
 // where that is a failure: CI installs it.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("redis-server not found on PATH; CI must install it (apt-get install -y redis-server)")
-		}
-		t.Skip("redis-server not found on PATH: install it (apt-get install -y redis-server) to run this test")
-	}
+	bin := lookPath(t, "redis-server")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -49,10 +44,27 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// lookPath finds a Redis binary, or skips the test (fails it under CI) without one.
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s not found on PATH; CI must install it (apt-get install -y redis-server)", name)
+		}
+		t.Skipf("%s not found on PATH: install it (apt-get install -y redis-server) to run this test", name)
+	}
+	return bin
+}
+
 func (s *Server) start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	args := s.args
+	if args == nil {
+		args = []string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"}
+	}
+	s.cmd = exec.Command(s.bin, args...)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("start redis-server: %v", err)
 	}
