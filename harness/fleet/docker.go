@@ -113,21 +113,9 @@ func (p DockerProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err erro
 		}
 	}
 
-	redisArgs := []string{"--save", "", "--appendonly", "no", "--protected-mode", "no"}
-	redisTarget := redisAlias + ":" + strconv.Itoa(redisPort)
-	if spec.Network == NetworkHost {
-		redisArgs = append(redisArgs, "--bind", "127.0.0.1", "--port", strconv.Itoa(ports[0]))
-		redisTarget = loopback(ports[0])
-	} else {
-		redisArgs = append(redisArgs, "--bind", "0.0.0.0", "--port", strconv.Itoa(redisPort))
-	}
-	f.setAddr(0, loopback(ports[0]))
-	f.members[0], err = d.run(ctx, RedisMember, redisImage, redisArgs, nil, redisPort, ports[0])
+	redisTarget, err := d.startStore(ctx, f, redisImage, ports[0])
 	if err != nil {
 		return nil, err
-	}
-	if err := f.waitReady(ctx, 0); err != nil {
-		return nil, d.withLogs(ctx, f.members[0], err)
 	}
 
 	env := make(map[string]string, len(spec.ExtraEnv))
@@ -164,6 +152,40 @@ func (p DockerProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err erro
 	return f, nil
 }
 
+// startStore starts the counter store, one Redis or a cluster, and returns the address
+// the replicas reach it on.
+func (d *dockerRun) startStore(ctx context.Context, f *fleet, image string, port int) (string, error) {
+	if d.spec.Store == StoreCluster {
+		// Nodes tell clients and each other their own addresses: on host networking those are
+		// the 127.0.0.1 ports the host and the replicas reach too.
+		if d.spec.Network != NetworkHost {
+			return "", fmt.Errorf("a Redis Cluster store runs on host networking only (--network host): its nodes announce their own addresses")
+		}
+		err := f.startCluster(ctx, d.spec, "/tmp", func(j, p int, args []string) (member, error) {
+			return d.run(ctx, RedisNodeMember(j), image, args, nil, p, p)
+		})
+		return f.RedisAddr(), err
+	}
+	redisArgs := []string{"--save", "", "--appendonly", "no", "--protected-mode", "no"}
+	redisTarget := redisAlias + ":" + strconv.Itoa(redisPort)
+	if d.spec.Network == NetworkHost {
+		redisArgs = append(redisArgs, "--bind", "127.0.0.1", "--port", strconv.Itoa(port))
+		redisTarget = loopback(port)
+	} else {
+		redisArgs = append(redisArgs, "--bind", "0.0.0.0", "--port", strconv.Itoa(redisPort))
+	}
+	f.setAddr(0, loopback(port))
+	var err error
+	f.members[0], err = d.run(ctx, RedisMember, image, redisArgs, nil, redisPort, port)
+	if err != nil {
+		return "", err
+	}
+	if err := f.waitReady(ctx, 0); err != nil {
+		return "", d.withLogs(ctx, f.members[0], err)
+	}
+	return redisTarget, nil
+}
+
 // dockerRun is what one fleet holds of Docker.
 type dockerRun struct {
 	cli     *testcontainers.DockerClient
@@ -196,7 +218,7 @@ func (d *dockerRun) run(ctx context.Context, name, image string, args []string, 
 		Env:    env,
 		Labels: d.labels(name),
 	}
-	if name != RedisMember && len(d.spec.Rules) > 0 {
+	if name != RedisMember && !strings.HasPrefix(name, "redis-node-") && len(d.spec.Rules) > 0 {
 		req.Files = []testcontainers.ContainerFile{{
 			Reader:            bytes.NewReader(d.spec.Rules),
 			ContainerFilePath: containerRules,

@@ -104,6 +104,14 @@ type Spec struct {
 	// Binary is the target's executable for the local provider; if empty the
 	// provider builds ./targets/cmd/<Target> with go build.
 	Binary string
+	// Store is "redis" (default: one Redis, member "redis") or "cluster": a Redis Cluster
+	// of ClusterMasters masters (default 3) with ClusterReplicas replicas each (default 1),
+	// members "redis-node-0" …, created with redis-cli --cluster create; a silent master is
+	// failed over after ClusterNodeTimeout (default 2 s). The Docker provider runs a
+	// cluster on host networking only: its nodes announce their own 127.0.0.1 ports.
+	Store                           string
+	ClusterMasters, ClusterReplicas int
+	ClusterNodeTimeout              time.Duration
 }
 
 // Conditions records how a fleet runs, for a run's summary. The type lives with the
@@ -205,7 +213,7 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Network != NetworkBridge && s.Network != NetworkHost {
 		return s, fmt.Errorf("network %q: use %q or %q", s.Network, NetworkBridge, NetworkHost)
 	}
-	return s, nil
+	return s.clusterDefaults()
 }
 
 // conditions is the part of Conditions that follows from the spec alone.

@@ -48,6 +48,9 @@ type fleet struct {
 	addrMu    sync.Mutex
 	redisAddr string
 	urls      []string
+	// A cluster store's nodes (members 1+replicas+j, cluster.go) and its masters.
+	nodes   []string
+	masters int
 }
 
 func newFleet(log *slog.Logger, cond Conditions, replicas int) *fleet {
@@ -94,8 +97,14 @@ func (f *fleet) waitReady(ctx context.Context, idx int) error {
 	if m := f.members[idx]; m != nil {
 		dead = m.exited
 	}
+	if idx == 0 && len(f.nodes) > 0 {
+		return f.waitStore(ctx)
+	}
 	if idx == 0 {
 		return waitRedis(ctx, f.RedisAddr(), dead)
+	}
+	if j := f.nodeOf(idx); j >= 0 {
+		return waitRedis(ctx, f.StoreNodes()[j], dead)
 	}
 	return waitHealthy(ctx, ReplicaMember(idx-1), f.ReplicaURLs()[idx-1], dead)
 }
@@ -117,11 +126,10 @@ func (f *fleet) waitAllReady(ctx context.Context) error {
 // do runs op on the named member with the member locked, and with a context
 // that ends when either ctx or the fleet ends.
 func (f *fleet) do(ctx context.Context, verb, name string, op func(ctx context.Context, idx int, m member) error) error {
-	i, err := memberIndex(name, f.replicas)
+	idx, err := f.memberIdx(name)
 	if err != nil {
 		return err
 	}
-	idx := i + 1
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if f.terminated {
@@ -199,6 +207,9 @@ func (f *fleet) Terminate(ctx context.Context) error {
 }
 
 func (f *fleet) addrOf(idx int) string {
+	if j := f.nodeOf(idx); j >= 0 {
+		return f.StoreNodes()[j]
+	}
 	if idx == 0 {
 		return f.RedisAddr()
 	}
@@ -206,6 +217,9 @@ func (f *fleet) addrOf(idx int) string {
 }
 
 func (f *fleet) nameOf(idx int) string {
+	if j := f.nodeOf(idx); j >= 0 {
+		return RedisNodeMember(j)
+	}
 	if idx == 0 {
 		return RedisMember
 	}

@@ -83,19 +83,30 @@ func (p LocalProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error
 		return nil, err
 	}
 
-	redisArgs := []string{
-		"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--protected-mode", "no",
-		"--daemonize", "no", "--dir", dir,
-	}
-	f.setAddr(0, loopback(ports[0]))
-	redis := l.add(log, RedisMember, redisBin, redisArgs, childEnv(nil))
-	f.members[0] = redis
-	if _, err := redis.start(ctx); err != nil {
-		return nil, err
-	}
-	if err := f.waitReady(ctx, 0); err != nil {
-		return nil, redis.withLog(err)
+	if spec.Store == StoreCluster {
+		err := f.startCluster(ctx, spec, dir, func(j, _ int, args []string) (member, error) {
+			m := l.add(log, RedisNodeMember(j), redisBin, args, childEnv(nil))
+			_, err := m.start(ctx)
+			return m, err
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		redisArgs := []string{
+			"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--protected-mode", "no",
+			"--daemonize", "no", "--dir", dir,
+		}
+		f.setAddr(0, loopback(ports[0]))
+		redis := l.add(log, RedisMember, redisBin, redisArgs, childEnv(nil))
+		f.members[0] = redis
+		if _, err := redis.start(ctx); err != nil {
+			return nil, err
+		}
+		if err := f.waitReady(ctx, 0); err != nil {
+			return nil, redis.withLog(err)
+		}
 	}
 
 	env := childEnv(spec.ExtraEnv)

@@ -77,6 +77,10 @@ type Conditions struct {
 	RedisBinary  string        `json:"redis_binary,omitempty"`  // local
 	TargetBinary string        `json:"target_binary,omitempty"` // local
 	StartupTime  time.Duration `json:"startup_time"`            // from Start to every member healthy
+	// Store is "cluster" for a Redis Cluster store (StoreNodes its nodes, masters first);
+	// empty for one Redis.
+	Store      string   `json:"store,omitempty"`
+	StoreNodes []string `json:"store_nodes,omitempty"`
 }
 
 // Summary is summary.json: the run's conditions, every scenario and every check.
@@ -110,6 +114,7 @@ type ConfigSummary struct {
 	Seed          uint64             `json:"seed"`
 	Outage        time.Duration      `json:"outage_ns"`
 	RecoveryGrace time.Duration      `json:"recovery_grace_ns"`
+	Store         string             `json:"store,omitempty"` // "cluster" for a Redis Cluster; empty for one Redis
 }
 
 // GateCheck is a check with the scenario it belongs to.
@@ -153,6 +158,8 @@ type ScenarioResult struct {
 	// [i, i+1) × PeakRatioBin; the last bin holds everything above.
 	PeakRatios []int  `json:"peak_ratios,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// Cluster is what a Redis Cluster store's slot map did during a master fault.
+	Cluster *ClusterFault `json:"cluster,omitempty"`
 }
 
 // ProbeResult is one probe client: the document's patterns, measured.

@@ -45,7 +45,7 @@ const (
 // Config is a replica's command line (docs/DESIGN.md, "Replica command line").
 type Config struct {
 	Listen       string
-	Redis        string // host:port of the counter store; central and delayed modes
+	Redis        string // the counter store: host:port, or a cluster's seeds (ParseRedisAddrs); central and delayed modes
 	Mode         Mode
 	NodeIndex    int
 	NodeCount    int
@@ -91,7 +91,7 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	fs.SetOutput(output)
 	mode := string(cfg.Mode)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve decisions on, host:port [env REPLICA_LISTEN]")
-	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "counter store address host:port, required in central and delayed modes [env REPLICA_REDIS]")
+	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "counter store: host:port of one Redis, or a Redis Cluster's seed nodes host:port,host:port,... or redis-cluster://host:port,...; required in central and delayed modes [env REPLICA_REDIS]")
 	fs.StringVar(&mode, "mode", mode, "distributed mode: central | split | delayed | peer-gcra (go-redis/redis_rate, for comparison) [env REPLICA_MODE]")
 	fs.IntVar(&cfg.NodeIndex, "node-index", cfg.NodeIndex, "this replica's index in the fleet, 0 ≤ index < node-count [env REPLICA_NODE_INDEX]")
 	fs.IntVar(&cfg.NodeCount, "node-count", cfg.NodeCount, "replicas in the fleet; split mode enforces limit/node-count [env REPLICA_NODE_COUNT]")
@@ -140,6 +140,8 @@ func (c Config) Validate() error {
 	case Central, Delayed, PeerGCRA:
 		if c.Redis == "" {
 			errs = append(errs, fmt.Errorf("--redis is required in %s mode: give the counter store's host:port (or REPLICA_REDIS)", c.Mode))
+		} else if _, _, err := ParseRedisAddrs(c.Redis); err != nil {
+			errs = append(errs, err)
 		}
 	case Split:
 	default:

@@ -155,7 +155,7 @@ func metric(t testing.TB, url, series string) (v float64, ok bool) {
 }
 
 // storedCount is the total of a client's window slices in Redis.
-func storedCount(t testing.TB, rdb *redis.Client, client string, rule *limiters.Rule) int64 {
+func storedCount(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.Rule) int64 {
 	t.Helper()
 	h, err := rdb.HGetAll(context.Background(), limiters.Key(client, rule)).Result()
 	if err != nil {

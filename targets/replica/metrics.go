@@ -32,6 +32,8 @@ const (
 	reasonTimeout     = "timeout"
 	reasonBreakerOpen = "breaker_open"
 	reasonError       = "error"
+	// reasonPartial: an exchange reached some shards of a cluster but not all.
+	reasonPartial = "partial"
 )
 
 func newMetrics(cfg Config, syncLag, tracked func() float64) *metrics {
@@ -52,7 +54,7 @@ func newMetrics(cfg Config, syncLag, tracked func() float64) *metrics {
 		}, []string{"op"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rlreplica_store_errors_total",
-			Help: "Store calls that failed or were not made, by operation and reason (timeout, breaker_open, error).",
+			Help: "Store calls that failed or were not made, by operation and reason (timeout, breaker_open, error, partial: some shards of a cluster only).",
 		}, []string{"op", "reason"}),
 		degraded: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rlreplica_degraded",

@@ -76,7 +76,7 @@ type Replica struct {
 	split   *limiters.Split
 	delayed *limiters.DelayedSync
 
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	guard    *storeGuard
 	m        *metrics
 	scrape   http.Handler

@@ -3,8 +3,10 @@ package replica
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // Circuit breaker settings. A hung store costs the store timeout to the calls already
@@ -24,13 +28,30 @@ const (
 	breakerOpen = 500 * time.Millisecond
 )
 
-// newRedisClient opens a go-redis client that never waits longer than timeout for
+// newRedisClient opens a go-redis client for --redis (see ParseRedisAddrs: one Redis, or
+// a Redis Cluster through its seed nodes) that never waits longer than timeout for
 // anything: dialling, a free connection, a read or a write. It never retries: a decision
 // that missed the store is decided fail-open, and a sync that missed it is retried at the
-// next interval with its counts kept.
-func newRedisClient(addr string, timeout time.Duration) *redis.Client {
+// next interval with its counts kept. A cluster client still follows MOVED and ASK
+// (go-redis's default of 3 redirects), within the same timeout.
+func newRedisClient(target string, timeout time.Duration) redis.UniversalClient {
+	addrs, cluster, _ := ParseRedisAddrs(target) // Validate has refused a bad one
+	if cluster {
+		return redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs:                    addrs,
+			DialTimeout:              timeout,
+			DialerRetries:            1,
+			ReadTimeout:              timeout,
+			WriteTimeout:             timeout,
+			PoolTimeout:              timeout,
+			ContextTimeoutEnabled:    true,
+			MaxRetries:               -1,
+			DisableIdentity:          true,
+			MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		})
+	}
 	return redis.NewClient(&redis.Options{
-		Addr:                  addr,
+		Addr:                  addrs[0],
 		DialTimeout:           timeout,
 		DialerRetries:         1, // one dial attempt: the default retries five times with 100 ms pauses
 		ReadTimeout:           timeout,
@@ -43,6 +64,24 @@ func newRedisClient(addr string, timeout time.Duration) *redis.Client {
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
+}
+
+// ClusterScheme prefixes a --redis value that names a Redis Cluster by its seed nodes.
+const ClusterScheme = "redis-cluster://"
+
+// ParseRedisAddrs reads a --redis value: "host:port" is one Redis; a comma-separated list
+// "host:port,host:port,..." is the seed nodes of a Redis Cluster, and so is
+// "redis-cluster://host:port[,host:port...]" (a cluster even with one seed).
+func ParseRedisAddrs(s string) (addrs []string, cluster bool, err error) {
+	rest, cluster := strings.CutPrefix(s, ClusterScheme)
+	for a := range strings.SplitSeq(rest, ",") {
+		a = strings.TrimSpace(a)
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return nil, false, fmt.Errorf("--redis %q: %q is not host:port (give host:port, a comma-separated list of cluster seeds, or %shost:port,...)", s, a, ClusterScheme)
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs, cluster || len(addrs) > 1, nil
 }
 
 // errStoreUnavailable is what a store call returns when the breaker did not let it through.
@@ -85,6 +124,7 @@ func newStoreGuard(timeout time.Duration, m *metrics, log *slog.Logger, now func
 // store is counted there whether or not its client is still waiting.
 func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context) error) error {
 	done, err := g.cb.Allow()
+	var partial *limiters.PartialExchangeError
 	if err != nil {
 		g.m.storeErrors.WithLabelValues(op, reasonBreakerOpen).Inc()
 		g.failed(errStoreUnavailable)
@@ -94,6 +134,13 @@ func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
 	err = f(cctx)
 	cancel()
+	if errors.As(err, &partial) {
+		// One shard of a cluster is down: its clients' counts wait for the next sync, and
+		// every other client was synced. The store as a whole is up: the breaker stays shut.
+		done(nil)
+		g.m.storeErrors.WithLabelValues(op, reasonPartial).Inc()
+		return err
+	}
 	done(err)
 	if err != nil {
 		g.m.storeErrors.WithLabelValues(op, reason(err)).Inc()

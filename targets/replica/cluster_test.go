@@ -1,0 +1,98 @@
+package replica
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/internal/redistest"
+)
+
+func TestParseRedisAddrs(t *testing.T) {
+	tests := []struct {
+		in      string
+		addrs   []string
+		cluster bool
+		err     string
+	}{
+		{"r:6379", []string{"r:6379"}, false, ""},
+		{"a:7000,b:7001, c:7002", []string{"a:7000", "b:7001", "c:7002"}, true, ""},
+		{"redis-cluster://a:7000", []string{"a:7000"}, true, ""},
+		{"redis-cluster://a:7000,b:7001", []string{"a:7000", "b:7001"}, true, ""},
+		{"a:7000,", nil, false, `--redis "a:7000,": "" is not host:port`},
+		{"redis://a:7000", nil, false, `--redis "redis://a:7000": "redis://a:7000" is not host:port`},
+		{"localhost", nil, false, `--redis "localhost": "localhost" is not host:port`},
+	}
+	for _, tt := range tests {
+		addrs, cluster, err := ParseRedisAddrs(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+				t.Errorf("ParseRedisAddrs(%q): %v, want %s…", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(addrs, tt.addrs) || cluster != tt.cluster {
+			t.Errorf("ParseRedisAddrs(%q) = %q, %v, %v; want %q, %v", tt.in, addrs, cluster, err, tt.addrs, tt.cluster)
+		}
+	}
+}
+
+// Every mode on a real Redis Cluster (three masters, given by one seed as
+// redis-cluster://): a client over its limit is cut at the limit, clients on every shard are
+// counted, and the counts in the cluster are what the replicas allowed.
+func TestReplicaOnRedisCluster(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0, 2*time.Second)
+	rdb := c.Client()
+	for _, mode := range []Mode{Central, Delayed, PeerGCRA} {
+		t.Run(string(mode), func(t *testing.T) {
+			rules := mustRules(t, "default: {limit: 10, window: 60s, algorithm: sliding_window, slices: 6}\n")
+			seeds := ClusterScheme + c.Addrs[0]
+			if mode == Delayed {
+				seeds = strings.Join(c.Addrs, ",") // a plain list of seeds is a cluster too
+			}
+			_, a := startReplica(t, Config{Mode: mode, Redis: seeds, NodeCount: 2, NodeIndex: 0}, rules)
+			_, b := startReplica(t, Config{Mode: mode, Redis: seeds, NodeCount: 2, NodeIndex: 1}, rules)
+			clients := make([]string, 12)
+			for i := range clients {
+				clients[i] = fmt.Sprintf("%s-%d", mode, i)
+			}
+			allowed := map[string]int64{}
+			for round := range 15 {
+				for _, cl := range clients {
+					url := a.URL
+					if round%2 == 1 {
+						url = b.URL
+					}
+					st := ask(t, url, cl).status
+					if st != 200 && st != 429 {
+						t.Fatalf("%s round %d: status %d", cl, round, st)
+					}
+					if st == 200 {
+						allowed[cl]++
+					}
+				}
+				if mode == Delayed {
+					time.Sleep(30 * time.Millisecond) // a sync interval (20 ms) between rounds
+				}
+			}
+			// Delayed sync may pass what the other node allowed unseen in one interval.
+			high := int64(10)
+			if mode == Delayed {
+				high = 11
+			}
+			for _, cl := range clients {
+				if allowed[cl] < 10 || allowed[cl] > high {
+					t.Errorf("%s: allowed %d of 15, want 10..%d", cl, allowed[cl], high)
+				}
+				if mode == PeerGCRA {
+					continue // redis_rate keeps its own keys
+				}
+				if !eventually(2*time.Second, func() bool { return storedCount(t, rdb, cl, &rules.Default) == allowed[cl] }) {
+					t.Errorf("%s: the cluster holds %d, the replicas allowed %d", cl, storedCount(t, rdb, cl, &rules.Default), allowed[cl])
+				}
+			}
+		})
+	}
+}
