@@ -41,6 +41,12 @@ type Config struct {
 	FailOpen     bool // run the store-stop and store-pause scenarios
 	Matrix       bool // run every other algorithm × mode as a comparison
 	Only         string
+	// Store is "redis" (one Redis, default) or "cluster" (a Redis Cluster of 3 masters + 3
+	// replicas; the fail-open scenarios then kill and pause one master).
+	Store string
+	// ClusterNodeTimeout is how long a silent master goes before its replica takes over
+	// (cluster store; not scaled: it is about the network). Default 2 s.
+	ClusterNodeTimeout time.Duration
 	// Outage is how long the store stays down in a fail-open scenario, before scaling.
 	Outage time.Duration
 	// RecoveryGrace is how long after the store returns before the 1.1× gate applies again
@@ -87,6 +93,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--clients must be > 0 (got %d)", c.Clients)
 	case c.Replicas <= 0:
 		return fmt.Errorf("--replicas must be > 0 (got %d)", c.Replicas)
+	case c.Store != "" && c.Store != fleet.StoreRedis && c.Store != fleet.StoreCluster:
+		return fmt.Errorf("--store %q: use redis (one Redis) or cluster (a Redis Cluster)", c.Store)
 	}
 	r := limiters.Rule{Name: "x", Algorithm: c.Algorithm, Limit: 1, Window: time.Minute, Slices: 12, Burst: 1}
 	if err := r.Validate(); err != nil {
@@ -149,10 +157,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: cfg.Replicas,
 			Algorithm: cfg.Algorithm, Mode: cfg.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval),
 			StoreTimeout: cfg.StoreTimeout, TimeScale: cfg.TimeScale, Window: window, Limit: limiters.DefaultLimit,
-			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace},
+			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
+			Store: cfg.clusterStore()},
 		Pass: true,
 	}
-	for _, sc := range Scenarios(cfg.Algorithm, cfg.Mode, cfg.FailOpen, cfg.Matrix) {
+	for _, sc := range cfg.scenarios() {
 		if cfg.Only != "" && !strings.Contains(sc.Name, cfg.Only) {
 			continue
 		}
@@ -181,6 +190,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			sum.Failed = append(sum.Failed, sc.Name+": "+res.Error)
 		}
 		printScenario(cfg.Progress, res)
+		printCluster(cfg.Progress, res.Cluster)
 		if err := writeSummary(cfg.OutDir, sum); err != nil { // a crash keeps what was measured
 			return sum, err
 		}
@@ -253,6 +263,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	spec := fleet.Spec{
 		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(sc.Algorithm, window),
 		SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
+		Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
 	}
 	fl, err := provider.Start(ctx, spec)
 	if err != nil {
@@ -268,9 +279,6 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		}
 	}()
 	res.Conditions = fl.Conditions()
-
-	rdb := redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
-	defer rdb.Close()
 
 	// Faults, in offsets from the start of the traffic.
 	var faults []accounting.Interval
@@ -317,13 +325,14 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return res, err
 	}
 	// The store's command counts cover the traffic alone, not the fleet's start or the wait.
-	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+	if err := resetStoreStats(ctx, fl); err != nil {
 		return res, fmt.Errorf("reset the store's command stats: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
 	progressDone := progress(runCtx, cfg.Progress, start, &sent, &errs, len(sched.Requests))
+	stopWatch := watchCluster(runCtx, fl, sc, start, outage.From)
 	faultErr := make(chan error, 1)
 	if sc.Fault != FaultNone {
 		go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, start, outage, cfg.Logger) }()
@@ -337,12 +346,13 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
 	}
 	res.Duration = time.Since(start)
+	res.Cluster = stopWatch()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return res, runErr
 	}
 	_ = tsum
 
-	res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb)
+	res.StoreCommands, res.StoreOps, err = storeCommandsAll(context.WithoutCancel(ctx), fl)
 	if err != nil {
 		cfg.Logger.Warn("store command stats", "err", err)
 	}
@@ -352,6 +362,12 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	}
 	rep := acc.Report()
 	fillResult(&res, &rep, cfg, sc, probes, outage, faultLat)
+	if cfg.Store == fleet.StoreCluster {
+		if c, ok := storeAgreement(ctx, fl, cfg, sc, &res, start, outage); ok {
+			res.Checks = append(res.Checks, c)
+			res.Pass = res.Pass && c.Pass
+		}
+	}
 	return res, nil
 }
 
@@ -409,17 +425,18 @@ func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.T
 		return nil
 	}
 	down, up := fl.Stop, fl.Start
-	if fault == FaultPause {
+	if pauses(fault) {
 		down, up = fl.Pause, fl.Unpause
 	}
-	log.Info("store fault begins", "fault", fault, "at", time.Since(start))
-	if err := down(ctx, fleet.RedisMember); err != nil {
+	member := faultMember(fault)
+	log.Info("store fault begins", "fault", fault, "member", member, "at", time.Since(start))
+	if err := down(ctx, member); err != nil {
 		return err
 	}
 	wait(outage.To)
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	err := up(bctx, fleet.RedisMember)
+	err := up(bctx, member)
 	log.Info("store fault ends", "fault", fault, "at", time.Since(start), "err", err)
 	return err
 }

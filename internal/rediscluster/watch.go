@@ -80,6 +80,9 @@ func Watch(ctx context.Context, addrs []string, every, timeout time.Duration, no
 	return w
 }
 
+// Started is when the watch began: the origin of its offsets.
+func (w *Watcher) Started() time.Time { return w.start }
+
 // Stop ends the watch and returns what it saw.
 func (w *Watcher) Stop() Report {
 	w.cancel()

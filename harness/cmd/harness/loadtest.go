@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +65,9 @@ by F and so raises every rate by 1/F: every ratio the checks test is preserved.`
 	f.Float64Var(&cfg.Rate, "rate", cfg.Rate, "background population's aggregate rate asked, requests/s as sent (HS2: 40000)")
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients tracked (HS1)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedule (clients, arrivals, replicas)")
-	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the store-stop and store-pause scenarios")
+	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the store-stop and store-pause scenarios (on --store cluster: master-kill and master-pause)")
+	f.StringVar(&cfg.Store, "store", "redis", "counter store: redis (one Redis) or cluster (a Redis Cluster of 3 masters + 3 replicas; docker needs --network host)")
+	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
 	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
 	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text")
 	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store stays down in a fail-open scenario, before scaling")
