@@ -48,9 +48,12 @@ type Config struct {
 	RedisServer   string // redis-server for the memory figure; default from PATH
 	// Skip parts of the run.
 	NoDecisions, NoMemory, NoFleet, NoPeer bool
-	Commit                                 string
-	Logger                                 *slog.Logger
-	Progress                               io.Writer
+	// NoCluster skips figure 7 (a Redis Cluster store); ClusterRate is its offered rate.
+	NoCluster   bool
+	ClusterRate float64
+	Commit      string
+	Logger      *slog.Logger
+	Progress    io.Writer
 }
 
 // DefaultConfig fits `make bench` on 2 cores in about five minutes: host networking, 5 s
@@ -59,7 +62,7 @@ func DefaultConfig() Config {
 	return Config{
 		Provider: "docker", Networks: []string{fleet.NetworkHost}, Replicas: model.Nodes,
 		Step: 5 * time.Second, Search: DefaultSearch(), Clients: model.TrackedClients,
-		Seed: model.DistSeed, MemoryClients: model.TrackedClients,
+		Seed: model.DistSeed, MemoryClients: model.TrackedClients, ClusterRate: DefaultClusterRate,
 	}
 }
 
@@ -129,6 +132,16 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 				b.Errors = append(b.Errors, fmt.Sprintf("fleets (%s): %v", network, err))
 				cfg.Logger.Error("fleet measurement failed", "network", network, "err", err)
 			}
+		}
+	}
+	if !cfg.NoCluster && ctx.Err() == nil {
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		if err != nil {
+			return b, err
+		}
+		b.Cluster = Cluster(ctx, cfg, provider)
+		if b.Cluster.Error != "" {
+			b.Errors = append(b.Errors, "cluster: "+b.Cluster.Error)
 		}
 	}
 	b.FinishedAt = time.Now().UTC()

@@ -74,6 +74,7 @@ func Figures(b result.Bench) []result.BenchFigure {
 	out = append(out, peer...)
 	out = append(out, memoryFigures(b)...)
 	out = append(out, lat...)
+	out = append(out, clusterFigures(b)...)
 	return out
 }
 

@@ -86,7 +86,7 @@ type layout struct {
 	name, keys string
 	records    int // counters a client holds once loaded
 	// load writes every client's counters as of now; keysOf lists a client's keys.
-	load   func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error
+	load   func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error
 	keysOf func(id string, now time.Time) []string
 }
 
@@ -99,8 +99,8 @@ func layouts() []layout {
 	sliding := limiters.Rule{Name: "default", Algorithm: limiters.SlidingWindow, Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Slices: limiters.DefaultSlices}
 	bucket := limiters.Rule{Name: "default", Algorithm: limiters.TokenBucket, Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Burst: limiters.DefaultBurst}
 	slice := sliding.Window / time.Duration(sliding.Slices)
-	ours := func(r *limiters.Rule, slices int) func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error {
-		return func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error {
+	ours := func(r *limiters.Rule, slices int) func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
+		return func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
 			st := limiters.NewRedisStore(rdb)
 			d := now.UnixNano() / int64(slice)
 			if r.Algorithm == limiters.FixedWindow {
@@ -138,7 +138,7 @@ func layouts() []layout {
 			records: sliding.Slices, load: ours(&sliding, sliding.Slices), keysOf: oursKeys(&sliding)},
 		{name: "sliding_window, 12 slices (the document's: one key per slice)", keys: "rl:{client}:default:sliding_window:<slice> → count, × 12 keys",
 			records: sliding.Slices,
-			load: func(ctx context.Context, rdb *redis.Client, ids []string, now time.Time) error {
+			load: func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
 				d := now.UnixNano() / int64(slice)
 				ttl := (sliding.Window + slice).Milliseconds()
 				keys := make([]string, 0, loadBatch*sliding.Slices)

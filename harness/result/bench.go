@@ -34,6 +34,8 @@ type Bench struct {
 	Decisions []DecisionCost `json:"decisions,omitempty"`
 	Fleets    []FleetBench   `json:"fleets,omitempty"`
 	Memory    []MemoryLayout `json:"memory,omitempty"`
+	// Cluster is the Redis Cluster part (figure 7); nil when not run.
+	Cluster *ClusterBench `json:"cluster,omitempty"`
 	// Errors are the measurements that could not be made, and why.
 	Errors []string `json:"errors,omitempty"`
 }

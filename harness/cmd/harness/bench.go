@@ -86,6 +86,8 @@ should not share the machine with another load test: make bench runs this under 
 	f.BoolVar(&cfg.NoMemory, "no-memory", false, "skip figure 5 (store memory)")
 	f.BoolVar(&cfg.NoFleet, "no-fleet", false, "skip the fleets (figures 2, 3, 4, 6)")
 	f.BoolVar(&cfg.NoPeer, "no-peer", false, "skip the peer limiter (figure 4)")
+	f.BoolVar(&cfg.NoCluster, "no-cluster", false, "skip figure 7 (delayed sync on a Redis Cluster: store commands beside one Redis, memory per shard)")
+	f.Float64Var(&cfg.ClusterRate, "cluster-rate", cfg.ClusterRate, "figure 7: the offered rate of the one-Redis and cluster steady runs, req/s")
 	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
 	return cmd
