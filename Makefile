@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images test test-short loadtest loadtest-full model autoscale claimcheck bench lint clean
+.PHONY: all build deps images test test-short loadtest loadtest-full loadtest-cluster test-cluster-faults model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -45,6 +45,18 @@ LOADTEST_SCALE ?= 0.2
 LOADTEST_RATE ?= 500
 loadtest: build images
 	$(BIN)/harness loadtest --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(RUN_DIR) $(if $(BASELINE),--baseline $(BASELINE)) $(LOADTEST_FLAGS)
+
+# The design on a Redis Cluster store (3 masters + 3 replicas, host networking), then one
+# master killed and one paused mid-run, time-scaled as make loadtest; what each slot range
+# did is in $(CLUSTER_RUN_DIR)/summary.json and report.html (about three minutes on 2 cores).
+CLUSTER_RUN_DIR ?= runs/cluster
+loadtest-cluster: build images
+	$(BIN)/harness loadtest --store cluster --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(CLUSTER_RUN_DIR) $(LOADTEST_FLAGS)
+
+# The master faults on a cluster as a test that asserts what the report says of each slot
+# range (about two minutes; make test runs the cluster's quick form, the design alone).
+test-cluster-faults: deps images
+	$(GO) test -tags loadtest -count=1 -timeout 10m -run TestClusterMasterFaults ./harness/loadtest
 
 # The full run at the documents' own time scale: every scenario, report.html and junit.xml
 # in $(RUN_DIR). BASELINE=path/summary.json fails it on a regression.
