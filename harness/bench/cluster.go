@@ -29,11 +29,11 @@ const clusterLayout = "rl:{client}:default:sliding_window → {slice: count} × 
 // DefaultClusterMasters masters beside one Redis at the same offered rate (the delayed-sync
 // fleet on each in turn, host networking: a cluster's nodes announce 127.0.0.1), and the
 // memory per client on each shard of a cluster of redis-server processes loaded with
-// clients through the exchange.
+// clients through the exchange. Config.NoCluster alone turns it off.
 func Cluster(ctx context.Context, cfg Config, provider fleet.Provider) *result.ClusterBench {
 	cb := &result.ClusterBench{Rate: cfg.ClusterRate, Masters: fleet.DefaultClusterMasters, Layout: clusterLayout}
 	var errs []error
-	if !cfg.NoMemory {
+	{
 		fmt.Fprintf(cfg.Progress, "== 7. cluster memory: %d clients through the exchange into %d shards\n", cfg.MemoryClients, cb.Masters)
 		m, err := shardMemory(ctx, cfg.RedisServer, cfg.MemoryClients, cb.Masters)
 		cb.Memory = m
@@ -44,7 +44,7 @@ func Cluster(ctx context.Context, cfg Config, provider fleet.Provider) *result.C
 			fmt.Fprintf(cfg.Progress, "   shard %s (slots %s): %d clients, %.1f B/client\n", s.Node, s.Slots, s.Clients, s.PerClient)
 		}
 	}
-	if !cfg.NoFleet && ctx.Err() == nil {
+	if ctx.Err() == nil {
 		fmt.Fprintf(cfg.Progress, "== 7. store commands, delayed sync on one Redis and on a %d-master cluster, %.0f req/s each\n", cb.Masters, cb.Rate)
 		for _, run := range []struct {
 			res   *result.FleetBench
