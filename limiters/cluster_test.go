@@ -218,11 +218,7 @@ func clusterExchangeFollowsResharding(t *testing.T, c *redistest.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stored int64
-	for _, v := range h {
-		c, _ := strconv.ParseInt(v, 10, 64)
-		stored += c
-	}
+	stored := hashTotal(h)
 	if stored != int64(allowed) || allowed != 20 {
 		t.Errorf("the new master holds %d for %q, the node allowed %d (want 20, each once)", stored, client, allowed)
 	}
@@ -314,11 +310,7 @@ func TestRedisClusterFailoverLosesNothingBeyondTheSyncBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stored int64
-		for _, v := range h {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			stored += n
-		}
+		stored := hashTotal(h)
 		// The bound: what the nodes accepted in the two sync intervals before the kill can be
 		// acknowledged by the master and not yet replicated.
 		var bound int64
@@ -337,4 +329,14 @@ func TestRedisClusterFailoverLosesNothingBeyondTheSyncBound(t *testing.T) {
 		lostTotal += accepted[i] - stored
 	}
 	t.Logf("lost to the failover: %d counts in all", lostTotal)
+}
+
+// hashTotal is the sum of a window hash's slice counts.
+func hashTotal(h map[string]string) int64 {
+	var sum int64
+	for _, v := range h {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		sum += n
+	}
+	return sum
 }

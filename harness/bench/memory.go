@@ -52,20 +52,11 @@ func startRedis(ctx context.Context, bin string) (*redisServer, error) {
 	s := &redisServer{addr: "127.0.0.1:" + strconv.Itoa(port), cmd: cmd}
 	c := redis.NewClient(&redis.Options{Addr: s.addr})
 	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		err := c.Ping(pctx).Err()
-		cancel()
-		if err == nil {
-			return s, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			s.stop()
-			return nil, fmt.Errorf("redis-server on %s did not answer PING: %w", s.addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := waitPing(ctx, c); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("redis-server on %s: %w", s.addr, err)
 	}
+	return s, nil
 }
 
 func (s *redisServer) stop() {
