@@ -233,6 +233,13 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 <table class="checks"><tr><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
 {{range .Checks}}<tr><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{passfail .Pass}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
+{{with .Cluster}}<h3>Redis Cluster through the fault: {{.Member}} ({{.Node}}), slot map polled every {{ms .Every}} ms ({{.Polls}} polls)</h3>
+<table class="cluster"><tr><th>slots</th><th>master before</th><th>master after</th><th>without a master (ms)</th><th>from (ms)</th><th>back (ms)</th></tr>
+{{range .Ranges}}<tr class="slotrange"><td>{{.Slots}}</td><td>{{.MasterFrom}}</td><td>{{.MasterTo}}</td><td class="n">{{ms .Down}}</td><td class="n">{{if ge .FirstDown 0}}{{ms .FirstDown}}{{else}}-{{end}}</td><td class="n">{{if ge .Back 0}}{{ms .Back}}{{else}}-{{end}}</td></tr>
+{{end}}</table>
+<table class="cluster-events"><tr><th>at (ms)</th><th>node</th><th>was</th><th>became</th></tr>
+{{range .Events}}<tr class="node-event"><td class="n">{{ms .At}}</td><td>{{.Node}}</td><td>{{.From}}</td><td>{{.To}}</td></tr>
+{{end}}</table>{{end}}
 {{with .Outcomes}}<p>{{.}}</p>{{end}}
 <div class="side">{{range .Charts}}<div class="chart">{{.}}</div>{{end}}</div>
 </section>
