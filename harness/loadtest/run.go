@@ -95,6 +95,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--replicas must be > 0 (got %d)", c.Replicas)
 	case c.Store != "" && c.Store != fleet.StoreRedis && c.Store != fleet.StoreCluster:
 		return fmt.Errorf("--store %q: use redis (one Redis) or cluster (a Redis Cluster)", c.Store)
+	case c.Store == fleet.StoreCluster && c.Provider != "local" && c.Network != fleet.NetworkHost:
+		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
 	}
 	r := limiters.Rule{Name: "x", Algorithm: c.Algorithm, Limit: 1, Window: time.Minute, Slices: 12, Burst: 1}
 	if err := r.Validate(); err != nil {

@@ -139,6 +139,7 @@ func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context
 		// every other client was synced. The store as a whole is up: the breaker stays shut.
 		done(nil)
 		g.m.storeErrors.WithLabelValues(op, reasonPartial).Inc()
+		g.succeeded()
 		return err
 	}
 	done(err)
