@@ -11,11 +11,12 @@ import (
 )
 
 // scriptInternal are the commands the limiters' Lua scripts run inside Redis: ours
-// (limiters/redis.go) and redis_rate's GCRA (TIME, GET, SET). INFO commandstats counts them
+// (limiters/redis.go, limiters/cluster.go) and redis_rate's GCRA (TIME, GET, SET). INFO commandstats counts them
 // beside the EVALSHA that ran them; they are the store's work, not round trips.
 var scriptInternal = map[string]bool{
 	"hincrby": true, "hgetall": true, "hdel": true, "pexpire": true, "hmget": true, "hset": true,
 	"time": true, "get": true, "set": true,
+	"exists": true, // the cluster exchange's first pass (limiters/cluster.go)
 }
 
 // harnessOwn are the commands the harness itself sends the store around a measurement.
