@@ -11,12 +11,15 @@ import (
 
 // RangeOutage is how long one slot range was without a master that answered during a watch.
 type RangeOutage struct {
-	Slots      string        // "0-5460"
-	MasterFrom string        // the range's master when the watch began
-	MasterTo   string        // its master when the watch ended
-	Down       time.Duration // total time without an answering master
-	FirstDown  time.Duration // since the watch began; -1 when never down
-	Back       time.Duration // when it had an answering master again; -1 when never down or still down
+	Slots      string // "0-5460"
+	MasterFrom string // the range's master when the watch began
+	MasterTo   string // its master when the watch ended
+	// Down is the total time without an answering master: from the first poll that saw it
+	// down to the first that saw it back (to the last poll while it is still down), so it is
+	// good to one poll interval.
+	Down      time.Duration
+	FirstDown time.Duration // since the watch began; -1 when never down
+	Back      time.Duration // when it had an answering master again; -1 when never down or still down
 }
 
 // Event is a change of one node's role or health as the cluster saw it.
@@ -48,7 +51,8 @@ type Watcher struct {
 	mu      sync.Mutex
 	report  Report
 	initial []Range
-	lastAt  time.Time
+	since   []time.Duration // per initial range: when its current outage began, -1 when up
+	last    time.Duration
 	roles   map[string]string
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -92,6 +96,11 @@ func (w *Watcher) Stop() Report {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for i, s := range w.since {
+		if s >= 0 { // still down when the watch ended
+			w.report.Ranges[i].Down += w.last - s
+		}
+	}
 	return w.report
 }
 
@@ -144,12 +153,11 @@ func (w *Watcher) poll(ctx context.Context) {
 		for _, r := range ranges {
 			w.report.Ranges = append(w.report.Ranges, RangeOutage{
 				Slots: fmt.Sprintf("%d-%d", r.First, r.Last), MasterFrom: r.Master, MasterTo: r.Master, FirstDown: -1, Back: -1})
+			w.since = append(w.since, -1)
 		}
-		w.lastAt = at
 	}
 	since := at.Sub(w.start)
-	step := at.Sub(w.lastAt)
-	w.lastAt = at
+	w.last = since
 	for i, r0 := range w.initial {
 		ro := &w.report.Ranges[i]
 		owner := ownerOf(ranges, r0.First)
@@ -160,13 +168,15 @@ func (w *Watcher) poll(ctx context.Context) {
 			ro.MasterTo = ""
 		}
 		switch {
-		case down:
-			ro.Down += step
+		case down && w.since[i] < 0:
+			w.since[i] = since
 			if ro.FirstDown < 0 {
 				ro.FirstDown = since
 			}
 			ro.Back = -1
-		case ro.FirstDown >= 0 && ro.Back < 0:
+		case !down && w.since[i] >= 0:
+			ro.Down += since - w.since[i]
+			w.since[i] = -1
 			ro.Back = since
 		}
 	}
