@@ -247,7 +247,7 @@ func clusterFigures(b result.Bench) []result.BenchFigure {
 		return nil
 	}
 	cmds := result.BenchFigure{Item: 7, Name: "store commands, delayed sync: cluster / one Redis", Unit: "ratio",
-		Target:     fmt.Sprintf("<= %d (one command per node per shard per interval)", cb.Masters),
+		Target:     fmt.Sprintf("<= %.1f (one command per node per shard per interval: %d shards, +10%%)", float64(cb.Masters)*1.1, cb.Masters),
 		Conditions: fmt.Sprintf("%d replicas, host networking, %.0f req/s asked on each, %d masters + %d replicas", cb.Single.Conditions.Replicas, cb.Rate, cb.Masters, cb.Masters*fleet.DefaultClusterReplicas)}
 	single, cluster := cb.Single, cb.Cluster
 	if single.Steady == nil || cluster.Steady == nil || single.StoreCmdPerSec <= 0 {
