@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/edgeproof/rlharness/claimcheck"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // The claim-check document's runs (004: olc.mjs) and K01-scale inputs (bedel.mjs).
@@ -49,6 +50,18 @@ type ClaimCounts struct {
 	LeftInStore  int   `json:"left_in_store"`
 	ProducerDied int   `json:"producer_crashes"`
 	ConsumerDied int   `json:"consumer_crashes"`
+}
+
+// Result is c as a result file holds it.
+func (c ClaimCounts) Result() result.ClaimCounts {
+	s := c.ClaimSettings
+	return result.ClaimCounts{
+		ClaimSettings: result.ClaimSettings{N: s.N, Placement: string(s.Placement), Deletion: string(s.Deletion),
+			ProducerCrash: s.ProducerCrash, ConsumerCrash: s.ConsumerCrash, Seed: s.Seed, Ledger: s.Ledger},
+		MessageBytes: c.MessageBytes, Deliveries: c.Deliveries, CarriedBytes: c.CarriedBytes, Lost: c.Lost,
+		Orphans: c.Orphans, Dangling: c.Dangling, Processed: c.Processed, Duplicates: c.Duplicates,
+		LeftInStore: c.LeftInStore, ProducerDied: c.ProducerDied, ConsumerDied: c.ConsumerDied,
+	}
 }
 
 // CarriedMB is the bytes carried in MB (10⁶), as olc.mjs prints them.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -71,16 +72,7 @@ func RunSizing() Sizing {
 }
 
 // WindowRow is one line of pencere.mjs's table: one pattern under one algorithm.
-type WindowRow struct {
-	Pattern   string             `json:"pattern"`
-	Requests  int                `json:"requests"`
-	Algorithm limiters.Algorithm `json:"algorithm"`
-	Accepted  int                `json:"accepted"`
-	Rejected  int                `json:"rejected"`
-	Busiest   int                `json:"busiest_window"`
-	Overshoot int                `json:"overshoot"`
-	Ratio     float64            `json:"ratio"`
-}
+type WindowRow = result.WindowRow
 
 // RunWindows is pencere.mjs: three patterns over 180 s against each algorithm on one node.
 // The model's request times are whole milliseconds, so the project's patterns (nanosecond
@@ -113,7 +105,7 @@ func RunWindows() ([]WindowRow, error) {
 				}
 			}
 			busiest := accounting.Busiest(accepted, Window)
-			rows = append(rows, WindowRow{Pattern: p.name, Requests: len(s.Requests), Algorithm: a,
+			rows = append(rows, WindowRow{Pattern: p.name, Requests: len(s.Requests), Algorithm: string(a),
 				Accepted: len(accepted), Rejected: len(s.Requests) - len(accepted), Busiest: busiest,
 				Overshoot: busiest - Limit, Ratio: float64(busiest) / Limit})
 		}
@@ -129,20 +121,7 @@ const (
 )
 
 // DistRow is one line of dagitik.mjs's tables: one client rate under one mode.
-type DistRow struct {
-	ClientRate    int     `json:"client_rate"`
-	Mode          string  `json:"mode"`
-	SyncInterval  float64 `json:"sync_interval_s,omitempty"`
-	Requests      int     `json:"requests"`
-	Accepted      int     `json:"accepted"`
-	Rejected      int     `json:"rejected"`
-	Overshoot     int     `json:"overshoot"`
-	FalseRejects  int     `json:"false_rejects"`
-	Touches       int64   `json:"touches"`
-	TouchesPerSec float64 `json:"touches_per_s"`
-	Ratio         float64 `json:"ratio"`
-	Passes        bool    `json:"passes"`
-}
+type DistRow = result.DistRow
 
 // RunDistributed is dagitik.mjs's kos: one client sending rate requests/s for one window,
 // each request to a node drawn by the document's generator, under one mode of 8 nodes.
@@ -229,6 +208,11 @@ type RateLimit struct {
 	Windows     []WindowRow `json:"windows"`
 	Distributed []DistRow   `json:"distributed"`
 	SyncSweep   []DistRow   `json:"sync_sweep"`
+}
+
+// Figures are the tables a load test is judged beside, as its summary saves them.
+func (m RateLimit) Figures() result.RateLimitModel {
+	return result.RateLimitModel{Gate: OvershootGate, Windows: m.Windows, Distributed: m.Distributed}
 }
 
 // RunRateLimit runs every model of the rate-limiter document.
