@@ -257,16 +257,25 @@ func RunClaimCheck() (ClaimModel, error) {
 		m.Days = append(m.Days, d)
 	}
 	// bedel.mjs takes its dangling and orphan rates from the fault window's claim +
-	// immediate-delete row.
-	fw := m.Days[1].Rows[1]
-	m.Cost = RunCost(m.AttachBytes, m.ClaimBytes,
-		float64(fw.Dangling)/float64(fw.N), float64(fw.Orphans)/float64(fw.N))
+	// immediate-delete row, and the events lost with the proof attached from its attach row.
+	attach, claim := m.Days[1].Rows[0], m.Days[1].Rows[1]
+	m.Cost = RunCost(m.AttachBytes, m.ClaimBytes, FaultRates{
+		Dangling: float64(claim.Dangling) / float64(claim.N),
+		Orphans:  float64(claim.Orphans) / float64(claim.N),
+		Lost:     float64(attach.Lost) / float64(attach.N),
+	})
 	return m, nil
 }
 
+// FaultRates are the fault window's outcomes per delivery event: dangling claims and orphan
+// payloads with a claim and immediate delete, events lost with the proof attached.
+type FaultRates struct {
+	Dangling, Orphans, Lost float64
+}
+
 // RunCost is bedel.mjs: message bytes to queue rate and backlog, DD11 to storage, and the
-// fault window's rates to dangling claims and orphans per day.
-func RunCost(attachBytes, claimBytes int, danglingRate, orphanRate float64) Cost {
+// fault window's rates to dangling claims, orphans and lost events per day.
+func RunCost(attachBytes, claimBytes int, r FaultRates) Cost {
 	peak := float64(K01Shipments) / secondsPerDay * K01PeakFactor
 	c := Cost{
 		PeakEvents:    peak,
@@ -288,10 +297,10 @@ func RunCost(attachBytes, claimBytes int, danglingRate, orphanRate float64) Cost
 		c.TTL = append(c.TTL, TTLRow{Days: days, Proofs: n, GB: gb,
 			PctStorage: 100 * gb / K01StorageGB, TimesGrowthMB: gb * 1000 / K01GrowthMB})
 	}
-	c.DanglingPerDay = K01Shipments * danglingRate
-	c.OrphansPerDay = K01Shipments * orphanRate
-	c.OrphanMBPerDay = K01Shipments * orphanRate * claimcheck.ProofBytes / 1e6
-	c.OrphanGBPerYear = K01Shipments * orphanRate * claimcheck.ProofBytes * daysPerYear / 1e9
-	c.LostPerDayAttach = c.OrphansPerDay
+	c.DanglingPerDay = K01Shipments * r.Dangling
+	c.OrphansPerDay = K01Shipments * r.Orphans
+	c.OrphanMBPerDay = K01Shipments * r.Orphans * claimcheck.ProofBytes / 1e6
+	c.OrphanGBPerYear = K01Shipments * r.Orphans * claimcheck.ProofBytes * daysPerYear / 1e9
+	c.LostPerDayAttach = K01Shipments * r.Lost
 	return c
 }
