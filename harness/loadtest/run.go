@@ -196,7 +196,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return sum, fmt.Errorf("no scenario matches --only %q", cfg.Only)
 	}
 	if ctx.Err() != nil {
-		sum.Pass = false
+		sum.Pass, sum.Interrupted = false, true
 		sum.Failed = append(sum.Failed, "interrupted")
 	}
 	sum.FinishedAt = time.Now().UTC()
@@ -243,8 +243,6 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	if err != nil {
 		return res, fmt.Errorf("start the fleet: %w", err)
 	}
-	stopTeardown := fleet.InstallSignalTeardown(ctx, fl)
-	defer stopTeardown()
 	defer func() {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()

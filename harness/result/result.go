@@ -85,6 +85,9 @@ type Summary struct {
 	Pass           bool             `json:"pass"`
 	GeneratorBound bool             `json:"generator_bound"`
 	Failed         []string         `json:"failed,omitempty"`
+	// Interrupted says the run was stopped (SIGINT, SIGTERM) before every scenario ran: the
+	// scenarios hold what was measured until then.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Model is the document's model as the run was judged beside it; nil in a run written
 	// before runs saved it.
 	Model *RateLimitModel `json:"model,omitempty"`

@@ -1,0 +1,14 @@
+package claimtest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/edgeproof/rlharness/internal/dockerenv"
+)
+
+// TestMain makes the test binary's Testcontainers setting, as the harness's main does.
+func TestMain(m *testing.M) {
+	dockerenv.Default()
+	os.Exit(m.Run())
+}
