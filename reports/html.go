@@ -42,6 +42,8 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	m := sum.Model
 	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath, NoModel: m == nil}
 	switch {
+	case sum.Interrupted:
+		p.Verdict, p.VerdictClass = "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
 	case sum.GeneratorBound:
 		p.Verdict, p.VerdictClass = "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
 	case sum.Pass:

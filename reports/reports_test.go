@@ -110,6 +110,26 @@ func TestReportGeneratorBound(t *testing.T) {
 	}
 }
 
+func TestReportInterrupted(t *testing.T) {
+	dir := runDir(t)
+	s, err := result.Read[result.Summary](dir, result.SummaryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Interrupted, s.GeneratorBound = true, true
+	if err := result.Write(dir, result.SummaryFile, s); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Generate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(w.HTML)
+	if !strings.Contains(string(b), `<p class="verdict fail" id="verdict">INTERRUPTED`) {
+		t.Error("an interrupted run is not shown as such")
+	}
+}
+
 func TestReportSideBySide(t *testing.T) {
 	_, html := generate(t, Options{})
 	got := rows(html, "window")
