@@ -90,13 +90,15 @@ func TestReportVerdictGatesAndConditions(t *testing.T) {
 	}
 }
 
-func TestReportGeneratorBound(t *testing.T) {
+// generateEdited renders a copy of the test run directory whose summary change edited.
+func generateEdited(t *testing.T, change func(*result.Summary)) string {
+	t.Helper()
 	dir := runDir(t)
 	s, err := result.Read[result.Summary](dir, result.SummaryFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.GeneratorBound = true
+	change(&s)
 	if err := result.Write(dir, result.SummaryFile, s); err != nil {
 		t.Fatal(err)
 	}
@@ -104,28 +106,23 @@ func TestReportGeneratorBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(w.HTML)
-	if !strings.Contains(string(b), `<p class="verdict bound" id="verdict">GENERATOR-BOUND`) {
+	b, err := os.ReadFile(w.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReportGeneratorBound(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) { s.GeneratorBound = true })
+	if !strings.Contains(html, `<p class="verdict bound" id="verdict">GENERATOR-BOUND`) {
 		t.Error("a generator-bound run is not shown as such")
 	}
 }
 
 func TestReportInterrupted(t *testing.T) {
-	dir := runDir(t)
-	s, err := result.Read[result.Summary](dir, result.SummaryFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Interrupted, s.GeneratorBound = true, true
-	if err := result.Write(dir, result.SummaryFile, s); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Generate(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(w.HTML)
-	if !strings.Contains(string(b), `<p class="verdict fail" id="verdict">INTERRUPTED`) {
+	html := generateEdited(t, func(s *result.Summary) { s.Interrupted, s.GeneratorBound = true, true })
+	if !strings.Contains(html, `<p class="verdict fail" id="verdict">INTERRUPTED`) {
 		t.Error("an interrupted run is not shown as such")
 	}
 }
@@ -168,28 +165,8 @@ func TestReportSideBySide(t *testing.T) {
 // The report shows the model the run saved, whatever the model of the code rendering it
 // says; a run that saved none says so instead of borrowing today's.
 func TestReportModelFromRunDirectory(t *testing.T) {
-	edit := func(t *testing.T, change func(*result.Summary)) string {
-		dir := runDir(t)
-		s, err := result.Read[result.Summary](dir, result.SummaryFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(&s)
-		if err := result.Write(dir, result.SummaryFile, s); err != nil {
-			t.Fatal(err)
-		}
-		w, err := Generate(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(w.HTML)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	t.Run("saved figures", func(t *testing.T) {
-		html := edit(t, func(s *result.Summary) {
+		html := generateEdited(t, func(s *result.Summary) {
 			for i, w := range s.Model.Windows {
 				if w.Pattern == "boundary-burst" && w.Algorithm == "sliding_window" {
 					// Not what today's model computes (1200 accepted, busiest 600).
@@ -228,7 +205,7 @@ func TestReportModelFromRunDirectory(t *testing.T) {
 		}
 	})
 	t.Run("no saved figures", func(t *testing.T) {
-		html := edit(t, func(s *result.Summary) { s.Model = nil })
+		html := generateEdited(t, func(s *result.Summary) { s.Model = nil })
 		if n := len(rows(html, "window")) + len(rows(html, "distrow")); n != 0 {
 			t.Errorf("%d model rows for a run that saved no model, want 0", n)
 		}

@@ -8,7 +8,4 @@ import (
 )
 
 // TestMain makes the test binary's Testcontainers setting, as the harness's main does.
-func TestMain(m *testing.M) {
-	dockerenv.Default()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(dockerenv.Run(m)) }

@@ -39,17 +39,7 @@ type ClaimSettings struct {
 // ClaimCounts is one line of olc.mjs's tables, plus what the ledger adds.
 type ClaimCounts struct {
 	ClaimSettings
-	MessageBytes int   `json:"message_bytes"`
-	Deliveries   int   `json:"deliveries"`
-	CarriedBytes int64 `json:"carried_bytes"`
-	Lost         int   `json:"lost_events"`     // never entered the queue, no payload either
-	Orphans      int   `json:"orphan_payloads"` // in the store, no message refers to them
-	Dangling     int   `json:"dangling_claims"` // a message whose payload was gone
-	Processed    int   `json:"processed"`       // effects applied, duplicates included
-	Duplicates   int   `json:"duplicates_prevented"`
-	LeftInStore  int   `json:"left_in_store"`
-	ProducerDied int   `json:"producer_crashes"`
-	ConsumerDied int   `json:"consumer_crashes"`
+	result.ClaimTally
 }
 
 // Result is c as a result file holds it.
@@ -58,9 +48,7 @@ func (c ClaimCounts) Result() result.ClaimCounts {
 	return result.ClaimCounts{
 		ClaimSettings: result.ClaimSettings{N: s.N, Placement: string(s.Placement), Deletion: string(s.Deletion),
 			ProducerCrash: s.ProducerCrash, ConsumerCrash: s.ConsumerCrash, Seed: s.Seed, Ledger: s.Ledger},
-		MessageBytes: c.MessageBytes, Deliveries: c.Deliveries, CarriedBytes: c.CarriedBytes, Lost: c.Lost,
-		Orphans: c.Orphans, Dangling: c.Dangling, Processed: c.Processed, Duplicates: c.Duplicates,
-		LeftInStore: c.LeftInStore, ProducerDied: c.ProducerDied, ConsumerDied: c.ConsumerDied,
+		ClaimTally: c.ClaimTally,
 	}
 }
 
@@ -102,7 +90,7 @@ func RunClaim(s ClaimSettings) (ClaimCounts, error) {
 	if s.Placement == claimcheck.Attach {
 		s.Deletion = ""
 	}
-	out := ClaimCounts{ClaimSettings: s, MessageBytes: claimcheck.MessageBytes(s.Placement)}
+	out := ClaimCounts{ClaimSettings: s, ClaimTally: result.ClaimTally{MessageBytes: claimcheck.MessageBytes(s.Placement)}}
 	rnd := NewLCG(s.Seed)
 	q := &claimcheck.MemoryQueue{}
 	store := claimcheck.NewMemoryStore()

@@ -43,6 +43,11 @@ type ClaimSettings struct {
 // ClaimCounts are the claim-check model's figures for one setting (model.ClaimCounts).
 type ClaimCounts struct {
 	ClaimSettings
+	ClaimTally
+}
+
+// ClaimTally is what one run of the claim-check model counted.
+type ClaimTally struct {
 	MessageBytes int   `json:"message_bytes"`
 	Deliveries   int   `json:"deliveries"`
 	CarriedBytes int64 `json:"carried_bytes"`

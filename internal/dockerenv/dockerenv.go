@@ -16,3 +16,10 @@ func Default() {
 		_ = os.Setenv(RyukDisabled, "true")
 	}
 }
+
+// Run is a test binary's TestMain body for a package that starts Docker fleets:
+// func TestMain(m *testing.M) { os.Exit(dockerenv.Run(m)) }.
+func Run(m interface{ Run() int }) int {
+	Default()
+	return m.Run()
+}
