@@ -61,7 +61,7 @@ func Read[T any](dir, name string) (T, error) {
 		return v, fmt.Errorf("read %s: %w", name, err)
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
-		return v, fmt.Errorf("%s: not a %s: %w", path, name, err)
+		return v, fmt.Errorf("%s: not a valid %s: %w", path, name, err)
 	}
 	return v, nil
 }
