@@ -46,6 +46,41 @@ func processesOf(t *testing.T, s string) []string {
 	return out
 }
 
+func hostname(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// containers lists the containers, running or not, that match a docker ps filter.
+func containers(t *testing.T, filter string) []string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", filter).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// requireDocker skips where Docker is truly absent (never in CI) and fails without the images.
+func requireDocker(t *testing.T, images ...string) {
+	t.Helper()
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		_, sockErr := os.Stat("/var/run/docker.sock")
+		if os.Getenv("CI") == "" && os.Getenv("DOCKER_HOST") == "" && errors.Is(sockErr, os.ErrNotExist) {
+			t.Skipf("needs Docker, and there is none here (no /var/run/docker.sock, no DOCKER_HOST): %v", err)
+		}
+		t.Fatalf("needs Docker (docker info: %v)", err)
+	}
+	for _, img := range images {
+		if exec.Command("docker", "image", "inspect", "rlharness/"+img+":dev").Run() != nil {
+			t.Fatalf("needs the image rlharness/%s:dev: run scripts/build-images.sh %s", img, img)
+		}
+	}
+}
+
 // A real run, interrupted mid-traffic: one SIGINT tears the fleet down and leaves a
 // summary.json marked interrupted with what was measured; a second exits at once.
 func TestInterruptedRun(t *testing.T) {
@@ -58,18 +93,23 @@ func TestInterruptedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		name    string
-		signals int
-		code    int
-		within  time.Duration // from the first signal to the exit
+		name     string
+		provider string
+		signals  int
+		code     int
+		within   time.Duration // from the first signal to the exit
 	}{
-		{"once", 1, 1, 60 * time.Second},
-		{"twice", 2, 128 + int(syscall.SIGINT), 5 * time.Second},
+		{"local once", "local", 1, 1, 60 * time.Second},
+		{"local twice", "local", 2, 128 + int(syscall.SIGINT), 5 * time.Second},
+		{"docker once", "docker", 1, 1, 60 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.provider == "docker" {
+				requireDocker(t, "replica", "redis")
+			}
 			tmp, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-			cmd := exec.Command(bin, "loadtest", "--provider", "local", "--replicas", "2", "--only", "sliding_window/delayed",
-				"--time-scale", "0.05", "--rate", "100", "--clients", "1000", "--out", out)
+			cmd := exec.Command(bin, "loadtest", "--provider", tt.provider, "--network", "host", "--replicas", "2",
+				"--only", "sliding_window/delayed", "--time-scale", "0.05", "--rate", "100", "--clients", "1000", "--out", out)
 			cmd.Dir = root // the local provider builds the replica from the checkout
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 			var stdout, stderr bytes.Buffer
@@ -97,16 +137,25 @@ func TestInterruptedRun(t *testing.T) {
 					t.Fatalf("no traffic after 3 minutes:\n%s\n%s", stdout.String(), stderr.String())
 				}
 			}
-			// The replicas run from the fleet's directory; Redis renames its process to its
-			// address ("redis-server 127.0.0.1:port"), which the replicas are given.
-			replicas := processesOf(t, tmp)
-			if len(replicas) != 2 {
-				t.Fatalf("want 2 replicas running under %s before the signal, found %v", tmp, replicas)
+			// What the run left: its local processes, or its containers.
+			var left func() []string
+			if tt.provider == "local" {
+				// The replicas run from the fleet's directory; Redis renames its process to its
+				// address ("redis-server 127.0.0.1:port"), which the replicas are given.
+				replicas := processesOf(t, tmp)
+				if len(replicas) != 2 {
+					t.Fatalf("want 2 replicas running under %s before the signal, found %v", tmp, replicas)
+				}
+				_, redisAddr, _ := strings.Cut(replicas[0], "--redis ")
+				redisAddr, _, _ = strings.Cut(redisAddr, " ")
+				left = func() []string { return append(processesOf(t, tmp), processesOf(t, "redis-server "+redisAddr)...) }
+			} else {
+				// Containers are labelled with the harness's pid as their owner.
+				owner := "label=rlharness.owner=" + hostname(t) + "/" + strconv.Itoa(cmd.Process.Pid)
+				left = func() []string { return containers(t, owner) }
 			}
-			_, redisAddr, _ := strings.Cut(replicas[0], "--redis ")
-			redisAddr, _, _ = strings.Cut(redisAddr, " ")
-			if len(processesOf(t, "redis-server "+redisAddr)) != 1 {
-				t.Fatalf("no redis-server on %s before the signal", redisAddr)
+			if n := len(left()); n != 3 {
+				t.Fatalf("want Redis and 2 replicas of the run before the signal, found %d: %v", n, left())
 			}
 			sent := time.Now()
 			for range tt.signals {
@@ -129,15 +178,15 @@ func TestInterruptedRun(t *testing.T) {
 			if took > tt.within {
 				t.Errorf("exited %s after the signal, want within %s", took.Round(time.Millisecond), tt.within)
 			}
-			// Members die with the harness (a teardown, or the kernel's parent-death signal).
-			var left []string
+			// Members go with the harness (a teardown, or the kernel's parent-death signal).
+			var rest []string
 			for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-				if left = append(processesOf(t, tmp), processesOf(t, "redis-server "+redisAddr)...); len(left) == 0 {
+				if rest = left(); len(rest) == 0 {
 					break
 				}
 			}
-			if len(left) > 0 {
-				t.Errorf("processes of the run left behind: %v", left)
+			if len(rest) > 0 {
+				t.Errorf("members of the run left behind: %v", rest)
 			}
 			if tt.signals > 1 {
 				return // exited at once: no promise about the summary
