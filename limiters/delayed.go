@@ -28,7 +28,19 @@ type DelayedSync struct {
 	// dirty lists the clients with counts not yet pushed, under mu; spare is the list's
 	// other buffer, swapped in at each sync so neither allocates in steady state.
 	dirty, spare []stateKey
+	// fullView makes every sync pull the shared view of every client the node tracks, not
+	// only of those it has news of (FullView).
+	fullView bool
 }
+
+// DelayedOption adjusts a DelayedSync.
+type DelayedOption func(*DelayedSync)
+
+// FullView makes every Sync pull the shared view of every client the node tracks, not only
+// of the clients it counted since the last sync: the document's model of a sync, where each
+// node's view of every client is at most one interval old. It costs a round trip in
+// proportion to the clients tracked, not to the node's news.
+func FullView() DelayedOption { return func(n *DelayedSync) { n.fullView = true } }
 
 // syncState is what a node knows of one client.
 type syncState struct {
@@ -44,8 +56,12 @@ type syncState struct {
 }
 
 // NewDelayedSync returns a delayed-sync node over store.
-func NewDelayedSync(store Store) *DelayedSync {
-	return &DelayedSync{store: store, clients: make(map[stateKey]*syncState)}
+func NewDelayedSync(store Store, opts ...DelayedOption) *DelayedSync {
+	n := &DelayedSync{store: store, clients: make(map[stateKey]*syncState)}
+	for _, o := range opts {
+		o(n)
+	}
+	return n
 }
 
 // Allow implements Limiter. It never touches the store and never fails.
@@ -99,62 +115,36 @@ func newSyncState(r *Rule, nowNs int64) *syncState {
 }
 
 // Sync pushes what this node counted since the last sync and pulls the shared view of the
-// same clients, in one store round trip. Clients idle for a whole window are forgotten.
+// same clients (with FullView, of every client it tracks), in one store round trip. With
+// nothing to exchange it makes none. If the store fails, the counts stay pending for the
+// next sync and still count meanwhile.
 func (n *DelayedSync) Sync(ctx context.Context, now time.Time) error {
-	return n.exchange(ctx, now, true, true)
-}
-
-// Push sends this node's pending counts to the store; with pull, the shared view that
-// comes back is applied. The models use Push(…, false) on every node and then Pull, to
-// sync all nodes at one instant as the document does.
-func (n *DelayedSync) Push(ctx context.Context, now time.Time, pull bool) error {
-	return n.exchange(ctx, now, true, pull)
-}
-
-// Pull fetches the shared view of every client this node knows, pushing nothing.
-func (n *DelayedSync) Pull(ctx context.Context, now time.Time) error {
-	return n.exchange(ctx, now, false, true)
-}
-
-// exchange is one round trip: with push, pending counts go out (and come back to pending
-// if the store fails); with pull, the shared view that returns replaces the node's.
-func (n *DelayedSync) exchange(ctx context.Context, now time.Time, push, pull bool) error {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
-	n.collect(now, push)
+	n.collect(now)
 	if len(n.batch) == 0 {
 		return nil
 	}
 	n.touches.Add(1)
 	if err := n.store.Exchange(ctx, now, n.batch); err != nil {
-		if !n.partial(err, push, pull) && push {
+		if !n.partial(err) {
 			n.restore()
 		}
 		return fmt.Errorf("delayed sync: exchange with the counter store: %w", err)
 	}
-	if pull {
-		n.apply()
-	} else {
-		n.settle()
-	}
+	n.apply()
 	return nil
 }
 
-// collect fills the batch. With push it takes only the clients that sent since the last
-// sync (the dirty list), so a sync costs the node's lock time in proportion to its news, not
-// to every client it tracks; their pending counts move to in-flight and into the batch.
-// Without push (the models' Pull) it takes every client the node knows.
-func (n *DelayedSync) collect(now time.Time, push bool) {
+// collect fills the batch. It takes the clients that sent since the last sync (the dirty
+// list), so a sync costs the node's lock time in proportion to its news, not to every
+// client it tracks; their pending counts move to in-flight and into the batch. With
+// fullView every other client it tracks follows, pushing nothing, for its view.
+func (n *DelayedSync) collect(now time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.batch, n.keys = n.batch[:0], n.keys[:0]
-	if !push {
-		for k, s := range n.clients {
-			n.batch = append(n.batch, SyncEntry{Client: k.client, Rule: s.rule})
-			n.keys = append(n.keys, k)
-		}
-		return
-	}
+	defer n.collectViews()
 	dirty := n.dirty
 	n.dirty = n.spare[:0]
 	n.spare = dirty
@@ -182,6 +172,24 @@ func (n *DelayedSync) collect(now time.Time, push bool) {
 		}
 		n.batch = append(n.batch, e)
 		n.keys = append(n.keys, k)
+	}
+}
+
+// collectViews adds every tracked client not already in the batch, pushing nothing, when
+// the node pulls full views. Caller holds n.mu.
+func (n *DelayedSync) collectViews() {
+	if !n.fullView {
+		return
+	}
+	in := make(map[stateKey]bool, len(n.keys))
+	for _, k := range n.keys {
+		in[k] = true
+	}
+	for k, s := range n.clients {
+		if !in[k] {
+			n.batch = append(n.batch, SyncEntry{Client: k.client, Rule: s.rule})
+			n.keys = append(n.keys, k)
+		}
 	}
 }
 
@@ -226,24 +234,6 @@ func (n *DelayedSync) restore() {
 			s.inflight.add(c.Index, -c.Count)
 		}
 		n.markDirty(n.keys[i], s)
-	}
-}
-
-// settle forgets the in-flight counts of a push whose view is not applied: they are in
-// the store now, and the node's own count comes back with the next pulled view.
-func (n *DelayedSync) settle() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for i, e := range n.batch {
-		s := n.clients[n.keys[i]]
-		if s == nil {
-			continue
-		}
-		s.inflightSpent -= e.Spent
-		for _, c := range e.Push {
-			s.inflight.add(c.Index, -c.Count)
-			s.view.add(c.Index, c.Count) // until the next view, keep counting what we pushed
-		}
 	}
 }
 

@@ -4,10 +4,10 @@ import "errors"
 
 // partial handles an exchange the store completed for some entries only (a
 // PartialExchangeError, as when one shard of a cluster is down): the failed entries go back
-// to pending, as after a failed exchange, and the others are applied (or settled) as after
-// a full one, so no count is lost and none is pushed twice. It reports whether err was
-// such an error. Caller holds n.syncMu.
-func (n *DelayedSync) partial(err error, push, pull bool) bool {
+// to pending, as after a failed exchange, and the others are applied as after a full one,
+// so no count is lost and none is pushed twice. It reports whether err was such an error.
+// Caller holds n.syncMu.
+func (n *DelayedSync) partial(err error) bool {
 	var pe *PartialExchangeError
 	if !errors.As(err, &pe) {
 		return false
@@ -29,15 +29,9 @@ func (n *DelayedSync) partial(err error, push, pull bool) bool {
 		}
 	}
 	n.batch, n.keys = failedB, failedK
-	if push {
-		n.restore()
-	}
+	n.restore()
 	n.batch, n.keys = doneB, doneK
-	if pull {
-		n.apply()
-	} else {
-		n.settle()
-	}
+	n.apply()
 	n.batch, n.keys = batch, keys
 	return true
 }

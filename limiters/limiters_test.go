@@ -305,3 +305,48 @@ func BenchmarkDelayedSyncWithManyClients(b *testing.B) {
 		_ = n.Sync(ctx, now)
 	}
 }
+
+// A node syncs only the clients it has news of; with FullView it pulls every client it
+// tracks, so a node that saw nothing new still learns what the others counted.
+func TestDelayedSyncFullView(t *testing.T) {
+	ctx := context.Background()
+	rule := Rule{Name: "r", Algorithm: SlidingWindow, Limit: 10, Window: time.Minute, Slices: 12}
+	t0 := time.Unix(0, 0)
+	for _, tt := range []struct {
+		name      string
+		opts      []DelayedOption
+		touches   int64 // the quiet node's exchanges
+		remaining int64 // its next decision's
+	}{
+		{"news only", nil, 1, 8},
+		{"full view", []DelayedOption{FullView()}, 2, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := NewMemoryStore()
+			quiet, busy := NewDelayedSync(store, tt.opts...), NewDelayedSync(store, tt.opts...)
+			if _, err := quiet.Allow(ctx, "c", &rule, t0); err != nil {
+				t.Fatal(err)
+			}
+			if err := quiet.Sync(ctx, t0.Add(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			for range 5 {
+				if _, err := busy.Allow(ctx, "c", &rule, t0.Add(2*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, n := range []*DelayedSync{busy, quiet} {
+				if err := n.Sync(ctx, t0.Add(3*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := quiet.Allow(ctx, "c", &rule, t0.Add(4*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if quiet.Touches() != tt.touches || d.Remaining != tt.remaining {
+				t.Errorf("quiet node: %d exchanges, %d remaining; want %d, %d", quiet.Touches(), d.Remaining, tt.touches, tt.remaining)
+			}
+		})
+	}
+}

@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"html/template"
-	"path/filepath"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -17,7 +16,7 @@ import (
 // dir/report.html: the horizontal-scaling section, replicas over time (asked, ready,
 // required), utilisation, the scores beside the model's and the replicas' start-up times.
 func GenerateAutoscale(dir string) (string, error) {
-	a, err := result.ReadAutoscale(filepath.Join(dir, result.AutoscaleFile))
+	a, err := result.Read[result.Autoscale](dir, result.AutoscaleFile)
 	if err != nil {
 		return "", err
 	}
@@ -31,7 +30,7 @@ func GenerateAutoscale(dir string) (string, error) {
 	}
 	type scoreRow struct {
 		Name  string
-		Score autoscale.Score
+		Score result.Score
 	}
 	data := struct {
 		A        result.Autoscale
@@ -110,22 +109,17 @@ func autoscaleUtilChart(a result.Autoscale) (string, error) {
 	return svg(p, chartW, chartH)
 }
 
-var autoscaleTmpl = template.Must(template.New("autoscale").Funcs(template.FuncMap{
-	"dur": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-	"f2":  func(v float64) string { return fmt.Sprintf("%.2f", v) },
+var autoscaleTmpl = template.Must(newTemplate("autoscale").Funcs(template.FuncMap{
+	"setting": func(c result.Controller) string { return autoscale.Config(c).String() },
+	"dur":     func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"f2":      func(v float64) string { return fmt.Sprintf("%.2f", v) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Horizontal scaling report {{.A.StartedAt.Format "2006-01-02 15:04"}}</title>
-<style>
-body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:90%}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-svg{max-width:100%;height:auto}
-</style></head><body>
+<style>{{styleSheet}}</style></head><body>
 <section id="autoscale">
 <h1>Horizontal scaling: the controller on real replicas</h1>
-{{with .A.Settings}}<p>{{.Controller}}, metric delay {{.AddedDelay}} round(s) added to the real pipeline; target utilisation {{.Controller.Target}},
+{{with .A.Settings}}<p>{{setting .Controller}}, metric delay {{.AddedDelay}} round(s) added to the real pipeline; target utilisation {{.Controller.Target}},
 {{.Controller.Min}}–{{.Controller.Max}} replicas. Rounds of {{dur .Round}}; rates ×{{.RateScale}}, so a replica saturates at {{f2 .Saturation}} req/s
 (the document's 1176.47 × {{.RateScale}}) and the replica counts are the document's. Utilisation scraped {{.ScrapesPerRound}}× a round and averaged;
 worker queue {{dur .MaxQueue}}, warm-up {{dur .Warmup}}.</p>{{end}}

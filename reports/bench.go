@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"html/template"
-	"path/filepath"
 
 	"github.com/edgeproof/rlharness/harness/result"
 )
@@ -12,14 +11,14 @@ import (
 // performance table with every figure's target, status and conditions, then the
 // measurements behind it (decision costs, ceiling steps, steady runs, memory layouts).
 func GenerateBench(dir string) (string, error) {
-	b, err := result.ReadBench(filepath.Join(dir, result.BenchFile))
+	b, err := result.Read[result.Bench](dir, result.BenchFile)
 	if err != nil {
 		return "", err
 	}
 	return writeHTML(dir, benchTmpl, b)
 }
 
-var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
+var benchTmpl = template.Must(newTemplate("bench").Funcs(template.FuncMap{
 	"mb": func(v float64) string { return fmt.Sprintf("%.2f", v/1e6) },
 	"msf": func(d result.Step) string {
 		return fmt.Sprintf("%.2f", float64(d.Latency.P99)/1e6)
@@ -40,13 +39,7 @@ var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Performance {{.StartedAt.Format "2006-01-02 15:04"}}</title>
-<style>
-body{font-family:sans-serif;margin:2em;max-width:90em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:90%;vertical-align:top}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-.pass{color:#197a19;font-weight:bold}.fail{color:#b11;font-weight:bold}
-</style></head><body>
+<style>{{styleSheet}}</style></head><body>
 <h1>Performance, measured side by side</h1>
 <p>Machine cores {{.Cores}} (GOMAXPROCS {{.GoMaxProcs}}), commit {{.Commit}}, {{.StartedAt.Format "2006-01-02T15:04:05Z07:00"}} to {{.FinishedAt.Format "15:04:05Z07:00"}}.
 Absolute figures drift on a shared machine; the ratios are measured in one run.</p>

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 )
 
@@ -23,10 +22,10 @@ func TestGenerateRendersABenchRun(t *testing.T) {
 		Decisions: []result.DecisionCost{{Name: "x-time-rate/Allow", NsPerOp: 105, VsRate: 1, N: 1000}},
 		Fleets: []result.FleetBench{{Name: "delayed", Network: "host", Ceiling: 3735,
 			Steps:  []result.Step{{Rate: 5062, Achieved: 4216, Why: "achieved 4216 of 5062 req/s"}},
-			Steady: &result.Step{Rate: 1868, Achieved: 1868, Sustained: true, Latency: accounting.Percentiles{P99: 17 * time.Millisecond}}}},
+			Steady: &result.Step{Rate: 1868, Achieved: 1868, Sustained: true, Latency: result.Percentiles{P99: 17 * time.Millisecond}}}},
 		Memory: []result.MemoryLayout{{Name: "sliding_window, 12 slices (ours: one hash per client)", Clients: 200_000, Records: 12, PerClient: 261, EstimateTotal: 115.2e6}},
 	}
-	if err := result.WriteBench(dir, b); err != nil {
+	if err := result.Write(dir, result.BenchFile, b); err != nil {
 		t.Fatal(err)
 	}
 	w, err := Generate(dir, Options{})

@@ -17,7 +17,7 @@ import (
 // dir/report.html: the claim-check section, every setting's measured figures beside the
 // model's for the same events, its checks, and the bytes through the queue per setting.
 func GenerateClaimCheck(dir string) (string, error) {
-	rs, err := result.ReadClaimCheck(filepath.Join(dir, result.ClaimCheckFile))
+	rs, err := result.Read[[]result.ClaimRun](dir, result.ClaimCheckFile)
 	if err != nil {
 		return "", err
 	}
@@ -104,21 +104,14 @@ func claimCarriedPlot(rs []result.ClaimRun) (*plot.Plot, vg.Length, error) {
 	return p, max(chartH, vg.Length(len(names))*vg.Points(40)+vg.Centimeter*2), nil
 }
 
-var claimTmpl = template.Must(template.New("claimcheck").Funcs(template.FuncMap{
+var claimTmpl = template.Must(newTemplate("claimcheck").Funcs(template.FuncMap{
 	"dur":  func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"mark": func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Claim-check pipeline report</title>
-<style>
-body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:90%}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-.PASS{color:#1a7f37;font-weight:bold}.FAIL{color:#c62828;font-weight:bold}
-svg{max-width:100%;height:auto}
-</style></head><body>
+<style>{{styleSheet}}</style></head><body>
 <section id="claimcheck">
 <h1>Claim-check pipeline on Redis Streams: <span class="{{mark .Pass}}">{{mark .Pass}}</span></h1>
 <p>Every setting ran on a fresh fleet: one producer (POST /events, proofs of 40,000 bytes sent by Vegeta) and consumers in a

@@ -97,13 +97,12 @@ func TestGenerateClaimCheckSection(t *testing.T) {
 // A failed check shows as FAIL, in its row and in the section's heading.
 func TestGenerateClaimCheckFailedCheck(t *testing.T) {
 	dir := claimDir(t)
-	path := filepath.Join(dir, result.ClaimCheckFile)
-	rs, err := result.ReadClaimCheck(path)
+	rs, err := result.Read[[]result.ClaimRun](dir, result.ClaimCheckFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs[1].Checks[0].Pass, rs[1].Checks[0].Detail, rs[1].Pass = false, "event 17 processed \"2\" times", false
-	if err := result.WriteClaimCheck(path, rs); err != nil {
+	if err := result.Write(dir, result.ClaimCheckFile, rs); err != nil {
 		t.Fatal(err)
 	}
 	html, err := GenerateClaimCheck(dir)

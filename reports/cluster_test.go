@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,29 +10,14 @@ import (
 
 // A master fault's slot ranges and node events are in the scenario's section.
 func TestReportShowsTheClusterDuringAFault(t *testing.T) {
-	dir := runDir(t)
-	sum, err := result.Read(filepath.Join(dir, result.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum.Scenarios[1].Cluster = &result.ClusterFault{Member: "redis-node-0", Node: "127.0.0.1:7000", Every: 100 * time.Millisecond, Polls: 40,
-		Ranges: []result.ClusterRange{
-			{Slots: "0-5460", MasterFrom: "127.0.0.1:7000", MasterTo: "127.0.0.1:7003", Down: 3900 * time.Millisecond, FirstDown: 14900 * time.Millisecond, Back: 18800 * time.Millisecond},
-			{Slots: "5461-10922", MasterFrom: "127.0.0.1:7001", MasterTo: "127.0.0.1:7001", FirstDown: -1, Back: -1},
-		},
-		Events: []result.ClusterEvent{{At: 18800 * time.Millisecond, Node: "127.0.0.1:7003", From: "replica", To: "master"}}}
-	if err := result.Write(dir, sum); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Generate(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(w.HTML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	html := string(b)
+	html := generateEdited(t, func(sum *result.Summary) {
+		sum.Scenarios[1].Cluster = &result.ClusterFault{Member: "redis-node-0", Node: "127.0.0.1:7000", Every: 100 * time.Millisecond, Polls: 40,
+			Ranges: []result.ClusterRange{
+				{Slots: "0-5460", MasterFrom: "127.0.0.1:7000", MasterTo: "127.0.0.1:7003", Down: 3900 * time.Millisecond, FirstDown: 14900 * time.Millisecond, Back: 18800 * time.Millisecond},
+				{Slots: "5461-10922", MasterFrom: "127.0.0.1:7001", MasterTo: "127.0.0.1:7001", FirstDown: -1, Back: -1},
+			},
+			Events: []result.ClusterEvent{{At: 18800 * time.Millisecond, Node: "127.0.0.1:7003", From: "replica", To: "master"}}}
+	})
 	got := rows(html, "slotrange")
 	want := []string{"0-5460|127.0.0.1:7000|127.0.0.1:7003|3900.00|14900.00|18800.00", "5461-10922|127.0.0.1:7001|127.0.0.1:7001|0.00|-|-"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

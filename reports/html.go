@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 )
 
@@ -23,6 +22,9 @@ type page struct {
 	Baseline     string
 	Deltas       []Delta
 	Regressed    int
+	// NoModel says the run saved no model figures (it predates them): the page says so
+	// instead of showing the model tables.
+	NoModel bool
 }
 
 type scenarioPage struct {
@@ -35,12 +37,13 @@ type scenarioPage struct {
 }
 
 func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, error) {
-	m, err := model.RunRateLimit()
-	if err != nil {
-		return nil, fmt.Errorf("run the document's models: %w", err)
-	}
-	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath}
+	// The model is the one the run saved beside its measurements, never the model of the
+	// code rendering the report: an old run's page shows what it was judged against.
+	m := sum.Model
+	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath, NoModel: m == nil}
 	switch {
+	case sum.Interrupted:
+		p.Verdict, p.VerdictClass = "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
 	case sum.GeneratorBound:
 		p.Verdict, p.VerdictClass = "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
 	case sum.Pass:
@@ -143,7 +146,7 @@ func (p *page) render(w io.Writer) error {
 	return nil
 }
 
-var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 	"ms": func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
 	"f":  func(v float64) string { return fmt.Sprintf("%.4g", v) },
 	"f3": func(v float64) string { return fmt.Sprintf("%.3f", v) },
@@ -165,16 +168,7 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Load test report {{.Summary.StartedAt.Format "2006-01-02 15:04"}}</title>
-<style>
-body{font-family:sans-serif;margin:2em;max-width:80em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:90%}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-.pass{color:#197a19;font-weight:bold}.fail{color:#b11;font-weight:bold}.bound{color:#b60;font-weight:bold}
-.verdict{font-size:140%;padding:.4em .8em;border:2px solid;display:inline-block}
-.side{display:flex;gap:2em;flex-wrap:wrap}
-svg{max-width:100%;height:auto}
-</style></head><body>
+<style>{{styleSheet}}</style></head><body>
 <h1>Load test report</h1>
 <p class="verdict {{.VerdictClass}}" id="verdict">{{.Verdict}}</p>
 {{with .Summary.Failed}}<p>Failed: {{range .}}<br>{{.}}{{end}}</p>{{end}}
@@ -215,7 +209,8 @@ svg{max-width:100%;height:auto}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; store {{f .StoreCmdPerSec}} commands/s; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
 {{range .Faults}}Store fault from {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}</p>
-<h3>Window algorithms: the document's model beside the fleet</h3>
+{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
+{{else}}<h3>Window algorithms: the document's model beside the fleet</h3>
 <table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
 <tr><th>requests</th><th>accepted</th><th>busiest window</th><th>x limit</th><th>offered</th><th>accepted</th><th>busiest window</th><th>x limit</th></tr>
 {{range .Windows}}<tr class="window"><td>{{.Pattern}}</td><td class="n">{{.Model.Requests}}</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{.Model.Busiest}}</td><td class="n">{{f3 .Model.Ratio}}</td>
@@ -224,7 +219,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 <h3>Distributed counter ({{.Mode}}): the document's model beside the fleet</h3>
 <table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
 {{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
-{{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{f .StoreCmdPerSec}} (whole fleet)</td></tr></table>
+{{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{f .StoreCmdPerSec}} (whole fleet)</td></tr></table>{{end}}
 <h3>The document's claims</h3>
 <table class="claims"><tr><th>claim</th><th>figure</th><th>run</th></tr>
 {{range .Claims}}<tr class="claim"><td>{{.Text}}</td><td>{{.Figure}}</td><td>{{claim .}}</td></tr>

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
@@ -59,7 +58,7 @@ func Generate(dir string, opt Options) (Written, error) {
 		html, err := GenerateBench(dir)
 		return Written{HTML: html}, err
 	}
-	sum, err := result.Read(filepath.Join(dir, result.SummaryFile))
+	sum, err := result.Read[result.Summary](dir, result.SummaryFile)
 	if err != nil {
 		return w, err
 	}
@@ -99,10 +98,11 @@ func Generate(dir string, opt Options) (Written, error) {
 
 // ReadBaseline reads an earlier run's summary.json (or the run directory holding it).
 func ReadBaseline(path string) (result.Summary, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, result.SummaryFile)
+	dir, name := path, result.SummaryFile
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		dir, name = filepath.Split(path)
 	}
-	s, err := result.Read(path)
+	s, err := result.Read[result.Summary](dir, name)
 	if err != nil {
 		return s, fmt.Errorf("--baseline: %w", err)
 	}
@@ -144,7 +144,7 @@ func readOutcomes(path string, bucket time.Duration) (outcomeSeries, bool, error
 // windowRow is one line of the window table: the model's figure beside the fleet's.
 type windowRow struct {
 	Pattern                        string
-	Model                          model.WindowRow
+	Model                          result.WindowRow
 	Measured                       bool
 	Offered, Accepted, Busiest     int
 	Overshoot                      float64
@@ -153,7 +153,7 @@ type windowRow struct {
 
 // distRow is the document's distributed-counter model beside the scenario's measurement.
 type distRow struct {
-	Model model.DistRow
+	Model result.DistRow
 }
 
 func probe(sc result.ScenarioResult, pattern string) (result.ProbeResult, bool) {
@@ -165,16 +165,19 @@ func probe(sc result.ScenarioResult, pattern string) (result.ProbeResult, bool) 
 	return result.ProbeResult{}, false
 }
 
-func windowRows(m model.RateLimit, sc result.ScenarioResult) []windowRow {
+func windowRows(m *result.RateLimitModel, sc result.ScenarioResult) []windowRow {
+	if m == nil {
+		return nil
+	}
 	var out []windowRow
 	for _, r := range m.Windows {
 		if r.Algorithm != sc.Algorithm {
 			continue
 		}
-		row := windowRow{Pattern: r.Pattern, Model: r, ModelOver: r.Ratio > model.OvershootGate}
+		row := windowRow{Pattern: r.Pattern, Model: r, ModelOver: r.Ratio > m.Gate}
 		if p, ok := probe(sc, r.Pattern); ok {
 			row.Measured, row.Offered, row.Accepted, row.Busiest, row.Overshoot = true, p.Offered, p.Accepted, p.BusiestAccepted, p.Overshoot
-			row.MeasuredOver = p.Overshoot > model.OvershootGate
+			row.MeasuredOver = p.Overshoot > m.Gate
 			row.Agree = row.ModelOver == row.MeasuredOver
 		}
 		out = append(out, row)
@@ -182,7 +185,10 @@ func windowRows(m model.RateLimit, sc result.ScenarioResult) []windowRow {
 	return out
 }
 
-func distRows(m model.RateLimit, sc result.ScenarioResult) []distRow {
+func distRows(m *result.RateLimitModel, sc result.ScenarioResult) []distRow {
+	if m == nil {
+		return nil
+	}
 	var out []distRow
 	for _, r := range m.Distributed {
 		if r.Mode == sc.Mode {

@@ -90,23 +90,40 @@ func TestReportVerdictGatesAndConditions(t *testing.T) {
 	}
 }
 
-func TestReportGeneratorBound(t *testing.T) {
+// generateEdited renders a copy of the test run directory whose summary change edited.
+func generateEdited(t *testing.T, change func(*result.Summary)) string {
+	t.Helper()
 	dir := runDir(t)
-	s, err := result.Read(filepath.Join(dir, result.SummaryFile))
+	s, err := result.Read[result.Summary](dir, result.SummaryFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.GeneratorBound = true
-	if err := result.Write(dir, s); err != nil {
+	change(&s)
+	if err := result.Write(dir, result.SummaryFile, s); err != nil {
 		t.Fatal(err)
 	}
 	w, err := Generate(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(w.HTML)
-	if !strings.Contains(string(b), `<p class="verdict bound" id="verdict">GENERATOR-BOUND`) {
+	b, err := os.ReadFile(w.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReportGeneratorBound(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) { s.GeneratorBound = true })
+	if !strings.Contains(html, `<p class="verdict bound" id="verdict">GENERATOR-BOUND`) {
 		t.Error("a generator-bound run is not shown as such")
+	}
+}
+
+func TestReportInterrupted(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) { s.Interrupted, s.GeneratorBound = true, true })
+	if !strings.Contains(html, `<p class="verdict fail" id="verdict">INTERRUPTED`) {
+		t.Error("an interrupted run is not shown as such")
 	}
 }
 
@@ -143,6 +160,59 @@ func TestReportSideBySide(t *testing.T) {
 	if !strings.HasSuffix(claims[1], "|boundary burst: 20 accepted in one window, x2.000|confirmed") {
 		t.Errorf("claim row: %s", claims[1])
 	}
+}
+
+// The report shows the model the run saved, whatever the model of the code rendering it
+// says; a run that saved none says so instead of borrowing today's.
+func TestReportModelFromRunDirectory(t *testing.T) {
+	t.Run("saved figures", func(t *testing.T) {
+		html := generateEdited(t, func(s *result.Summary) {
+			for i, w := range s.Model.Windows {
+				if w.Pattern == "boundary-burst" && w.Algorithm == "sliding_window" {
+					// Not what today's model computes (1200 accepted, busiest 600).
+					s.Model.Windows[i].Accepted, s.Model.Windows[i].Busiest, s.Model.Windows[i].Ratio = 1234, 777, 1.295
+				}
+			}
+			for i, d := range s.Model.Distributed {
+				if d.Mode == "delayed" && d.ClientRate == 90 {
+					s.Model.Distributed[i].Accepted, s.Model.Distributed[i].TouchesPerSec = 4321, 99
+				}
+			}
+		})
+		var window []string
+		for _, r := range rows(html, "window") {
+			if strings.HasPrefix(r, "boundary-burst|2400|1234|") {
+				window = append(window, r)
+			}
+		}
+		// Two sliding-window scenarios, each showing the saved row; 1.295 > 1.1, so the model
+		// side now disagrees with the fleet's 1.000.
+		want := "boundary-burst|2400|1234|777|1.295|20|20|10|1.000|no"
+		if len(window) != 2 || window[0] != want || window[1] != want {
+			t.Errorf("saved window rows %q, want two of %q", window, want)
+		}
+		var dist int
+		for _, r := range rows(html, "distrow") {
+			if strings.HasPrefix(r, "90/s|4321|") && strings.HasSuffix(r, "|99") {
+				dist++
+			}
+		}
+		if dist != 2 {
+			t.Errorf("%d distributed rows show the saved figures (4321 accepted, 99 touches/s), want 2: %v", dist, rows(html, "distrow"))
+		}
+		if strings.Contains(html, `class="nomodel"`) {
+			t.Error("a run with saved model figures says it has none")
+		}
+	})
+	t.Run("no saved figures", func(t *testing.T) {
+		html := generateEdited(t, func(s *result.Summary) { s.Model = nil })
+		if n := len(rows(html, "window")) + len(rows(html, "distrow")); n != 0 {
+			t.Errorf("%d model rows for a run that saved no model, want 0", n)
+		}
+		if got := strings.Count(html, `<p class="nomodel">`); got != 3 {
+			t.Errorf("%d scenarios say the run saved no model figures, want 3", got)
+		}
+	})
 }
 
 func TestReportCharts(t *testing.T) {
@@ -207,7 +277,7 @@ func TestJUnitOneCasePerGatedCheck(t *testing.T) {
 }
 
 func TestBaseline(t *testing.T) {
-	base, err := result.Read("testdata/run/summary.json")
+	base, err := result.Read[result.Summary]("testdata/run", result.SummaryFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +298,7 @@ func TestBaseline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cur, _ := result.Read("testdata/run/summary.json")
+			cur, _ := result.Read[result.Summary]("testdata/run", result.SummaryFile)
 			tt.change(&cur.Scenarios[0])
 			ds := Compare(base, cur, DefaultTolerance())
 			if len(ds) != 9 {
@@ -249,7 +319,7 @@ func TestBaseline(t *testing.T) {
 }
 
 func TestReportShowsBaselineDeltas(t *testing.T) {
-	base, err := result.Read("testdata/run/summary.json")
+	base, err := result.Read[result.Summary]("testdata/run", result.SummaryFile)
 	if err != nil {
 		t.Fatal(err)
 	}

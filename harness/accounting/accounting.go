@@ -8,19 +8,13 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
-// Interval is a half-open span [From, To) of offsets from the run's start,
-// on the clock of traffic.Outcome.Sent. Fault windows are intervals: the
-// store was down, a replica was paused.
-type Interval struct {
-	From, To time.Duration
-}
-
-// Contains reports whether t lies in [From, To).
-func (iv Interval) Contains(t time.Duration) bool { return iv.From <= t && t < iv.To }
+// Interval is a half-open span of offsets from the run's start (result.Interval).
+type Interval = result.Interval
 
 // class is what an outcome amounts to, stored in one byte per request.
 type class uint8
@@ -161,12 +155,8 @@ func (a *Accumulator) inFault(t time.Duration) bool {
 	return false
 }
 
-// Percentiles summarise a distribution of durations.
-type Percentiles struct {
-	Count               int64
-	P50, P90, P99, P999 time.Duration
-	Max                 time.Duration // exact
-}
+// Percentiles summarise a distribution of durations (result.Percentiles).
+type Percentiles = result.Percentiles
 
 func percentiles(h *hdrhistogram.Histogram, exactMax time.Duration) Percentiles {
 	if h.TotalCount() == 0 {
@@ -176,23 +166,11 @@ func percentiles(h *hdrhistogram.Histogram, exactMax time.Duration) Percentiles 
 	return Percentiles{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: exactMax}
 }
 
-// Errors counts the outcomes that are neither an acceptance nor a
-// rejection.
-type Errors struct {
-	Status5xx   int // the replica answered 5xx
-	OtherStatus int // a status other than 2xx, 429 or 5xx
-	Timeout     int
-	Connection  int
-	Canceled    int // the run was canceled with the request in flight
-	Other       int
-}
+// Errors counts the outcomes that are neither an acceptance nor a rejection (result.Errors).
+type Errors = result.Errors
 
-// Total is the sum of all kinds.
-func (e Errors) Total() int {
-	return e.Status5xx + e.OtherStatus + e.Timeout + e.Connection + e.Canceled + e.Other
-}
-
-func (e *Errors) add(c class) {
+// addError counts an outcome of class c in e.
+func addError(e *Errors, c class) {
 	switch c {
 	case status5xx:
 		e.Status5xx++
@@ -209,41 +187,8 @@ func (e *Errors) add(c class) {
 	}
 }
 
-// ClientReport is one client's account. Intervals are window-long and
-// half-open; times are send times.
-type ClientReport struct {
-	Client int // index into Schedule.Clients
-	ID     string
-	Limit  int
-	Window time.Duration
-	Probe  bool
-
-	Offered  int // requests sent (that have an outcome)
-	Accepted int
-	Rejected int
-	Errors   int
-
-	BusiestAccepted  int     // most acceptances in any interval
-	Overshoot        float64 // BusiestAccepted / Limit; requirement 1 wants ≤ 1.1
-	BusiestOffered   int     // most requests sent in any interval, by send time
-	BusiestScheduled int     // the same requests by their scheduled offsets
-	// OverLimit says the client asked for more than its due: more than Limit
-	// in some interval both by send time and by schedule.
-	OverLimit bool
-	// FalseRejects counts the rejections that the client's own traffic did not
-	// earn: a request rejected at send time t when the client had sent at most
-	// Limit requests, this one included, in the window-long interval (t−W, t].
-	// Each rejection is judged at its own moment, on what the limiter could
-	// have seen, so generator jitter that carries one request of a burst
-	// across a window edge neither hides a false rejection (a token bucket
-	// rejecting a client at its limit) nor invents one (a limiter rightly
-	// counting that late request against the next burst).
-	FalseRejects int
-
-	ErrorsInFault      int
-	ErrorsOutsideFault int
-	RejectsInFault     int
-}
+// ClientReport is one client's account (result.ClientReport).
+type ClientReport = result.ClientReport
 
 // Report is a run's account.
 type Report struct {
@@ -341,7 +286,7 @@ func (a *Accumulator) Report() Report {
 				}
 			default:
 				cr.Errors++
-				r.Errors.add(k)
+				addError(&r.Errors, k)
 				if fault {
 					cr.ErrorsInFault++
 				} else {

@@ -1,6 +1,8 @@
 package accounting
 
 import (
+	"github.com/edgeproof/rlharness/harness/result"
+
 	"fmt"
 	"time"
 )
@@ -25,15 +27,8 @@ const (
 	OpEqual   = "=="
 )
 
-// Check is one gate: a figure from the run compared with a threshold.
-type Check struct {
-	Name      string
-	Figure    float64
-	Threshold float64
-	Op        string // OpAtMost, OpAtLeast or OpEqual
-	Pass      bool
-	Detail    string
-}
+// Check is one gate: a figure from the run compared with a threshold (result.Check).
+type Check = result.Check
 
 // NewCheck compares figure with threshold by op. An unknown op fails.
 func NewCheck(name string, figure float64, op string, threshold float64, detail string) Check {
@@ -49,15 +44,6 @@ func NewCheck(name string, figure float64, op string, threshold float64, detail 
 		c.Detail = fmt.Sprintf("unknown comparison %q; use <=, >= or ==. %s", op, detail)
 	}
 	return c
-}
-
-// String is the check on one line, for logs and test failures.
-func (c Check) String() string {
-	verdict := "FAIL"
-	if c.Pass {
-		verdict = "pass"
-	}
-	return fmt.Sprintf("%s %s: %g %s %g (%s)", verdict, c.Name, c.Figure, c.Op, c.Threshold, c.Detail)
 }
 
 // CheckOvershoot is requirement 1: no client gets more than limit × its

@@ -237,8 +237,6 @@ type member struct {
 	fl   fleet.Fleet
 	rdb  *redis.Client
 	res  result.FleetBench
-	// untrap stops the signal teardown installed when the fleet started.
-	untrap func()
 }
 
 func (m *member) start(ctx context.Context, cfg Config, provider fleet.Provider) error {
@@ -249,7 +247,6 @@ func (m *member) start(ctx context.Context, cfg Config, provider fleet.Provider)
 		return fmt.Errorf("start the %s fleet: %w", m.name, err)
 	}
 	m.fl = fl
-	m.untrap = fleet.InstallSignalTeardown(ctx, fl)
 	m.res.Conditions = fl.Conditions()
 	if m.spec.Target != fleet.TargetNoop {
 		m.rdb = redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
@@ -270,7 +267,6 @@ func (m *member) stop(ctx context.Context, log *slog.Logger) {
 	if err := m.fl.Terminate(tctx); err != nil {
 		log.Warn("fleet teardown", "fleet", m.name, "err", err)
 	}
-	m.untrap()
 	m.fl = nil
 }
 

@@ -3,8 +3,6 @@ package claimtest
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/edgeproof/rlharness/harness/result"
@@ -16,15 +14,12 @@ const ResultFile = result.ClaimCheckFile
 
 // Write writes the results as dir/claimcheck.json.
 func Write(dir string, rs []Result) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create the run directory: %w", err)
-	}
-	return result.WriteClaimCheck(filepath.Join(dir, ResultFile), rs)
+	return result.Write(dir, ResultFile, rs)
 }
 
 // Render prints a run's measured figures beside the model's for the same events, and its checks.
 func Render(w io.Writer, r Result) error {
-	name := r.Setting().Name()
+	name := r.Setting()
 	fmt.Fprintf(w, "\n%s: %d events (a real run kept small for this machine; the document's model runs 100,000), %g events/s asked, seed %d,\n",
 		name, r.Events, r.Rate, r.Seed)
 	fmt.Fprintf(w, "  crashes p=%g producer / %g consumer, TTL %s, visibility %s, %s provider, %d consumers, %.1f s\n",

@@ -113,17 +113,20 @@ func Run(ctx context.Context, p fleet.Provider, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Placement: cfg.Placement, Deletion: cfg.Deletion, Events: cfg.Events, Rate: cfg.Rate,
+	res := Result{Placement: string(cfg.Placement), Deletion: string(cfg.Deletion), Events: cfg.Events, Rate: cfg.Rate,
 		Seed: cfg.Seed, TTL: cfg.TTL, Visibility: cfg.Visibility}
 	settings := model.ClaimSettings{N: cfg.Events, Placement: cfg.Placement, Deletion: cfg.Deletion,
 		ProducerCrash: cfg.ProducerCrash, ConsumerCrash: cfg.ConsumerCrash, Seed: cfg.Seed}
-	if res.Model, err = model.RunClaim(settings); err != nil {
+	doc, err := model.RunClaim(settings)
+	if err != nil {
 		return res, err
 	}
 	settings.Ledger = true
-	if res.Predicted, err = model.RunClaim(settings); err != nil {
+	led, err := model.RunClaim(settings)
+	if err != nil {
 		return res, err
 	}
+	res.Model, res.Predicted = doc.Result(), led.Result()
 
 	env := map[string]string{
 		"CLAIMCHECK_PLACEMENT":  string(cfg.Placement),

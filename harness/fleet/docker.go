@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -366,26 +365,18 @@ func (m *dockerMember) unpause(ctx context.Context) error {
 	return nil
 }
 
-var envOnce sync.Once
-
-// prepareDockerEnv configures testcontainers for a machine without a
-// registry, before its configuration is first read: the reaper image cannot
-// be pulled (the fleet cleans up by label instead), and the daemon's gateway
-// is not the address the host reaches published ports on.
-func prepareDockerEnv() {
-	envOnce.Do(func() {
-		if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
-			_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-		}
-		if _, ok := os.LookupEnv("TESTCONTAINERS_HOST_OVERRIDE"); !ok {
-			_ = os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
-		}
-	})
-}
+// errReaper is what a fleet says when Testcontainers would start its reaper: the reaper's
+// image must be pulled, and the fleet cleans up by label itself.
+var errReaper = errors.New("Testcontainers' reaper (Ryuk) is enabled, and its image cannot be pulled without a registry: " +
+	"set TESTCONTAINERS_RYUK_DISABLED=true (the harness and its test binaries set it when unset); the fleet removes its containers by label")
 
 // dockerClient connects to the Docker daemon the way testcontainers does.
 func dockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
-	prepareDockerEnv()
+	// testcontainers-go reads its settings from the environment and the properties file only,
+	// once per process; the fleet changes neither, and says what to set.
+	if !testcontainers.ReadConfig().Config.RyukDisabled {
+		return nil, errReaper
+	}
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the Docker daemon (is it running, and may this user use it? or use the local provider): %w", err)

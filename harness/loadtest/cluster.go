@@ -42,7 +42,7 @@ func (c Config) scenarios() []Scenario {
 	out := []Scenario{all[0]}
 	if c.FailOpen {
 		for _, f := range []string{FaultMasterKill, FaultMasterPause} {
-			out = append(out, Scenario{Name: all[0].Name + "/" + f, Algorithm: c.Algorithm, Mode: c.Mode, Fault: f, Gated: true})
+			out = append(out, Scenario{Name: all[0].Name + "/" + f, Algorithm: string(c.Algorithm), Mode: c.Mode, Fault: f, Gated: true})
 		}
 	}
 	return append(out, all[1:]...)
@@ -190,7 +190,7 @@ const agreementGuard = 100 * time.Millisecond
 // ones sent within agreementGuard of the oldest slice's edge.
 func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario, res *ScenarioResult,
 	start time.Time, outage accounting.Interval) (accounting.Check, bool) {
-	if sc.Mode != "delayed" || sc.Algorithm == limiters.TokenBucket {
+	if sc.Mode != "delayed" || limiters.Algorithm(sc.Algorithm) == limiters.TokenBucket {
 		return accounting.Check{}, false
 	}
 	iv := cfg.scaled(cfg.SyncInterval)
@@ -205,7 +205,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario
 	defer rdb.Close()
 	window := cfg.scaled(limiters.DefaultWindow)
 	sliceLen := int64(window / limiters.DefaultSlices)
-	rule := &limiters.Rule{Name: "default", Algorithm: sc.Algorithm}
+	rule := &limiters.Rule{Name: "default", Algorithm: limiters.Algorithm(sc.Algorithm)}
 	var stored, accepted, allowance int64
 	bad := 0
 	worst := ""

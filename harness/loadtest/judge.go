@@ -146,7 +146,7 @@ func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
 		return ProbeResult{}
 	}
 	var out []Claim
-	switch sc.Algorithm {
+	switch limiters.Algorithm(sc.Algorithm) {
 	case limiters.FixedWindow:
 		p := probe(schedule.PatternBoundary)
 		out = append(out, Claim{Text: "fixed window lets up to 2x the limit through around a window edge (document: x2.000)",

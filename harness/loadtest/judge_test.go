@@ -82,7 +82,7 @@ func TestFixedWindowBoundaryFailsTheGateAndConfirmsTheClaim(t *testing.T) {
 		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
 		"probe-" + schedule.PatternIntermittent: {200, 200},
 	})
-	res := judge(t, Scenario{Name: "fixed", Algorithm: limiters.FixedWindow, Mode: "delayed", Gated: true}, s, outs, nil)
+	res := judge(t, Scenario{Name: "fixed", Algorithm: string(limiters.FixedWindow), Mode: "delayed", Gated: true}, s, outs, nil)
 	if c := check(t, res, "max overshoot"); c.Pass || c.Figure != 2 {
 		t.Errorf("max overshoot = %v, want a failure at 2", c)
 	}
@@ -99,7 +99,7 @@ func TestTokenBucketFalseRejectIsCaught(t *testing.T) {
 		"probe-" + schedule.PatternBoundary:     {200},
 		"probe-" + schedule.PatternIntermittent: {200, 200, 429, 429}, // 4 in a window: at the limit
 	})
-	res := judge(t, Scenario{Name: "bucket", Algorithm: limiters.TokenBucket, Mode: "central", Gated: true}, s, outs, nil)
+	res := judge(t, Scenario{Name: "bucket", Algorithm: string(limiters.TokenBucket), Mode: "central", Gated: true}, s, outs, nil)
 	if c := check(t, res, "false rejects"); c.Pass || c.Figure != 2 {
 		t.Errorf("false rejects = %v, want a failure at 2", c)
 	}
@@ -117,7 +117,7 @@ func TestFailOpenGates(t *testing.T) {
 	})
 	grace := DefaultConfig().RecoveryGrace
 	faults := []accounting.Interval{{From: 200 * time.Millisecond, To: 500*time.Millisecond + grace}}
-	res := judge(t, Scenario{Name: "stop", Algorithm: limiters.SlidingWindow, Mode: "delayed", Fault: FaultStop, Gated: true}, s, outs, faults)
+	res := judge(t, Scenario{Name: "stop", Algorithm: string(limiters.SlidingWindow), Mode: "delayed", Fault: FaultStop, Gated: true}, s, outs, faults)
 	if c := check(t, res, "overshoot during the outage"); !c.Pass || c.Figure != 2 || c.Threshold != 8 {
 		t.Errorf("overshoot during the outage = %v, want pass at 2 <= 8", c)
 	}
@@ -139,7 +139,7 @@ func TestClaimsOfAGeneratorBoundRunAreInconclusive(t *testing.T) {
 		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
 		"probe-" + schedule.PatternIntermittent: {200},
 	})
-	sc := Scenario{Name: "fixed", Algorithm: limiters.FixedWindow, Mode: "split"}
+	sc := Scenario{Name: "fixed", Algorithm: string(limiters.FixedWindow), Mode: "split"}
 	res := judge(t, sc, s, outs, nil, func(c *Config) { c.Gates.MinRateRatio = 2 }) // cannot be met
 	if !res.GeneratorBound {
 		t.Fatal("a run below its asked rate is not generator-bound")

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
@@ -54,8 +54,10 @@ type Config struct {
 	RecoveryGrace time.Duration
 	Gates         accounting.Gates
 	OutDir        string
-	Logger        *slog.Logger
-	Progress      io.Writer
+	// Commit is the source revision of the binary, for the summary; empty when unknown.
+	Commit   string
+	Logger   *slog.Logger
+	Progress io.Writer
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -153,11 +155,16 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	m, err := model.RunRateLimit()
+	if err != nil {
+		return Summary{}, fmt.Errorf("run the document's model the run is judged beside: %w", err)
+	}
+	figures := m.Figures()
 	window := cfg.scaled(limiters.DefaultWindow)
-	sum := Summary{
-		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: commit(),
+	sum := Summary{Model: &figures,
+		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
 		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: cfg.Replicas,
-			Algorithm: cfg.Algorithm, Mode: cfg.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval),
+			Algorithm: string(cfg.Algorithm), Mode: cfg.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval),
 			StoreTimeout: cfg.StoreTimeout, TimeScale: cfg.TimeScale, Window: window, Limit: limiters.DefaultLimit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
 			Store: cfg.clusterStore()},
@@ -201,36 +208,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return sum, fmt.Errorf("no scenario matches --only %q", cfg.Only)
 	}
 	if ctx.Err() != nil {
-		sum.Pass = false
+		sum.Pass, sum.Interrupted = false, true
 		sum.Failed = append(sum.Failed, "interrupted")
 	}
 	sum.FinishedAt = time.Now().UTC()
 	return sum, writeSummary(cfg.OutDir, sum)
 }
 
-func writeSummary(dir string, s Summary) error { return result.Write(dir, s) }
-
-// commit is the source revision the binary was built from, as go build stamped it (with
-// "+dirty" for uncommitted changes); empty where it stamped none (go test, go run).
-func commit() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	var rev, dirty string
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision" && len(s.Value) >= 12:
-			rev = s.Value[:12]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+dirty"
-		}
-	}
-	if rev == "" {
-		return ""
-	}
-	return rev + dirty
-}
+func writeSummary(dir string, s Summary) error { return result.Write(dir, result.SummaryFile, s) }
 
 // buildSchedule is a scenario's traffic: the document's probe clients plus the background
 // population, each request to a replica drawn from the seeded generator.
@@ -263,7 +248,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	}
 	dir := sc.Dir(cfg.OutDir)
 	spec := fleet.Spec{
-		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(sc.Algorithm, window),
+		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(limiters.Algorithm(sc.Algorithm), window),
 		SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
 		Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
 	}
@@ -271,8 +256,6 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	if err != nil {
 		return res, fmt.Errorf("start the fleet: %w", err)
 	}
-	stopTeardown := fleet.InstallSignalTeardown(ctx, fl)
-	defer stopTeardown()
 	defer func() {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()

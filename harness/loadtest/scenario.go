@@ -34,10 +34,10 @@ func Scenarios(design limiters.Algorithm, mode string, failOpen, matrix bool) []
 		}
 		return n
 	}
-	out := []Scenario{{Name: name(design, mode, ""), Algorithm: design, Mode: mode, Gated: true}}
+	out := []Scenario{{Name: name(design, mode, ""), Algorithm: string(design), Mode: mode, Gated: true}}
 	if failOpen {
 		for _, f := range []string{FaultStop, FaultPause} {
-			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: design, Mode: mode, Fault: f, Gated: true})
+			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: string(design), Mode: mode, Fault: f, Gated: true})
 		}
 	}
 	if matrix {
@@ -46,7 +46,7 @@ func Scenarios(design limiters.Algorithm, mode string, failOpen, matrix bool) []
 				if a == design && m == mode {
 					continue
 				}
-				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: a, Mode: m})
+				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: m})
 			}
 		}
 	}

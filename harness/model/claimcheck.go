@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/edgeproof/rlharness/claimcheck"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // The claim-check document's runs (004: olc.mjs) and K01-scale inputs (bedel.mjs).
@@ -38,17 +39,17 @@ type ClaimSettings struct {
 // ClaimCounts is one line of olc.mjs's tables, plus what the ledger adds.
 type ClaimCounts struct {
 	ClaimSettings
-	MessageBytes int   `json:"message_bytes"`
-	Deliveries   int   `json:"deliveries"`
-	CarriedBytes int64 `json:"carried_bytes"`
-	Lost         int   `json:"lost_events"`     // never entered the queue, no payload either
-	Orphans      int   `json:"orphan_payloads"` // in the store, no message refers to them
-	Dangling     int   `json:"dangling_claims"` // a message whose payload was gone
-	Processed    int   `json:"processed"`       // effects applied, duplicates included
-	Duplicates   int   `json:"duplicates_prevented"`
-	LeftInStore  int   `json:"left_in_store"`
-	ProducerDied int   `json:"producer_crashes"`
-	ConsumerDied int   `json:"consumer_crashes"`
+	result.ClaimTally
+}
+
+// Result is c as a result file holds it.
+func (c ClaimCounts) Result() result.ClaimCounts {
+	s := c.ClaimSettings
+	return result.ClaimCounts{
+		ClaimSettings: result.ClaimSettings{N: s.N, Placement: string(s.Placement), Deletion: string(s.Deletion),
+			ProducerCrash: s.ProducerCrash, ConsumerCrash: s.ConsumerCrash, Seed: s.Seed, Ledger: s.Ledger},
+		ClaimTally: c.ClaimTally,
+	}
 }
 
 // CarriedMB is the bytes carried in MB (10⁶), as olc.mjs prints them.
@@ -89,7 +90,7 @@ func RunClaim(s ClaimSettings) (ClaimCounts, error) {
 	if s.Placement == claimcheck.Attach {
 		s.Deletion = ""
 	}
-	out := ClaimCounts{ClaimSettings: s, MessageBytes: claimcheck.MessageBytes(s.Placement)}
+	out := ClaimCounts{ClaimSettings: s, ClaimTally: result.ClaimTally{MessageBytes: claimcheck.MessageBytes(s.Placement)}}
 	rnd := NewLCG(s.Seed)
 	q := &claimcheck.MemoryQueue{}
 	store := claimcheck.NewMemoryStore()
@@ -244,16 +245,25 @@ func RunClaimCheck() (ClaimModel, error) {
 		m.Days = append(m.Days, d)
 	}
 	// bedel.mjs takes its dangling and orphan rates from the fault window's claim +
-	// immediate-delete row.
-	fw := m.Days[1].Rows[1]
-	m.Cost = RunCost(m.AttachBytes, m.ClaimBytes,
-		float64(fw.Dangling)/float64(fw.N), float64(fw.Orphans)/float64(fw.N))
+	// immediate-delete row, and the events lost with the proof attached from its attach row.
+	attach, claim := m.Days[1].Rows[0], m.Days[1].Rows[1]
+	m.Cost = RunCost(m.AttachBytes, m.ClaimBytes, FaultRates{
+		Dangling: float64(claim.Dangling) / float64(claim.N),
+		Orphans:  float64(claim.Orphans) / float64(claim.N),
+		Lost:     float64(attach.Lost) / float64(attach.N),
+	})
 	return m, nil
 }
 
+// FaultRates are the fault window's outcomes per delivery event: dangling claims and orphan
+// payloads with a claim and immediate delete, events lost with the proof attached.
+type FaultRates struct {
+	Dangling, Orphans, Lost float64
+}
+
 // RunCost is bedel.mjs: message bytes to queue rate and backlog, DD11 to storage, and the
-// fault window's rates to dangling claims and orphans per day.
-func RunCost(attachBytes, claimBytes int, danglingRate, orphanRate float64) Cost {
+// fault window's rates to dangling claims, orphans and lost events per day.
+func RunCost(attachBytes, claimBytes int, r FaultRates) Cost {
 	peak := float64(K01Shipments) / secondsPerDay * K01PeakFactor
 	c := Cost{
 		PeakEvents:    peak,
@@ -275,10 +285,10 @@ func RunCost(attachBytes, claimBytes int, danglingRate, orphanRate float64) Cost
 		c.TTL = append(c.TTL, TTLRow{Days: days, Proofs: n, GB: gb,
 			PctStorage: 100 * gb / K01StorageGB, TimesGrowthMB: gb * 1000 / K01GrowthMB})
 	}
-	c.DanglingPerDay = K01Shipments * danglingRate
-	c.OrphansPerDay = K01Shipments * orphanRate
-	c.OrphanMBPerDay = K01Shipments * orphanRate * claimcheck.ProofBytes / 1e6
-	c.OrphanGBPerYear = K01Shipments * orphanRate * claimcheck.ProofBytes * daysPerYear / 1e9
-	c.LostPerDayAttach = c.OrphansPerDay
+	c.DanglingPerDay = K01Shipments * r.Dangling
+	c.OrphansPerDay = K01Shipments * r.Orphans
+	c.OrphanMBPerDay = K01Shipments * r.Orphans * claimcheck.ProofBytes / 1e6
+	c.OrphanGBPerYear = K01Shipments * r.Orphans * claimcheck.ProofBytes * daysPerYear / 1e9
+	c.LostPerDayAttach = K01Shipments * r.Lost
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -71,16 +72,7 @@ func RunSizing() Sizing {
 }
 
 // WindowRow is one line of pencere.mjs's table: one pattern under one algorithm.
-type WindowRow struct {
-	Pattern   string             `json:"pattern"`
-	Requests  int                `json:"requests"`
-	Algorithm limiters.Algorithm `json:"algorithm"`
-	Accepted  int                `json:"accepted"`
-	Rejected  int                `json:"rejected"`
-	Busiest   int                `json:"busiest_window"`
-	Overshoot int                `json:"overshoot"`
-	Ratio     float64            `json:"ratio"`
-}
+type WindowRow = result.WindowRow
 
 // RunWindows is pencere.mjs: three patterns over 180 s against each algorithm on one node.
 // The model's request times are whole milliseconds, so the project's patterns (nanosecond
@@ -113,7 +105,7 @@ func RunWindows() ([]WindowRow, error) {
 				}
 			}
 			busiest := accounting.Busiest(accepted, Window)
-			rows = append(rows, WindowRow{Pattern: p.name, Requests: len(s.Requests), Algorithm: a,
+			rows = append(rows, WindowRow{Pattern: p.name, Requests: len(s.Requests), Algorithm: string(a),
 				Accepted: len(accepted), Rejected: len(s.Requests) - len(accepted), Busiest: busiest,
 				Overshoot: busiest - Limit, Ratio: float64(busiest) / Limit})
 		}
@@ -129,20 +121,7 @@ const (
 )
 
 // DistRow is one line of dagitik.mjs's tables: one client rate under one mode.
-type DistRow struct {
-	ClientRate    int     `json:"client_rate"`
-	Mode          string  `json:"mode"`
-	SyncInterval  float64 `json:"sync_interval_s,omitempty"`
-	Requests      int     `json:"requests"`
-	Accepted      int     `json:"accepted"`
-	Rejected      int     `json:"rejected"`
-	Overshoot     int     `json:"overshoot"`
-	FalseRejects  int     `json:"false_rejects"`
-	Touches       int64   `json:"touches"`
-	TouchesPerSec float64 `json:"touches_per_s"`
-	Ratio         float64 `json:"ratio"`
-	Passes        bool    `json:"passes"`
-}
+type DistRow = result.DistRow
 
 // RunDistributed is dagitik.mjs's kos: one client sending rate requests/s for one window,
 // each request to a node drawn by the document's generator, under one mode of 8 nodes.
@@ -150,18 +129,26 @@ type DistRow struct {
 // Model settings (the algorithm is the project's; only the driving differs from a replica):
 //   - the rule is the document's sliding window; every request falls inside one window, as
 //     the model's single counter assumes;
-//   - delayed sync: the model syncs all nodes at one instant, on the first request at least
-//     one interval after the last sync, so every node first pushes, then every node pulls;
+//   - delayed sync: the nodes are the project's DelayedSync, each pulling the view of every
+//     client it tracks (limiters.FullView); the model syncs all of them at one instant, on
+//     the first request at least one interval after the last sync, and every node's push is
+//     in the store before any view is read (lockstep);
 //   - touches for delayed sync are what a replica's sync timer costs, one exchange per node
 //     per interval (nodes × window/interval), as the document counts them.
 func RunDistributed(mode string, rate int, interval float64, seed uint32) (DistRow, error) {
+	row, _, err := runDistributed(mode, rate, interval, seed)
+	return row, err
+}
+
+// runDistributed is RunDistributed, and the store exchanges its delayed-sync nodes made.
+func runDistributed(mode string, rate int, interval float64, seed uint32) (DistRow, int64, error) {
 	ctx := context.Background()
 	rule := Rule(limiters.SlidingWindow)
 	rnd := NewLCG(seed)
 	n := rate * int(Window.Seconds())
 	store := limiters.NewMemoryStore()
+	fleet := newLockstep(Nodes)
 	nodes := make([]limiters.Limiter, Nodes)
-	delayed := make([]*limiters.DelayedSync, Nodes)
 	for i := range nodes {
 		switch mode {
 		case ModeCentral:
@@ -169,10 +156,9 @@ func RunDistributed(mode string, rate int, interval float64, seed uint32) (DistR
 		case ModeSplit:
 			nodes[i] = limiters.NewSplit(Nodes)
 		case ModeDelayed:
-			delayed[i] = limiters.NewDelayedSync(store)
-			nodes[i] = delayed[i]
+			nodes[i] = fleet.nodes[i]
 		default:
-			return DistRow{}, fmt.Errorf("unknown mode %q (want central, split or delayed)", mode)
+			return DistRow{}, 0, fmt.Errorf("unknown mode %q (want central, split or delayed)", mode)
 		}
 	}
 	epoch := time.Unix(0, 0)
@@ -184,20 +170,13 @@ func RunDistributed(mode string, rate int, interval float64, seed uint32) (DistR
 		now := epoch.Add(time.Duration(int64(i) * int64(time.Second) / int64(rate)))
 		if mode == ModeDelayed && t-lastSync >= interval {
 			lastSync = t
-			for _, node := range delayed {
-				if err := node.Push(ctx, now, false); err != nil {
-					return DistRow{}, err
-				}
-			}
-			for _, node := range delayed {
-				if err := node.Pull(ctx, now); err != nil {
-					return DistRow{}, err
-				}
+			if err := fleet.sync(ctx, now); err != nil {
+				return DistRow{}, 0, err
 			}
 		}
 		dec, err := nodes[d].Allow(ctx, "client", &rule, now)
 		if err != nil {
-			return DistRow{}, err
+			return DistRow{}, 0, err
 		}
 		if dec.Allowed {
 			row.Accepted++
@@ -214,13 +193,17 @@ func RunDistributed(mode string, rate int, interval float64, seed uint32) (DistR
 		row.Touches = store.Touches()
 	case ModeDelayed:
 		row.SyncInterval = interval
+		// The document counts what the nodes' sync timers cost, one round trip per node per
+		// interval, every interval of the window (dagitik.mjs: DUGUM × ⌊PENCERE / aralik⌋),
+		// not the syncs its own driving makes; fleet.touches() is the latter (see
+		// TestDelayedSyncExchanges).
 		iv := time.Duration(interval * float64(time.Second))
 		row.Touches = int64(Nodes) * int64(Window/iv)
 	}
 	row.TouchesPerSec = float64(row.Touches) / Window.Seconds()
 	row.Ratio = float64(row.Accepted) / Limit
 	row.Passes = float64(row.Accepted) <= Limit*OvershootGate
-	return row, nil
+	return row, fleet.touches(), nil
 }
 
 // RateLimit holds every table of the rate-limiter document.
@@ -229,6 +212,11 @@ type RateLimit struct {
 	Windows     []WindowRow `json:"windows"`
 	Distributed []DistRow   `json:"distributed"`
 	SyncSweep   []DistRow   `json:"sync_sweep"`
+}
+
+// Figures are the tables a load test is judged beside, as its summary saves them.
+func (m RateLimit) Figures() result.RateLimitModel {
+	return result.RateLimitModel{Gate: OvershootGate, Windows: m.Windows, Distributed: m.Distributed}
 }
 
 // RunRateLimit runs every model of the rate-limiter document.

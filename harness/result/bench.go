@@ -1,13 +1,7 @@
 package result
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/edgeproof/rlharness/harness/accounting"
 )
 
 // BenchFile is the name of harness bench's figures in a run directory.
@@ -89,17 +83,17 @@ type FleetBench struct {
 // Step is one fixed-rate run of a fleet: the rate asked, what was achieved and whether the
 // generator kept up without errors.
 type Step struct {
-	Rate      float64                `json:"rate_asked"`
-	Achieved  float64                `json:"rate_achieved"`
-	Duration  time.Duration          `json:"duration_ns"`
-	Requests  int                    `json:"requests"`
-	Answered  int                    `json:"answered"`
-	Rejected  int                    `json:"rejected"`
-	Errors    int                    `json:"errors"`
-	Latency   accounting.Percentiles `json:"latency"`
-	Lateness  accounting.Percentiles `json:"lateness"`
-	Sustained bool                   `json:"sustained"`
-	Why       string                 `json:"why,omitempty"` // why not sustained
+	Rate      float64       `json:"rate_asked"`
+	Achieved  float64       `json:"rate_achieved"`
+	Duration  time.Duration `json:"duration_ns"`
+	Requests  int           `json:"requests"`
+	Answered  int           `json:"answered"`
+	Rejected  int           `json:"rejected"`
+	Errors    int           `json:"errors"`
+	Latency   Percentiles   `json:"latency"`
+	Lateness  Percentiles   `json:"lateness"`
+	Sustained bool          `json:"sustained"`
+	Why       string        `json:"why,omitempty"` // why not sustained
 }
 
 // MemoryLayout is the store's memory for one counter layout loaded with every client.
@@ -120,33 +114,4 @@ type MemoryLayout struct {
 	Estimate      float64 `json:"document_bytes_per_client"`
 	EstimateTotal float64 `json:"document_total_bytes"`
 	LoadTime      float64 `json:"load_s"`
-}
-
-// WriteBench writes b as dir/bench.json, through a temporary file.
-func WriteBench(dir string, b Bench) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create the run directory: %w", err)
-	}
-	data, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode bench: %w", err)
-	}
-	tmp := filepath.Join(dir, BenchFile+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write bench: %w", err)
-	}
-	return os.Rename(tmp, filepath.Join(dir, BenchFile))
-}
-
-// ReadBench reads a bench.json file.
-func ReadBench(path string) (Bench, error) {
-	var b Bench
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return b, fmt.Errorf("read the bench figures: %w (is it a run directory written by harness bench?)", err)
-	}
-	if err := json.Unmarshal(data, &b); err != nil {
-		return b, fmt.Errorf("%s: not a bench.json: %w", path, err)
-	}
-	return b, nil
 }

@@ -1,13 +1,8 @@
 package result
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"time"
-
-	"github.com/edgeproof/rlharness/claimcheck"
-	"github.com/edgeproof/rlharness/harness/model"
 )
 
 // ClaimCheckFile is the name of a real claim-check run's results in its run directory
@@ -17,24 +12,62 @@ const ClaimCheckFile = "claimcheck.json"
 // ClaimRun is one setting of `harness run claimcheck`: the settings, the model's figures
 // for the same events, what Redis held afterwards, and the checks.
 type ClaimRun struct {
-	Placement  claimcheck.Placement `json:"placement"`
-	Deletion   claimcheck.Deletion  `json:"deletion,omitempty"`
-	Events     int                  `json:"events"`
-	Rate       float64              `json:"rate"`
-	Seed       uint32               `json:"seed"`
-	TTL        time.Duration        `json:"ttl_ns"`
-	Visibility time.Duration        `json:"visibility_ns"`
-	Conditions Conditions           `json:"conditions"`
-	Model      model.ClaimCounts    `json:"model"`             // the document's model: no ledger
-	Predicted  model.ClaimCounts    `json:"model_with_ledger"` // the same with the real pipeline's ledger
-	Measured   ClaimMeasured        `json:"measured"`
-	Checks     []RunCheck           `json:"checks"`
-	Pass       bool                 `json:"pass"`
+	Placement  string        `json:"placement"`
+	Deletion   string        `json:"deletion,omitempty"`
+	Events     int           `json:"events"`
+	Rate       float64       `json:"rate"`
+	Seed       uint32        `json:"seed"`
+	TTL        time.Duration `json:"ttl_ns"`
+	Visibility time.Duration `json:"visibility_ns"`
+	Conditions Conditions    `json:"conditions"`
+	Model      ClaimCounts   `json:"model"`             // the document's model: no ledger
+	Predicted  ClaimCounts   `json:"model_with_ledger"` // the same with the real pipeline's ledger
+	Measured   ClaimMeasured `json:"measured"`
+	Checks     []RunCheck    `json:"checks"`
+	Pass       bool          `json:"pass"`
 }
 
-// Setting is the run's placement and deletion, as the model's tables name them.
-func (r ClaimRun) Setting() model.ClaimSetting {
-	return model.ClaimSetting{Placement: r.Placement, Deletion: r.Deletion}
+// ClaimSettings are what one run of the claim-check model was asked (model.ClaimSettings).
+type ClaimSettings struct {
+	N             int     `json:"events"`
+	Placement     string  `json:"placement"`
+	Deletion      string  `json:"deletion,omitempty"` // claim placement only
+	ProducerCrash float64 `json:"producer_crash_p"`
+	ConsumerCrash float64 `json:"consumer_crash_p"`
+	Seed          uint32  `json:"seed"`
+	// Ledger runs the consumer with an idempotency ledger, as the real pipeline does; the
+	// document's model has none.
+	Ledger bool `json:"ledger"`
+}
+
+// ClaimCounts are the claim-check model's figures for one setting (model.ClaimCounts).
+type ClaimCounts struct {
+	ClaimSettings
+	ClaimTally
+}
+
+// ClaimTally is what one run of the claim-check model counted.
+type ClaimTally struct {
+	MessageBytes int   `json:"message_bytes"`
+	Deliveries   int   `json:"deliveries"`
+	CarriedBytes int64 `json:"carried_bytes"`
+	Lost         int   `json:"lost_events"`     // never entered the queue, no payload either
+	Orphans      int   `json:"orphan_payloads"` // in the store, no message refers to them
+	Dangling     int   `json:"dangling_claims"` // a message whose payload was gone
+	Processed    int   `json:"processed"`       // effects applied, duplicates included
+	Duplicates   int   `json:"duplicates_prevented"`
+	LeftInStore  int   `json:"left_in_store"`
+	ProducerDied int   `json:"producer_crashes"`
+	ConsumerDied int   `json:"consumer_crashes"`
+}
+
+// Setting is the run's placement and deletion as the model's tables name them: "attach",
+// "claim immediate", "claim ttl".
+func (r ClaimRun) Setting() string {
+	if r.Deletion == "" {
+		return r.Placement
+	}
+	return r.Placement + " " + r.Deletion
 }
 
 // Faults says whether the fault window's crashes were injected.
@@ -43,9 +76,9 @@ func (r ClaimRun) Faults() bool { return r.Model.ProducerCrash > 0 || r.Model.Co
 // Name is the setting and its fault condition: "claim immediate, fault window".
 func (r ClaimRun) Name() string {
 	if r.Faults() {
-		return r.Setting().Name() + ", fault window"
+		return r.Setting() + ", fault window"
 	}
-	return r.Setting().Name() + ", fault-free"
+	return r.Setting() + ", fault-free"
 }
 
 // ClaimMeasured is what Redis holds after a claim-check run, and what the harness saw of
@@ -81,28 +114,6 @@ type RunCheck struct {
 	Name   string `json:"name"`
 	Pass   bool   `json:"pass"`
 	Detail string `json:"detail"`
-}
-
-// ReadClaimCheck reads a claimcheck.json.
-func ReadClaimCheck(path string) ([]ClaimRun, error) {
-	var rs []ClaimRun
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read the claim-check result: %w (run 'harness run claimcheck --out DIR' first)", err)
-	}
-	if err := json.Unmarshal(b, &rs); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rs, nil
-}
-
-// WriteClaimCheck writes rs to path as indented JSON.
-func WriteClaimCheck(path string, rs []ClaimRun) error {
-	b, err := json.MarshalIndent(rs, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // ClaimFigure is one line of a claim-check run's table: the document's model, the model

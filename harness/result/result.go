@@ -3,15 +3,9 @@
 package result
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/edgeproof/rlharness/harness/accounting"
-	"github.com/edgeproof/rlharness/limiters"
 )
 
 // SummaryFile is the name of the summary in a run directory.
@@ -26,10 +20,10 @@ const (
 
 // Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
 type Scenario struct {
-	Name      string             `json:"name"`
-	Algorithm limiters.Algorithm `json:"algorithm"`
-	Mode      string             `json:"mode"`
-	Fault     string             `json:"fault,omitempty"`
+	Name      string `json:"name"`
+	Algorithm string `json:"algorithm"`
+	Mode      string `json:"mode"`
+	Fault     string `json:"fault,omitempty"`
 	// Gated scenarios test the design under test: their checks decide the exit code.
 	// The others are comparisons: they test the document's claims about other designs.
 	Gated bool `json:"gated"`
@@ -95,59 +89,65 @@ type Summary struct {
 	Pass           bool             `json:"pass"`
 	GeneratorBound bool             `json:"generator_bound"`
 	Failed         []string         `json:"failed,omitempty"`
+	// Interrupted says the run was stopped (SIGINT, SIGTERM) before every scenario ran: the
+	// scenarios hold what was measured until then.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Model is the document's model as the run was judged beside it; nil in a run written
+	// before runs saved it.
+	Model *RateLimitModel `json:"model,omitempty"`
 }
 
 // ConfigSummary is the part of the load test's config a reader of the summary needs.
 type ConfigSummary struct {
-	Provider      string             `json:"provider"`
-	Network       string             `json:"network"`
-	Replicas      int                `json:"replicas"`
-	Algorithm     limiters.Algorithm `json:"algorithm"`
-	Mode          string             `json:"mode"`
-	SyncInterval  time.Duration      `json:"sync_interval_ns"`
-	StoreTimeout  time.Duration      `json:"store_timeout_ns"`
-	TimeScale     float64            `json:"time_scale"`
-	Window        time.Duration      `json:"window_ns"`
-	Limit         int                `json:"limit"`
-	Rate          float64            `json:"rate_asked"`
-	Clients       int                `json:"clients"`
-	Seed          uint64             `json:"seed"`
-	Outage        time.Duration      `json:"outage_ns"`
-	RecoveryGrace time.Duration      `json:"recovery_grace_ns"`
-	Store         string             `json:"store,omitempty"` // "cluster" for a Redis Cluster; empty for one Redis
+	Provider      string        `json:"provider"`
+	Network       string        `json:"network"`
+	Replicas      int           `json:"replicas"`
+	Algorithm     string        `json:"algorithm"`
+	Mode          string        `json:"mode"`
+	SyncInterval  time.Duration `json:"sync_interval_ns"`
+	StoreTimeout  time.Duration `json:"store_timeout_ns"`
+	TimeScale     float64       `json:"time_scale"`
+	Window        time.Duration `json:"window_ns"`
+	Limit         int           `json:"limit"`
+	Rate          float64       `json:"rate_asked"`
+	Clients       int           `json:"clients"`
+	Seed          uint64        `json:"seed"`
+	Outage        time.Duration `json:"outage_ns"`
+	RecoveryGrace time.Duration `json:"recovery_grace_ns"`
+	Store         string        `json:"store,omitempty"` // "cluster" for a Redis Cluster; empty for one Redis
 }
 
 // GateCheck is a check with the scenario it belongs to.
 type GateCheck struct {
 	Scenario string `json:"scenario"`
 	Gated    bool   `json:"gated"`
-	accounting.Check
+	Check
 }
 
 // ScenarioResult is one scenario measured and judged.
 type ScenarioResult struct {
 	Scenario
-	Conditions     Conditions               `json:"conditions"`
-	Checks         []accounting.Check       `json:"checks"`
-	Pass           bool                     `json:"pass"`
-	GeneratorBound bool                     `json:"generator_bound"`
-	Claims         []Claim                  `json:"claims,omitempty"`
-	Requests       int                      `json:"requests"`
-	Accepted       int                      `json:"accepted"`
-	Rejected       int                      `json:"rejected"`
-	Errors         accounting.Errors        `json:"errors"`
-	AskedRate      float64                  `json:"asked_rate"`
-	AchievedRate   float64                  `json:"achieved_rate"`
-	Lateness       accounting.Percentiles   `json:"lateness"`
-	Latency        accounting.Percentiles   `json:"latency"`
-	ReplicaLatency []accounting.Percentiles `json:"replica_latency"`
-	FaultLatency   *accounting.Percentiles  `json:"fault_latency,omitempty"`
-	Faults         []accounting.Interval    `json:"faults,omitempty"`
-	MaxOvershoot   float64                  `json:"max_overshoot"`
-	FalseRejects   int                      `json:"false_rejects"`
-	OverLimit      int                      `json:"over_limit_clients"`
-	StoreCommands  int64                    `json:"store_commands"`
-	StoreCmdPerSec float64                  `json:"store_commands_per_s"`
+	Conditions     Conditions    `json:"conditions"`
+	Checks         []Check       `json:"checks"`
+	Pass           bool          `json:"pass"`
+	GeneratorBound bool          `json:"generator_bound"`
+	Claims         []Claim       `json:"claims,omitempty"`
+	Requests       int           `json:"requests"`
+	Accepted       int           `json:"accepted"`
+	Rejected       int           `json:"rejected"`
+	Errors         Errors        `json:"errors"`
+	AskedRate      float64       `json:"asked_rate"`
+	AchievedRate   float64       `json:"achieved_rate"`
+	Lateness       Percentiles   `json:"lateness"`
+	Latency        Percentiles   `json:"latency"`
+	ReplicaLatency []Percentiles `json:"replica_latency"`
+	FaultLatency   *Percentiles  `json:"fault_latency,omitempty"`
+	Faults         []Interval    `json:"faults,omitempty"`
+	MaxOvershoot   float64       `json:"max_overshoot"`
+	FalseRejects   int           `json:"false_rejects"`
+	OverLimit      int           `json:"over_limit_clients"`
+	StoreCommands  int64         `json:"store_commands"`
+	StoreCmdPerSec float64       `json:"store_commands_per_s"`
 	// StoreOps counts the commands run inside scripts too: the store's work, not its touches.
 	StoreOps       int64         `json:"store_ops"`
 	StoreOpsPerSec float64       `json:"store_ops_per_s"`
@@ -164,39 +164,12 @@ type ScenarioResult struct {
 
 // ProbeResult is one probe client: the document's patterns, measured.
 type ProbeResult struct {
-	accounting.ClientReport
+	ClientReport
 	// AfterRecovery is the busiest window-long interval of acceptances after the store
 	// returned (fail-open scenarios).
 	AfterRecovery int `json:"after_recovery,omitempty"`
 	// Accepted times, for the report's charts.
 	AcceptedAt []time.Duration `json:"accepted_at_ns"`
-}
-
-// Write writes s as dir/summary.json, through a temporary file so that a reader never
-// sees half a summary.
-func Write(dir string, s Summary) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	tmp := filepath.Join(dir, SummaryFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write summary: %w", err)
-	}
-	return os.Rename(tmp, filepath.Join(dir, SummaryFile))
-}
-
-// Read reads a summary.json file.
-func Read(path string) (Summary, error) {
-	var s Summary
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return s, fmt.Errorf("read the summary: %w (is it a run directory written by harness loadtest?)", err)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("%s: not a summary.json: %w", path, err)
-	}
-	return s, nil
 }
 
 // PeakRatioBin is the width of a PeakRatios bin; PeakRatioBins bins cover 0 to 1.5.

@@ -17,10 +17,10 @@ import (
 func WriteResult(w io.Writer, a result.Autoscale) error {
 	s := a.Settings
 	fmt.Fprintf(w, "\n%s, metric delay %d added round(s); %d rounds of %v; rates x%g (a replica saturates at %.2f req/s = %g x %g)\n",
-		s.Controller, s.AddedDelay, len(a.Rounds), s.Round, s.RateScale, s.Saturation, model.Saturation, s.RateScale)
+		autoscale.Config(s.Controller), s.AddedDelay, len(a.Rounds), s.Round, s.RateScale, s.Saturation, model.Saturation, s.RateScale)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "\tchanges\toscillation\tover-prov. replica-rounds\tunder-prov. rounds\tunder-prov. in step\ttotal replica-rounds\tpeak\tstep response\t\n")
-	row := func(name string, sc autoscale.Score) {
+	row := func(name string, sc result.Score) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, sc.Changes, sc.Oscillation, sc.Over, sc.Under, sc.UnderInStep, sc.Total, sc.Peak, sc.Response)
 	}
 	row("real: asked", a.Asked)

@@ -69,12 +69,12 @@ type Replica struct {
 	log    *slog.Logger
 	rules  atomic.Pointer[Rules]
 
-	// Exactly one mode's limiter is set; central and peer also keep a local fallback.
-	central *limiters.Central
-	peer    *redis_rate.Limiter
-	local   *limiters.Local
-	split   *limiters.Split
-	delayed *limiters.DelayedSync
+	// limiter decides in the replica's mode; central and peer are wrapped in failOpen. What
+	// else a mode's limiter does is found by type assertion once, in New: a syncer
+	// exchanges with the store in the background (delayed), a pruner forgets idle clients.
+	limiter limiters.Limiter
+	syncer  syncer
+	pruner  pruner
 
 	rdb      redis.UniversalClient
 	guard    *storeGuard
@@ -115,26 +115,26 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	switch cfg.Mode {
 	case Central:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
-		r.central = limiters.NewCentral(limiters.NewRedisStore(r.rdb))
-		r.local = limiters.NewLocal()
+		r.limiter = &failOpen{store: limiters.NewCentral(limiters.NewRedisStore(r.rdb)), local: limiters.NewLocal(), guard: r.guard}
 	case Delayed:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
-		r.delayed = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb))
+		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb))
 	case Split:
-		r.split = limiters.NewSplit(cfg.NodeCount)
+		r.limiter = limiters.NewSplit(cfg.NodeCount)
 	case PeerGCRA:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
-		r.peer = redis_rate.NewLimiter(r.rdb)
-		r.local = limiters.NewLocal()
+		r.limiter = &failOpen{store: peer{redis_rate.NewLimiter(r.rdb)}, local: limiters.NewLocal(), guard: r.guard}
 	}
+	r.syncer, _ = r.limiter.(syncer)
+	r.pruner, _ = r.limiter.(pruner)
 	r.lastSync.Store(r.now().UnixNano())
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
-	if r.delayed != nil {
+	if r.syncer != nil {
 		r.wg.Go(func() { r.syncLoop(ctx) })
 	}
 	r.wg.Go(func() { r.pruneLoop(ctx) })
-	if r.central != nil || r.peer != nil {
+	if _, ok := r.limiter.(*failOpen); ok {
 		r.wg.Go(func() { r.probeLoop(ctx) })
 	}
 	r.log.Info("replica ready", "rules", rules.Source, "named_rules", len(rules.Named),
@@ -213,51 +213,71 @@ func (r *Replica) decide(w http.ResponseWriter, req *http.Request) {
 	})
 }
 
+// syncer is a limiter that exchanges counts with the store in the background.
+type syncer interface {
+	Sync(ctx context.Context, now time.Time) error
+	Clients() int
+}
+
+// pruner is a limiter that forgets clients idle for a window, returning how many remain.
+type pruner interface {
+	Prune(now time.Time) int
+}
+
 // allow decides one request in the replica's mode. It cannot fail: a store error turns
 // into a decision made without the store.
 func (r *Replica) allow(ctx context.Context, id string, rule *limiters.Rule, now time.Time) limiters.Decision {
-	switch {
-	case r.split != nil:
-		d, _ := r.split.Allow(ctx, id, rule, now) // never fails: no store
-		return d
-	case r.delayed != nil:
-		d, _ := r.delayed.Allow(ctx, id, rule, now) // never fails: never touches the store
-		if r.guard.degraded() {
-			r.guard.countDegraded()
-		}
-		return d
-	}
-	var d limiters.Decision
-	err := r.guard.call(ctx, opTake, func(ctx context.Context) error {
-		var err error
-		if r.peer != nil {
-			d, err = peerAllow(ctx, r.peer, id, rule)
-		} else {
-			d, err = r.central.Allow(ctx, id, rule, now)
-		}
-		return err
-	})
-	if err != nil {
+	d, _ := r.limiter.Allow(ctx, id, rule, now) // split and delayed never fail; failOpen falls back
+	if r.syncer != nil && r.guard.degraded() {
 		r.guard.countDegraded()
-		return r.local.Take(id, rule, now)
-	}
-	if d.Allowed {
-		// The local limiter counts this node's own traffic all along, so a fallback
-		// starts from what this node already let through in the window, not from zero.
-		r.local.Take(id, rule, now)
 	}
 	return d
 }
 
-// peerAllow decides one request with go-redis/redis_rate: GCRA in one Lua script on the
-// store's clock (TIME), so the replica's clock plays no part. The rule becomes Limit per
-// Window with the token bucket's burst, or the whole limit as burst for a window rule.
-func peerAllow(ctx context.Context, l *redis_rate.Limiter, id string, rule *limiters.Rule) (limiters.Decision, error) {
+// failOpen decides with a limiter that calls the store on every decision (central, peer),
+// under the store guard's timeout and circuit breaker, and with a local limiter holding the
+// full rule when the store fails. The local limiter counts this node's own acceptances all
+// along, so a fallback starts from what this node already let through in the window, not
+// from zero.
+type failOpen struct {
+	store limiters.Limiter
+	local *limiters.Local
+	guard *storeGuard
+}
+
+// Allow implements limiters.Limiter; it never fails.
+func (f *failOpen) Allow(ctx context.Context, id string, rule *limiters.Rule, now time.Time) (limiters.Decision, error) {
+	var d limiters.Decision
+	err := f.guard.call(ctx, opTake, func(ctx context.Context) error {
+		var err error
+		d, err = f.store.Allow(ctx, id, rule, now)
+		return err
+	})
+	if err != nil {
+		f.guard.countDegraded()
+		return f.local.Take(id, rule, now), nil
+	}
+	if d.Allowed {
+		f.local.Take(id, rule, now)
+	}
+	return d, nil
+}
+
+// Prune forgets the fallback's idle clients (the store's expire by themselves).
+func (f *failOpen) Prune(now time.Time) int { return f.local.Prune(now) }
+
+// peer decides with go-redis/redis_rate: GCRA in one Lua script on the store's clock
+// (TIME), so the replica's clock plays no part. The rule becomes Limit per Window with the
+// token bucket's burst, or the whole limit as burst for a window rule.
+type peer struct{ l *redis_rate.Limiter }
+
+// Allow implements limiters.Limiter.
+func (p peer) Allow(ctx context.Context, id string, rule *limiters.Rule, _ time.Time) (limiters.Decision, error) {
 	burst := rule.Limit
 	if rule.Algorithm == limiters.TokenBucket {
 		burst = rule.Burst
 	}
-	res, err := l.Allow(ctx, limiters.Key(id, rule), redis_rate.Limit{Rate: int(rule.Limit), Burst: int(burst), Period: rule.Window})
+	res, err := p.l.Allow(ctx, limiters.Key(id, rule), redis_rate.Limit{Rate: int(rule.Limit), Burst: int(burst), Period: rule.Window})
 	if err != nil {
 		return limiters.Decision{}, fmt.Errorf("redis_rate for %q: %w", id, err)
 	}
@@ -346,10 +366,10 @@ func (r *Replica) syncLoop(ctx context.Context) {
 func (r *Replica) syncOnce(ctx context.Context) error {
 	now := r.now()
 	var err error
-	if r.delayed.Clients() == 0 {
+	if r.syncer.Clients() == 0 {
 		err = r.guard.call(ctx, opPing, func(ctx context.Context) error { return r.rdb.Ping(ctx).Err() })
 	} else {
-		err = r.guard.call(ctx, opExchange, func(ctx context.Context) error { return r.delayed.Sync(ctx, now) })
+		err = r.guard.call(ctx, opExchange, func(ctx context.Context) error { return r.syncer.Sync(ctx, now) })
 	}
 	if err == nil {
 		r.lastSync.Store(now.UnixNano())
@@ -389,7 +409,7 @@ func (r *Replica) pruneLoop(ctx context.Context) {
 }
 
 func (r *Replica) syncLag() float64 {
-	if r.delayed == nil {
+	if r.syncer == nil {
 		return 0
 	}
 	return r.now().Sub(time.Unix(0, r.lastSync.Load())).Seconds()
@@ -397,14 +417,10 @@ func (r *Replica) syncLag() float64 {
 
 // trackedClients is read at scrape time; pruning first makes the figure current.
 func (r *Replica) trackedClients() float64 {
-	switch {
-	case r.delayed != nil:
-		return float64(r.delayed.Prune(r.now()))
-	case r.split != nil:
-		return float64(r.split.Prune(r.now()))
-	default:
-		return float64(r.local.Prune(r.now()))
+	if r.pruner == nil {
+		return 0
 	}
+	return float64(r.pruner.Prune(r.now()))
 }
 
 // Close stops the background work and, in delayed mode, flushes: one last exchange so the
@@ -414,7 +430,7 @@ func (r *Replica) Close(ctx context.Context) error {
 	r.closeOnce.Do(func() {
 		r.stop()
 		r.wg.Wait()
-		if r.delayed != nil {
+		if r.syncer != nil {
 			r.closeErr = r.flush(ctx)
 		}
 		if r.rdb != nil {
@@ -427,13 +443,13 @@ func (r *Replica) Close(ctx context.Context) error {
 // flush is the final exchange. It goes around the circuit breaker: it is the last chance
 // to deliver the counts, and the store may be back although the breaker is still open.
 func (r *Replica) flush(ctx context.Context) error {
-	if r.delayed.Clients() == 0 {
+	if r.syncer.Clients() == 0 {
 		return nil
 	}
 	r.m.roundTrips.WithLabelValues(opExchange).Inc()
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.StoreTimeout)
 	defer cancel()
-	if err := r.delayed.Sync(cctx, r.now()); err != nil {
+	if err := r.syncer.Sync(cctx, r.now()); err != nil {
 		r.m.storeErrors.WithLabelValues(opExchange, reason(err)).Inc()
 		r.log.Error("final sync failed: counts made since the last sync are lost", "err", err.Error())
 		return fmt.Errorf("final sync with the counter store at %s: %w", r.cfg.Redis, err)

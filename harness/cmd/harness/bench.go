@@ -49,12 +49,12 @@ should not share the machine with another load test: make bench runs this under 
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Progress = cmd.OutOrStdout()
-			cfg.Commit = commitOf()
+			cfg.Commit = commit()
 			b, runErr := bench.Run(cmd.Context(), cfg)
 			if b.StartedAt.IsZero() { // the config was refused: nothing measured
 				return runErr
 			}
-			if err := result.WriteBench(out, b); err != nil {
+			if err := result.Write(out, result.BenchFile, b); err != nil {
 				return errors.Join(runErr, err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
@@ -91,20 +91,4 @@ should not share the machine with another load test: make bench runs this under 
 	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
 	return cmd
-}
-
-// commitOf is the checkout's commit, when the binary runs in one.
-func commitOf() string {
-	b, err := os.ReadFile(".git/HEAD")
-	if err != nil {
-		return ""
-	}
-	ref := strings.TrimSpace(strings.TrimPrefix(string(b), "ref: "))
-	if c, err := os.ReadFile(".git/" + ref); err == nil && len(c) >= 12 {
-		return strings.TrimSpace(string(c))[:12]
-	}
-	if len(ref) >= 12 && !strings.HasPrefix(ref, "refs/") { // a detached HEAD
-		return ref[:12]
-	}
-	return ""
 }

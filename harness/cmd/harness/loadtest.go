@@ -40,6 +40,7 @@ by F and so raises every rate by 1/F: every ratio the checks test is preserved.`
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Progress = cmd.OutOrStdout()
+			cfg.Commit = commit()
 			sum, err := loadtest.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err

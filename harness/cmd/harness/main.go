@@ -9,12 +9,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/edgeproof/rlharness/internal/dockerenv"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	dockerenv.Default() // the process's settings are main's to make, not the fleet's
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := cancelOnSignal(cancel, os.Stderr, func(code int) { os.Exit(code) })
 	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	cancel()
 	if err == nil {
 		return
 	}
@@ -24,6 +29,38 @@ func main() {
 		os.Exit(1)
 	}
 	os.Exit(2)
+}
+
+// cancelOnSignal is the one handler of SIGINT and SIGTERM. The first cancels the command's
+// context: a run stops its traffic, tears its fleet down and writes what it measured, marked
+// interrupted. A second exits at once with 128 + the signal's number. stop uninstalls it.
+func cancelOnSignal(cancel context.CancelFunc, w interface{ WriteString(string) (int, error) }, exit func(int)) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case sig := <-sigs:
+			w.WriteString(fmt.Sprintf("harness: %s: stopping; tearing the fleet down and writing what was measured (again to exit at once)\n", sig))
+			cancel()
+		}
+		select {
+		case <-done:
+		case sig := <-sigs:
+			w.WriteString(fmt.Sprintf("harness: second %s: exiting without finishing the teardown\n", sig))
+			code := 1
+			if s, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(s)
+			}
+			exit(code)
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }
 
 // gateError is a run that completed but failed a check: exit 1, unlike a usage or

@@ -1,0 +1,11 @@
+package fleet
+
+import (
+	"os"
+	"testing"
+
+	"github.com/edgeproof/rlharness/internal/dockerenv"
+)
+
+// TestMain makes the test binary's Testcontainers setting, as the harness's main does.
+func TestMain(m *testing.M) { os.Exit(dockerenv.Run(m)) }
