@@ -99,10 +99,20 @@ func (p LocalProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error
 	}
 
 	env := childEnv(spec.ExtraEnv)
+	if spec.Custom != nil {
+		f.health = spec.Custom.Health
+	}
 	for i := range spec.Replicas {
 		addr := loopback(ports[1+i])
 		f.setAddr(1+i, addr)
 		m := l.add(log, ReplicaMember(i), bin, spec.targetArgs(i, addr, f.RedisAddr(), rules), env)
+		if spec.Custom != nil {
+			v := spec.customVars(i, ports[1+i], f.RedisAddr())
+			m.env = childEnv(spec.customEnv(v))
+			if m.dir, err = spec.writeCustomFiles(dir, v); err != nil {
+				return nil, err
+			}
+		}
 		f.members[1+i] = m
 		if _, err := m.start(ctx); err != nil {
 			return nil, err

@@ -264,8 +264,8 @@ func (p *parser) start(n *yaml.Node, dir string) Start {
 			return s
 		}
 		p.commandEnvFiles(m[StartProcess], d, "start.process", dir, &s, true)
-		if len(s.Command) > 0 && !strings.Contains(strings.Join(s.Command, " ")+envValues(s.Env), VarPort) {
-			p.errf(d["command"], "start.process.command", "must pass %s (in the command or env) so each replica listens on its own port", VarPort)
+		if len(s.Command) > 0 && !strings.Contains(strings.Join(s.Command, " ")+envValues(s.Env), VarPort) && !strings.Contains(strings.Join(s.Command, " ")+envValues(s.Env), VarListen) {
+			p.errf(d["command"], "start.process.command", "must pass %s or %s (in the command or env) so each replica listens on its own port", VarPort, VarListen)
 		}
 	}
 	return s

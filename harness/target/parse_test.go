@@ -89,7 +89,8 @@ store: {redis: "127.0.0.1:6379"}
 		tg.Start.Health != "/" || tg.Classes[0].Name != "default" || tg.Store.Redis != "127.0.0.1:6379" || tg.Responses.Of(503) != Rejected {
 		t.Errorf("%+v", tg)
 	}
-	if got := Expand("127.0.0.1:{{port}} {{redis}} {{node}}/{{nodes}}", 8081, "redis:6379", 2, 8); got != "127.0.0.1:8081 redis:6379 2/8" {
+	v := Vars{Port: 8081, Listen: ":8081", Redis: "redis:6379", Node: 2, Nodes: 8}
+	if got := v.Expand("127.0.0.1:{{port}} {{listen}} {{redis}} {{node}}/{{nodes}}"); got != "127.0.0.1:8081 :8081 redis:6379 2/8" {
 		t.Errorf("Expand: %q", got)
 	}
 }

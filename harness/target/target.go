@@ -34,6 +34,7 @@ const StoreManaged = "managed"
 // replica as it starts it.
 const (
 	VarPort   = "{{port}}"   // the port the replica must listen on (inside the container on a bridge network)
+	VarListen = "{{listen}}" // host:port to listen on: ":port" in a container on a bridge network, "127.0.0.1:port" otherwise
 	VarRedis  = "{{redis}}"  // host:port of Redis as the replica reaches it
 	VarNode   = "{{node}}"   // the replica's index, 0-based
 	VarNodes  = "{{nodes}}"  // how many replicas
@@ -158,10 +159,18 @@ func (r Request) BodyFor(id string) []byte {
 	return bytes.ReplaceAll([]byte(r.Body), []byte(VarClient), q[1:len(q)-1])
 }
 
+// Vars are the values of the placeholders for one replica.
+type Vars struct {
+	Port        int
+	Listen      string
+	Redis       string
+	Node, Nodes int
+}
+
 // Expand fills the placeholders of s for one replica.
-func Expand(s string, port int, redis string, node, nodes int) string {
-	return strings.NewReplacer(VarPort, strconv.Itoa(port), VarRedis, redis,
-		VarNode, strconv.Itoa(node), VarNodes, strconv.Itoa(nodes)).Replace(s)
+func (v Vars) Expand(s string) string {
+	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarListen, v.Listen, VarRedis, v.Redis,
+		VarNode, strconv.Itoa(v.Node), VarNodes, strconv.Itoa(v.Nodes)).Replace(s)
 }
 
 // Window is the window every class shares (the run aligns to its edges).
