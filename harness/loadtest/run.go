@@ -21,6 +21,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -47,9 +48,14 @@ type Config struct {
 	// (reconnection, circuit breaker, one sync); wall clock, not scaled.
 	RecoveryGrace time.Duration
 	Gates         accounting.Gates
-	OutDir        string
-	Logger        *slog.Logger
-	Progress      io.Writer
+	// Targets are the systems under test, in order: nil is the built-in replica (the
+	// design, its fail-open scenarios and with Matrix the comparisons), a target file's
+	// limiter otherwise. The first is gated, the others are comparisons beside it. Empty
+	// is the built-in replica alone.
+	Targets  []*target.Target
+	OutDir   string
+	Logger   *slog.Logger
+	Progress io.Writer
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -152,7 +158,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace},
 		Pass: true,
 	}
-	for _, sc := range Scenarios(cfg.Algorithm, cfg.Mode, cfg.FailOpen, cfg.Matrix) {
+	for _, run := range cfg.runs() {
+		sc := run.sc
 		if cfg.Only != "" && !strings.Contains(sc.Name, cfg.Only) {
 			continue
 		}
@@ -160,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			break
 		}
 		fmt.Fprintf(cfg.Progress, "== %s\n", sc.Name)
-		res, err := runScenario(ctx, cfg, provider, sc)
+		res, err := runScenario(ctx, cfg.forTarget(run.sys.t), provider, sc, run.sys)
 		if err != nil {
 			res.Error = err.Error()
 			res.Pass = false
@@ -222,39 +229,46 @@ func commit() string {
 
 // buildSchedule is a scenario's traffic: the document's probe clients plus the background
 // population, each request to a replica drawn from the seeded generator.
-func buildSchedule(cfg Config) (schedule.Schedule, error) {
-	p := schedule.Params{Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
-	probes, err := schedule.Probes(p)
-	if err != nil {
-		return schedule.Schedule{}, err
+func buildSchedule(cfg Config) (schedule.Schedule, error) { return sut{}.schedule(cfg) }
+
+// buildClassSchedule is buildSchedule with the probes of every class, whose client IDs
+// start with the class's prefix; the background population is in the first class.
+func buildClassSchedule(cfg Config, classes []target.Class) (schedule.Schedule, error) {
+	var parts []schedule.Schedule
+	for _, c := range classes {
+		p := schedule.Params{Limit: c.Limit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
+		probes, err := schedule.Probes(p)
+		if err != nil {
+			return schedule.Schedule{}, err
+		}
+		prefixIDs(&probes, c.Prefix)
+		parts = append(parts, probes)
 	}
+	p := schedule.Params{Limit: classes[0].Limit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	bg := schedule.DefaultBackground(p, cfg.Rate, probes.Duration)
+	bg := schedule.DefaultBackground(p, cfg.Rate, parts[0].Duration)
 	bg.Clients = cfg.Clients
 	back, err := schedule.NewBackground(bg, rng)
 	if err != nil {
 		return schedule.Schedule{}, fmt.Errorf("background population: %w", err)
 	}
-	s := schedule.Merge(probes, back)
+	prefixIDs(&back, classes[0].Prefix)
+	s := schedule.Merge(append(parts, back)...)
 	if err := s.AssignReplicas(cfg.Replicas, rng); err != nil {
 		return schedule.Schedule{}, err
 	}
 	return s, nil
 }
 
-func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario) (ScenarioResult, error) {
+func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario, sys sut) (ScenarioResult, error) {
 	res := ScenarioResult{Scenario: sc}
 	window := cfg.scaled(limiters.DefaultWindow)
-	sched, err := buildSchedule(cfg)
+	sched, err := sys.schedule(cfg)
 	if err != nil {
 		return res, err
 	}
 	dir := sc.Dir(cfg.OutDir)
-	spec := fleet.Spec{
-		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(sc.Algorithm, window),
-		SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-	}
-	fl, err := provider.Start(ctx, spec)
+	fl, err := sys.start(ctx, provider, sys.spec(cfg, sc))
 	if err != nil {
 		return res, fmt.Errorf("start the fleet: %w", err)
 	}
@@ -269,8 +283,11 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	}()
 	res.Conditions = fl.Conditions()
 
-	rdb := redis.NewClient(&redis.Options{Addr: fl.RedisAddr(), MaxRetries: -1})
-	defer rdb.Close()
+	var rdb *redis.Client
+	if addr := sys.storeAddr(fl); addr != "" {
+		rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		defer rdb.Close()
+	}
 
 	// Faults, in offsets from the start of the traffic.
 	var faults []accounting.Interval
@@ -295,6 +312,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	faultLat := newLatency()
 	var sent, errs atomic.Int64
 	sink := func(o traffic.Outcome) error {
+		o.Code = sys.status(o.Code)
 		sent.Add(1)
 		if o.Code == 0 || o.Code >= 500 {
 			errs.Add(1)
@@ -317,8 +335,10 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return res, err
 	}
 	// The store's command counts cover the traffic alone, not the fleet's start or the wait.
-	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-		return res, fmt.Errorf("reset the store's command stats: %w", err)
+	if rdb != nil {
+		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return res, fmt.Errorf("reset the store's command stats: %w", err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -330,7 +350,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	} else {
 		faultErr <- nil
 	}
-	tsum, runErr := traffic.Run(runCtx, &sched, fl.ReplicaURLs(), traffic.Options{}, sink)
+	tsum, runErr := traffic.Run(runCtx, &sched, fl.ReplicaURLs(), sys.options(&sched), sink)
 	cancel()
 	<-progressDone
 	if err := <-faultErr; err != nil && runErr == nil {
@@ -342,9 +362,11 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	}
 	_ = tsum
 
-	res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb)
-	if err != nil {
-		cfg.Logger.Warn("store command stats", "err", err)
+	if rdb != nil {
+		res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb)
+		if err != nil {
+			cfg.Logger.Warn("store command stats", "err", err)
+		}
 	}
 	if sched.Duration > 0 {
 		res.StoreCmdPerSec = float64(res.StoreCommands) / sched.Duration.Seconds()

@@ -330,7 +330,7 @@ func (p *parser) request(n *yaml.Node) Request {
 	if n == nil {
 		return r
 	}
-	m := p.fields(n, "request", false, "method", "path", "headers", "client")
+	m := p.fields(n, "request", false, "method", "path", "headers", "client", "timeout")
 	if m == nil {
 		return r
 	}
@@ -342,6 +342,14 @@ func (p *parser) request(n *yaml.Node) Request {
 	}
 	if h := m["headers"]; h != nil {
 		r.Headers = p.strMap(h, "request.headers")
+	}
+	if n := m["timeout"]; n != nil {
+		v, _ := p.scalar(n, "request.timeout")
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			p.errf(n, "request.timeout", "must be a duration > 0, as 15s (got %q)", v)
+		}
+		r.Timeout = d
 	}
 	c := m["client"]
 	if c == nil {

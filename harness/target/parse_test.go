@@ -25,6 +25,7 @@ start:
           domain: rl
 request:
   path: /json
+  timeout: 15s
   headers: {Content-Type: application/json}
   client:
     body: '{"domain":"rl","descriptors":[{"entries":[{"key":"client","value":"{{client}}"}]}]}'
@@ -54,7 +55,7 @@ func TestParseGood(t *testing.T) {
 		string(tg.Start.Files[0].Content) != "domain: rl\n" {
 		t.Errorf("start: %+v", tg.Start)
 	}
-	if tg.Request.Method != "POST" || tg.Request.Path != "/json" || tg.Request.Headers["Content-Type"] != "application/json" {
+	if tg.Request.Method != "POST" || tg.Request.Path != "/json" || tg.Request.Timeout != 15*time.Second || tg.Request.Headers["Content-Type"] != "application/json" {
 		t.Errorf("request: %+v", tg.Request)
 	}
 	if got := string(tg.Request.BodyFor(`a"b`)); !strings.Contains(got, `"value":"a\"b"`) {
@@ -89,8 +90,8 @@ store: {redis: "127.0.0.1:6379"}
 		tg.Start.Health != "/" || tg.Classes[0].Name != "default" || tg.Store.Redis != "127.0.0.1:6379" || tg.Responses.Of(503) != Rejected {
 		t.Errorf("%+v", tg)
 	}
-	v := Vars{Port: 8081, Listen: ":8081", Redis: "redis:6379", Node: 2, Nodes: 8}
-	if got := v.Expand("127.0.0.1:{{port}} {{listen}} {{redis}} {{node}}/{{nodes}}"); got != "127.0.0.1:8081 :8081 redis:6379 2/8" {
+	v := Vars{Port: 8081, Host: "0.0.0.0", Listen: ":8081", Redis: "redis:6379", Node: 2, Nodes: 8}
+	if got := v.Expand("127.0.0.1:{{port}} {{host}} {{listen}} {{redis}} {{node}}/{{nodes}}"); got != "127.0.0.1:8081 0.0.0.0 :8081 redis:6379 2/8" {
 		t.Errorf("Expand: %q", got)
 	}
 }
@@ -189,6 +190,7 @@ func TestParseErrors(t *testing.T) {
 		{"body with GET", with(map[string]string{"request": `request: {method: GET, client: {body: '{"a":"{{client}}"}'}}`}), "t.yaml:3: request.method: a request with a body must be POST or PUT"},
 		{"bad method", with(map[string]string{"request": "request: {method: FETCH, client: {header: A}}"}), "t.yaml:3: request.method: use GET, POST, PUT or HEAD"},
 		{"path with query", with(map[string]string{"request": "request: {path: \"/x?y=1\", client: {header: A}}"}), "t.yaml:3: request.path: must be a path starting with / and without a query"},
+		{"bad timeout", with(map[string]string{"request": "request: {timeout: 0s, client: {header: A}}"}), "t.yaml:3: request.timeout: must be a duration > 0"},
 		{"headers not mapping", with(map[string]string{"request": "request: {headers: [a], client: {header: A}}"}), "t.yaml:3: request.headers: must be a mapping"},
 		{"responses not mapping", with(map[string]string{"responses": "responses: [200]"}), "t.yaml:4: responses: must be a mapping"},
 		{"no accepted", with(map[string]string{"responses": "responses: {rejected: [429]}"}), "t.yaml:4: responses.accepted: missing"},

@@ -34,6 +34,7 @@ const StoreManaged = "managed"
 // replica as it starts it.
 const (
 	VarPort   = "{{port}}"   // the port the replica must listen on (inside the container on a bridge network)
+	VarHost   = "{{host}}"   // the address to listen on: 0.0.0.0 in a container on a bridge network, 127.0.0.1 otherwise
 	VarListen = "{{listen}}" // host:port to listen on: ":port" in a container on a bridge network, "127.0.0.1:port" otherwise
 	VarRedis  = "{{redis}}"  // host:port of Redis as the replica reaches it
 	VarNode   = "{{node}}"   // the replica's index, 0-based
@@ -102,6 +103,9 @@ type Request struct {
 	ClientHeader string
 	ClientQuery  string
 	Body         string // a template with {{client}}
+	// Timeout is how long a request may take before it counts as a timeout error; 0 is
+	// the harness's default (5 s).
+	Timeout time.Duration
 }
 
 // Responses says what a status means. Any status in none of the lists, and every
@@ -162,6 +166,7 @@ func (r Request) BodyFor(id string) []byte {
 // Vars are the values of the placeholders for one replica.
 type Vars struct {
 	Port        int
+	Host        string
 	Listen      string
 	Redis       string
 	Node, Nodes int
@@ -169,7 +174,7 @@ type Vars struct {
 
 // Expand fills the placeholders of s for one replica.
 func (v Vars) Expand(s string) string {
-	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarListen, v.Listen, VarRedis, v.Redis,
+	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarHost, v.Host, VarListen, v.Listen, VarRedis, v.Redis,
 		VarNode, strconv.Itoa(v.Node), VarNodes, strconv.Itoa(v.Nodes)).Replace(s)
 }
 
