@@ -141,6 +141,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	askedLateness := cfg.Gates.LatenessP99
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("create the run directory: %w", err)
@@ -149,13 +150,22 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	window := cfg.scaled(limiters.DefaultWindow)
+	first := cfg
+	if len(cfg.Targets) > 0 && cfg.Targets[0] != nil { // the summary's conditions are the gated system's
+		first = cfg.forTarget(cfg.Targets[0], askedLateness)
+		cfg.Logger.Info("target", "name", cfg.Targets[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
+	}
+	window := first.scaled(limiters.DefaultWindow)
+	limit := limiters.DefaultLimit
+	if len(cfg.Targets) > 0 && cfg.Targets[0] != nil {
+		limit = cfg.Targets[0].Classes[0].Limit
+	}
 	sum := Summary{
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: commit(),
-		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: cfg.Replicas,
+		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: first.Replicas,
 			Algorithm: cfg.Algorithm, Mode: cfg.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval),
-			StoreTimeout: cfg.StoreTimeout, TimeScale: cfg.TimeScale, Window: window, Limit: limiters.DefaultLimit,
-			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace},
+			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
+			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace},
 		Pass: true,
 	}
 	for _, run := range cfg.runs() {
@@ -167,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			break
 		}
 		fmt.Fprintf(cfg.Progress, "== %s\n", sc.Name)
-		res, err := runScenario(ctx, cfg.forTarget(run.sys.t), provider, sc, run.sys)
+		res, err := runScenario(ctx, cfg.forTarget(run.sys.t, askedLateness), provider, sc, run.sys)
 		if err != nil {
 			res.Error = err.Error()
 			res.Pass = false

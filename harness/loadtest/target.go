@@ -33,13 +33,16 @@ type sut struct {
 // forTarget is the run's config as a target's scenarios use it: the documents' patterns are
 // laid over the target's declared window, so the time scale is that window over the
 // documents' 60 s (a target with a 60 s window runs at the documents' own time), and the
-// fleet is as many replicas as the file starts.
-func (c Config) forTarget(t *target.Target) Config {
+// fleet is as many replicas as the file starts. The generator's lateness tolerance follows
+// the time scale unless the command line set one (askedLateness > 0).
+func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config {
 	if t == nil {
 		return c
 	}
 	c.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
 	c.Replicas = t.Start.Replicas
+	c.Gates.LatenessP99 = askedLateness
+	c.Gates.LatenessP99 = c.latenessTolerance()
 	return c
 }
 
