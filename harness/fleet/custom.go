@@ -37,6 +37,15 @@ func (s Spec) customDefaults() (Spec, error) {
 	return s, nil
 }
 
+// customFor says whether a provider that starts kind can start spec's custom target.
+func (s Spec) customFor(provider, kind string) error {
+	if s.Custom != nil && s.Custom.Kind != kind {
+		return fmt.Errorf("the target file starts a %s target, which the %s provider cannot: use --provider %s",
+			s.Custom.Kind, provider, map[string]string{target.StartDocker: "docker", target.StartProcess: "local"}[s.Custom.Kind])
+	}
+	return nil
+}
+
 // customVars are replica i's placeholder values: it listens inside its container on a
 // bridge network, else on its own host port on 127.0.0.1.
 func (s Spec) customVars(i, hostPort int, redis string) target.Vars {

@@ -22,6 +22,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/edgeproof/rlharness/harness/target"
 )
 
 // Images scripts/build-images.sh builds.
@@ -59,6 +61,9 @@ func (p DockerProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err erro
 	spec, err = spec.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("fleet spec: %w", err)
+	}
+	if err := spec.customFor("docker", target.StartDocker); err != nil {
+		return nil, err
 	}
 	log := loggerOr(p.Logger).With("provider", "docker")
 	redisImage := p.RedisImage

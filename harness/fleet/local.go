@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/target"
 )
 
 // modulePath is where the local provider finds targets to build.
@@ -40,6 +42,9 @@ func (p LocalProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error
 	spec, err = spec.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("fleet spec: %w", err)
+	}
+	if err := spec.customFor("local", target.StartProcess); err != nil {
+		return nil, err
 	}
 	log := loggerOr(p.Logger).With("provider", "local")
 	redisBin, err := findRedisServer(p.RedisServer)
