@@ -150,16 +150,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	first := cfg
-	if len(cfg.Targets) > 0 && cfg.Targets[0] != nil { // the summary's conditions are the gated system's
-		first = cfg.forTarget(cfg.Targets[0], askedLateness)
-		cfg.Logger.Info("target", "name", cfg.Targets[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
+	// The summary's conditions are the gated system's.
+	gated := cfg.Targets[:min(len(cfg.Targets), 1)]
+	first, limit := cfg, limiters.DefaultLimit
+	if len(gated) == 1 && gated[0] != nil {
+		first, limit = cfg.forTarget(gated[0], askedLateness), gated[0].Classes[0].Limit
+		cfg.Logger.Info("target", "name", gated[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
 	}
 	window := first.scaled(limiters.DefaultWindow)
-	limit := limiters.DefaultLimit
-	if len(cfg.Targets) > 0 && cfg.Targets[0] != nil {
-		limit = cfg.Targets[0].Classes[0].Limit
-	}
 	sum := Summary{
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: commit(),
 		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: first.Replicas,
@@ -167,6 +165,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace},
 		Pass: true,
+	}
+	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
+		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = limiters.Algorithm(gated[0].Algorithm), "target "+gated[0].Name, 0
 	}
 	for _, run := range cfg.runs() {
 		sc := run.sc
