@@ -219,8 +219,8 @@ svg{max-width:100%;height:auto}
 {{end}}</table>{{end}}
 
 {{with .Peers}}<h2>Systems side by side</h2>
-<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request</th><th>verdict</th><th>store stopped</th><th>store paused</th></tr>
-{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{f3 .StorePerRequest}}</td><td>{{.Verdict}}</td>
+<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th></tr>
+{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}})</td><td>{{.Verdict}}</td>
 <td>{{with .Stop}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td>
 <td>{{with .Pause}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td></tr>
 {{end}}</table>{{end}}

@@ -374,7 +374,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	_ = tsum
 
 	if rdb != nil {
-		res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb)
+		res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb, sys.scriptCommands())
 		if err != nil {
 			cfg.Logger.Warn("store command stats", "err", err)
 		}
@@ -396,7 +396,7 @@ var scriptInternal = map[string]bool{"hincrby": true, "hgetall": true, "hdel": t
 // storeCommands reads what Redis itself executed since the stats were reset: touches are the
 // commands the replicas sent (script calls, pings, plain commands), ops every command
 // including those run inside scripts. The harness's own INFO and CONFIG are left out.
-func storeCommands(ctx context.Context, rdb *redis.Client) (touches, ops int64, err error) {
+func storeCommands(ctx context.Context, rdb *redis.Client, internal map[string]bool) (touches, ops int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	info, err := rdb.Info(ctx, "commandstats").Result()
@@ -417,7 +417,7 @@ func storeCommands(ctx context.Context, rdb *redis.Client) (touches, ops int64, 
 				var n int64
 				fmt.Sscan(v, &n)
 				ops += n
-				if !scriptInternal[cmd] {
+				if !internal[cmd] {
 					touches += n
 				}
 			}

@@ -12,15 +12,16 @@ type PeerRow struct {
 	System string `json:"system"` // target name, or "replica <algorithm>/<mode>"
 	Gated  bool   `json:"gated"`
 	// Figures of the scenario without a fault.
-	Window            time.Duration `json:"window_ns"`
-	BoundaryOvershoot float64       `json:"boundary_overshoot"` // the boundary-burst probe's busiest window / limit
-	MaxOvershoot      float64       `json:"max_overshoot"`      // the worst client's
-	WorstClient       string        `json:"worst_client"`
-	FalseRejects      int           `json:"false_rejects"`
-	P99               time.Duration `json:"p99_ns"`
-	StorePerRequest   float64       `json:"store_commands_per_request"`
-	Pass              bool          `json:"pass"`
-	Verdict           string        `json:"verdict"`
+	Window             time.Duration `json:"window_ns"`
+	BoundaryOvershoot  float64       `json:"boundary_overshoot"` // the boundary-burst probe's busiest window / limit
+	MaxOvershoot       float64       `json:"max_overshoot"`      // the worst client's
+	WorstClient        string        `json:"worst_client"`
+	FalseRejects       int           `json:"false_rejects"`
+	P99                time.Duration `json:"p99_ns"`
+	StorePerRequest    float64       `json:"store_commands_per_request"` // round trips: commands sent to the store
+	StoreOpsPerRequest float64       `json:"store_ops_per_request"`      // the store's work, commands run inside scripts too
+	Pass               bool          `json:"pass"`
+	Verdict            string        `json:"verdict"`
 	// Stop and Pause are what clients saw with the store stopped and paused; nil where
 	// the scenario did not run.
 	Stop  *PeerFault `json:"stop,omitempty"`
@@ -88,6 +89,7 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 			row.Pass, row.Verdict = s.Pass, s.Verdict()
 			if s.Requests > 0 {
 				row.StorePerRequest = float64(s.StoreCommands) / float64(s.Requests)
+				row.StoreOpsPerRequest = float64(s.StoreOps) / float64(s.Requests)
 			}
 			for _, p := range s.Probes {
 				row.Window = p.Window

@@ -497,7 +497,12 @@ func (p *parser) store(n *yaml.Node, kind string) Store {
 	if n == nil {
 		return s
 	}
-	m := p.fields(n, "store", false, "redis")
+	m := p.fields(n, "store", false, "redis", "scripts")
+	if m != nil && m["scripts"] != nil {
+		for _, c := range p.strList(m["scripts"], "store.scripts") {
+			s.Scripts = append(s.Scripts, strings.ToLower(c))
+		}
+	}
 	if m == nil || m["redis"] == nil {
 		if m != nil {
 			p.errf(n, "store.redis", "missing: %q or a loopback host:port", StoreManaged)

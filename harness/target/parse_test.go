@@ -43,6 +43,7 @@ clients:
     window: 1m
 store:
   redis: managed
+  scripts: [GET, set]
 `
 
 func TestParseGood(t *testing.T) {
@@ -64,7 +65,7 @@ func TestParseGood(t *testing.T) {
 	if len(tg.Classes) != 2 || tg.Classes[1].Limit != 1200 || tg.Window() != time.Minute || tg.ClassOf("premium-7").Name != "premium" || tg.ClassOf("x").Name != "default" {
 		t.Errorf("classes: %+v", tg.Classes)
 	}
-	if !tg.Store.Managed || tg.Algorithm != "fixed_window" {
+	if !tg.Store.Managed || tg.Algorithm != "fixed_window" || strings.Join(tg.Store.Scripts, ",") != "get,set" {
 		t.Errorf("store %+v algorithm %q", tg.Store, tg.Algorithm)
 	}
 	for code, want := range map[int]Verdict{200: Accepted, 429: Rejected, 400: Error, 503: Error, 201: Error} {
@@ -214,6 +215,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown class field", with(map[string]string{"clients": "clients: [{limit: 5, window: 60s, burst: 3}]"}), "t.yaml:5: clients[0].burst: unknown field"},
 		{"store not mapping", with(nil, "store: redis"), "t.yaml:6: store: must be a mapping"},
 		{"store without redis", with(nil, "store: {}"), "t.yaml:6: store.redis: missing"},
+		{"scripts not a list", with(nil, "store: {redis: \"127.0.0.1:1\", scripts: get}"), "t.yaml:6: store.scripts: must be a list"},
 		{"store not loopback", with(nil, "store: {redis: \"10.1.1.1:6379\"}"), "t.yaml:6: store.redis: must be \"managed\" or a loopback host:port"},
 		{"store no port", with(nil, "store: {redis: localhost}"), "t.yaml:6: store.redis: must be \"managed\""},
 		{"managed store for url", with(nil, "store: {redis: managed}"), "t.yaml:6: store.redis: a url target is not started by the harness"},

@@ -151,6 +151,9 @@ type Store struct {
 	// Redis is the address of a store the harness does not run (host:port on loopback):
 	// read for its command counts only.
 	Redis string
+	// Scripts are the commands the target's Lua scripts call inside Redis (lower case): the
+	// store's work, counted in its ops but not in its round trips.
+	Scripts []string
 }
 
 // BodyFor is the request body for client id: Body with {{client}} replaced by the ID,
