@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images test test-short loadtest loadtest-full loadtest-cluster test-cluster-faults model autoscale claimcheck bench lint clean
+.PHONY: all build deps images images-envoy test test-short test-envoy loadtest loadtest-full loadtest-peers loadtest-cluster test-cluster-faults model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -20,6 +20,11 @@ build: deps
 images: deps
 	scripts/build-images.sh
 
+# envoyproxy/ratelimit FROM scratch, compiled with go install outside this module (about two
+# minutes on 2 cores the first time).
+images-envoy: deps
+	scripts/build-images.sh envoy-ratelimit
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
@@ -32,6 +37,10 @@ test: deps images lint
 	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
 	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
 	$(GO) test -tags loadtest -count=1 -timeout 15m -run TestLoadtest ./harness/loadtest
+
+# envoyproxy/ratelimit started from its target file: one 200 and one 429 (after the image).
+test-envoy: deps images-envoy
+	$(GO) test -tags envoy -count=1 -timeout 5m -run TestEnvoy ./harness/loadtest
 
 model: build
 	$(BIN)/harness model ratelimit
@@ -62,6 +71,15 @@ test-cluster-faults: deps images
 # in $(RUN_DIR). BASELINE=path/summary.json fails it on a regression.
 loadtest-full: build images
 	$(BIN)/harness loadtest --out $(RUN_DIR) $(if $(BASELINE),--baseline $(BASELINE)) $(LOADTEST_FLAGS)
+
+# The documents' patterns against three limiters in one run, side by side: the project's
+# design (gated), envoyproxy/ratelimit (fixed window, 600 per minute, at the documents' own
+# time: its windows are whole minutes) and go-redis/redis_rate (GCRA, burst = rate), each
+# with Redis stopped and paused. About 15 minutes on 2 cores, most of it envoy's.
+PEERS_DIR ?= runs/peers
+loadtest-peers: build images images-envoy
+	$(BIN)/harness loadtest --target replica --target targets/peers/envoy-ratelimit.yaml --target targets/peers/redis-rate.yaml \
+	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(PEERS_DIR) $(LOADTEST_FLAGS)
 
 # Document 003: the controller's model tables, then real worker replicas scaled by it under
 # the replayed 120-round series (Docker, rates x0.1, 1 s rounds: about 2.5 minutes).

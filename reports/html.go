@@ -25,6 +25,8 @@ type page struct {
 	// NoModel says the run saved no model figures (it predates them): the page says so
 	// instead of showing the model tables.
 	NoModel bool
+	// Peers are the systems under test side by side, when a run tested a target file's limiter.
+	Peers []result.PeerRow
 }
 
 type scenarioPage struct {
@@ -69,6 +71,15 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	var names []string
 	var store, asked, achieved, late []float64
 	for _, sc := range sum.Scenarios {
+		if sc.Target != "" {
+			p.Peers = result.PeerTable(sum.Scenarios)
+		}
+	}
+	for _, sc := range sum.Scenarios {
+		window := window
+		if len(sc.Probes) > 0 && sc.Probes[0].Window > 0 { // a target's window is its own
+			window = sc.Probes[0].Window
+		}
 		sp := scenarioPage{ScenarioResult: sc, Windows: windowRows(m, sc), Dist: distRows(m, sc)}
 		if pr, ok := sync90(sc); ok {
 			sp.Sync90 = &pr
@@ -199,6 +210,13 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 (tolerance: p99 latency +50 %, achieved/asked rate −10 %, overshoot +0.05).</p>
 <table id="deltas"><tr><th>scenario</th><th>figure</th><th>baseline</th><th>now</th><th>change</th><th>bound</th><th>result</th></tr>
 {{range .Deltas}}<tr class="delta"><td>{{.Scenario}}</td><td>{{.Metric}}</td><td class="n">{{f .Base}}</td><td class="n">{{f .Current}}</td><td class="n">{{f .Change}}</td><td class="n">{{f .Bound}}</td><td>{{if .Regressed}}<span class="fail">REGRESSION</span>{{else}}<span class="pass">ok</span>{{end}}</td></tr>
+{{end}}</table>{{end}}
+
+{{with .Peers}}<h2>Systems side by side</h2>
+<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th></tr>
+{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}})</td><td>{{.Verdict}}</td>
+<td>{{with .Stop}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td>
+<td>{{with .Pause}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td></tr>
 {{end}}</table>{{end}}
 
 <h2>Across scenarios</h2>

@@ -6,10 +6,15 @@
 #   rlharness/noop:dev     static ./targets/cmd/noop
 #   rlharness/claimcheck:dev static ./targets/cmd/claimcheck (the claim-check producer/consumer)
 #   rlharness/worker:dev   static ./targets/cmd/worker (the horizontal-scaling replica)
+#   rlharness/fixedwindow:dev static ./targets/cmd/fixedwindow (a fixed-window limiter not ours, for --target tests)
+#   rlharness/envoy-ratelimit:dev  envoyproxy/ratelimit's src/service_cmd at $ENVOY_RATELIMIT_VERSION, built
+#                          static with `go install` into a temporary GOBIN, so its dependencies stay
+#                          out of this module (not in the default set: it compiles for ~2 minutes)
 #   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
 #                          redis-server plus every library ldd lists and the dynamic loader
 #
-# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|redis ...]   (default: all five)
+# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|fixedwindow|envoy-ratelimit|redis ...]
+#        (default: all but envoy-ratelimit)
 # Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
 # GO (go binary, default go), DOCKER (docker binary, default docker).
 set -euo pipefail
@@ -65,6 +70,31 @@ DOCKERFILE
 	docker_build "rlharness/$name:dev" "$ctx"
 }
 
+# The module proxy serves envoyproxy/ratelimit as this pseudo-version only.
+ENVOY_RATELIMIT_VERSION=${ENVOY_RATELIMIT_VERSION:-v1.4.1-0.20260122083618-3fb702589d36}
+
+# envoy_image: envoyproxy/ratelimit's service in a scratch image, with the directory its
+# runtime config is read from (RUNTIME_ROOT=/data, RUNTIME_SUBDIRECTORY=ratelimit: the
+# harness writes /data/ratelimit/config/config.yaml from the target file).
+envoy_image() {
+	local ctx="$WORK/envoy-ratelimit"
+	mkdir -p "$ctx/rootfs/data/ratelimit/config" "$ctx/rootfs/tmp"
+	log "compiling github.com/envoyproxy/ratelimit/src/service_cmd@$ENVOY_RATELIMIT_VERSION (go install, outside this module)"
+	(cd "$WORK" && CGO_ENABLED=0 GOOS=linux GOBIN="$ctx/bin" GOFLAGS=-mod=mod "$GO" install -trimpath -ldflags='-s -w' \
+		"github.com/envoyproxy/ratelimit/src/service_cmd@$ENVOY_RATELIMIT_VERSION")
+	cp "$ctx/bin/service_cmd" "$ctx/rootfs/ratelimit"
+	chmod 1777 "$ctx/rootfs/tmp" "$ctx/rootfs/data/ratelimit/config"
+	cat >"$ctx/Dockerfile" <<'DOCKERFILE'
+FROM scratch
+COPY rootfs/ /
+USER 65534:65534
+ENV RUNTIME_ROOT=/data RUNTIME_SUBDIRECTORY=ratelimit RUNTIME_WATCH_ROOT=false USE_STATSD=false REDIS_SOCKET_TYPE=tcp LOG_LEVEL=warn
+EXPOSE 8080
+ENTRYPOINT ["/ratelimit"]
+DOCKERFILE
+	docker_build "rlharness/envoy-ratelimit:dev" "$ctx"
+}
+
 redis_image() {
 	local tag=rlharness/redis:dev
 	if [[ -n "${REDIS_IMAGE:-}" ]]; then
@@ -112,12 +142,13 @@ DOCKERFILE
 }
 
 images=("$@")
-[[ ${#images[@]} -gt 0 ]] || images=(replica noop claimcheck worker redis)
+[[ ${#images[@]} -gt 0 ]] || images=(replica noop claimcheck worker fixedwindow redis)
 for image in "${images[@]}"; do
 	case $image in
-	replica | noop | claimcheck | worker) go_image "$image" ;;
+	replica | noop | claimcheck | worker | fixedwindow) go_image "$image" ;;
+	envoy-ratelimit) envoy_image ;;
 	redis) redis_image ;;
-	*) die "unknown image '$image': use replica, noop, claimcheck, worker or redis" ;;
+	*) die "unknown image '$image': use replica, noop, claimcheck, worker, fixedwindow, envoy-ratelimit or redis" ;;
 	esac
 done
 log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"

@@ -21,6 +21,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/edgeproof/rlharness/harness/target"
 )
 
 // Images scripts/build-images.sh builds.
@@ -58,6 +60,9 @@ func (p DockerProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err erro
 	spec, err = spec.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("fleet spec: %w", err)
+	}
+	if err := spec.customFor("docker", target.StartDocker); err != nil {
+		return nil, err
 	}
 	log := loggerOr(p.Logger).With("provider", "docker")
 	redisImage := p.RedisImage
@@ -121,18 +126,31 @@ func (p DockerProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err erro
 	for k, v := range spec.ExtraEnv {
 		env[k] = v
 	}
+	innerPort := targetPort
+	if spec.Custom != nil {
+		innerPort = spec.Custom.Port
+		f.health = spec.Custom.Health
+		d.files = make(map[string][]testcontainers.ContainerFile, spec.Replicas)
+		for i := range spec.Replicas {
+			d.files[ReplicaMember(i)] = spec.customFiles(spec.customVars(i, ports[1+i], redisTarget))
+		}
+	}
 	errs := make([]error, spec.Replicas)
 	var wg sync.WaitGroup
 	for i := range spec.Replicas {
 		port := ports[1+i]
 		f.setAddr(1+i, loopback(port))
-		listen := ":" + strconv.Itoa(targetPort)
+		listen := ":" + strconv.Itoa(innerPort)
 		if spec.Network == NetworkHost {
 			listen = loopback(port)
 		}
 		args := spec.targetArgs(i, listen, redisTarget, containerRules)
+		menv := env
+		if spec.Custom != nil {
+			menv = spec.customEnv(spec.customVars(i, port, redisTarget))
+		}
 		wg.Go(func() {
-			m, err := d.run(ctx, ReplicaMember(i), targetImage, args, env, targetPort, port)
+			m, err := d.run(ctx, ReplicaMember(i), targetImage, args, menv, innerPort, port)
 			f.members[1+i] = m
 			if err == nil {
 				err = f.waitReady(ctx, 1+i)
@@ -190,7 +208,8 @@ type dockerRun struct {
 	cli     *testcontainers.DockerClient
 	log     *slog.Logger
 	spec    Spec
-	network *testcontainers.DockerNetwork // nil in host mode
+	network *testcontainers.DockerNetwork             // nil in host mode
+	files   map[string][]testcontainers.ContainerFile // a custom target's files, by member; read-only once members start
 }
 
 func (d *dockerRun) labels(member string) map[string]string {
@@ -224,6 +243,7 @@ func (d *dockerRun) run(ctx context.Context, name, image string, args []string, 
 			FileMode:          0o444,
 		}}
 	}
+	req.Files = append(req.Files, d.files[name]...)
 	if d.network != nil {
 		req.Networks = []string{d.network.Name}
 		if name == RedisMember {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/target"
 )
 
 // Defaults applied to a zero Spec; the replica's own defaults are the same
@@ -112,6 +113,10 @@ type Spec struct {
 	Store                           string
 	ClusterMasters, ClusterReplicas int
 	ClusterNodeTimeout              time.Duration
+	// Custom, when set, runs a limiter the harness did not write, as its target file
+	// says (Target becomes TargetCustom; Image or Binary come from it). Mode, Rules,
+	// SyncInterval and StoreTimeout do not apply.
+	Custom *target.Start
 }
 
 // Conditions records how a fleet runs, for a run's summary. The type lives with the
@@ -187,7 +192,13 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Target == "" {
 		s.Target = DefaultTarget
 	}
-	if s.Target != TargetReplica && s.Target != TargetNoop && s.Target != TargetClaimCheck && s.Target != TargetWorker {
+	if s.Custom != nil {
+		var err error
+		if s, err = s.customDefaults(); err != nil {
+			return s, err
+		}
+	}
+	if s.Target != TargetCustom && s.Target != TargetReplica && s.Target != TargetNoop && s.Target != TargetClaimCheck && s.Target != TargetWorker {
 		return s, fmt.Errorf("target %q: use %q, %q or %q", s.Target, TargetReplica, TargetNoop, TargetWorker)
 	}
 	if s.Mode == "" {
@@ -236,6 +247,9 @@ func (s Spec) conditions(provider, network string) Conditions {
 // targetArgs is the target's command line for node i, per docs/DESIGN.md.
 // The noop and worker targets take --listen only (the worker its settings from ExtraEnv).
 func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
+	if s.Target == TargetCustom {
+		return s.customArgs(s.customVars(i, mustAtoi(listen[strings.LastIndexByte(listen, ':')+1:]), redis))
+	}
 	args := []string{"--listen", listen}
 	if s.Target == TargetClaimCheck {
 		return s.claimCheckArgs(args, i, redis)

@@ -33,6 +33,8 @@ type fleet struct {
 	log      *slog.Logger
 	cond     Conditions
 	replicas int
+	// health is the path a custom target answers 200 on once ready; "" is /healthz.
+	health string
 
 	// done is cancelled by Terminate so that an operation waiting for health
 	// gives up instead of holding Terminate back.
@@ -105,6 +107,10 @@ func (f *fleet) waitReady(ctx context.Context, idx int) error {
 	}
 	if j := f.nodeOf(idx); j >= 0 {
 		return waitRedis(ctx, f.StoreNodes()[j], dead)
+	}
+	if f.health != "" {
+		url := f.ReplicaURLs()[idx-1]
+		return waitUntil(ctx, ReplicaMember(idx-1)+" at "+url+f.health, func(ctx context.Context) error { return HealthAt(ctx, url, f.health) }, dead)
 	}
 	return waitHealthy(ctx, ReplicaMember(idx-1), f.ReplicaURLs()[idx-1], dead)
 }

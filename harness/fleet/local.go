@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/target"
 )
 
 // modulePath is where the local provider finds targets to build.
@@ -40,6 +42,9 @@ func (p LocalProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error
 	spec, err = spec.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("fleet spec: %w", err)
+	}
+	if err := spec.customFor("local", target.StartProcess); err != nil {
+		return nil, err
 	}
 	log := loggerOr(p.Logger).With("provider", "local")
 	redisBin, err := findRedisServer(p.RedisServer)
@@ -110,10 +115,20 @@ func (p LocalProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error
 	}
 
 	env := childEnv(spec.ExtraEnv)
+	if spec.Custom != nil {
+		f.health = spec.Custom.Health
+	}
 	for i := range spec.Replicas {
 		addr := loopback(ports[1+i])
 		f.setAddr(1+i, addr)
 		m := l.add(log, ReplicaMember(i), bin, spec.targetArgs(i, addr, f.RedisAddr(), rules), env)
+		if spec.Custom != nil {
+			v := spec.customVars(i, ports[1+i], f.RedisAddr())
+			m.env = childEnv(spec.customEnv(v))
+			if m.dir, err = spec.writeCustomFiles(dir, v); err != nil {
+				return nil, err
+			}
+		}
 		f.members[1+i] = m
 		if _, err := m.start(ctx); err != nil {
 			return nil, err

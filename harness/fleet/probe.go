@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,22 +22,7 @@ var probeClient = &http.Client{
 }
 
 // Healthz asks a replica's /healthz once; nil means 200.
-func Healthz(ctx context.Context, baseURL string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/healthz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := probeClient.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s/healthz: %s", baseURL, resp.Status)
-	}
-	return nil
-}
+func Healthz(ctx context.Context, baseURL string) error { return HealthAt(ctx, baseURL, "/healthz") }
 
 // Ping sends Redis one PING with a short deadline; nil means PONG.
 func Ping(ctx context.Context, addr string, timeout time.Duration) error {

@@ -120,7 +120,7 @@ func resetStoreStats(ctx context.Context, fl fleet.Fleet) error {
 // storeCommandsAll is storeCommands summed over the store's masters at the end of the run
 // (a cluster's replicas replay their masters' writes; a master killed during the run took
 // its counts with it).
-func storeCommandsAll(ctx context.Context, fl fleet.Fleet) (touches, ops int64, err error) {
+func storeCommandsAll(ctx context.Context, fl fleet.Fleet, internal map[string]bool) (touches, ops int64, err error) {
 	servers := fleet.StoreServers(fl)
 	defer closeAll(servers)
 	cluster := len(servers) > 1
@@ -131,7 +131,7 @@ func storeCommandsAll(ctx context.Context, fl fleet.Fleet) (touches, ops int64, 
 				continue
 			}
 		}
-		t, o, err := storeCommands(ctx, c)
+		t, o, err := storeCommands(ctx, c, internal)
 		if err != nil {
 			return touches, ops, fmt.Errorf("%s: %w", addr, err)
 		}

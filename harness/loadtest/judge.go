@@ -155,6 +155,10 @@ func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
 		p := probe(schedule.PatternIntermittent)
 		out = append(out, Claim{Text: "token bucket rejects a client that sends exactly its limit in bursts (document: 1473 of 1800 rejected)",
 			Figure: fmt.Sprintf("intermittent at limit: %d of %d rejected", p.Rejected, p.Offered), Confirmed: p.Rejected > 0})
+	case algorithmGCRA:
+		w := worstProbe(res)
+		out = append(out, Claim{Text: "GCRA with burst = limit (go-redis/redis_rate) lets a client past 1.1x its limit in some window-long interval: a full burst, then a window of refill",
+			Figure: fmt.Sprintf("%s: %d accepted in one window, x%.3f", w.ID, w.BusiestAccepted, w.Overshoot), Confirmed: w.Overshoot > accounting.OvershootLimit})
 	case limiters.SlidingWindow:
 		if sc.Fault == FaultNone {
 			out = append(out, Claim{Text: "sliced sliding window keeps the boundary burst at the limit (document: 600, x1.000)",
@@ -179,6 +183,21 @@ func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
 			Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s", res.StoreCmdPerSec, res.AchievedRate), Confirmed: res.StoreCmdPerSec <= 1.1*bound})
 	}
 	return out
+}
+
+// algorithmGCRA is what a target file calls go-redis/redis_rate's algorithm; it is not one
+// of our limiters'.
+const algorithmGCRA limiters.Algorithm = "gcra"
+
+// worstProbe is the probe with the busiest window over its limit.
+func worstProbe(res *ScenarioResult) ProbeResult {
+	var w ProbeResult
+	for _, p := range res.Probes {
+		if p.Overshoot >= w.Overshoot {
+			w = p
+		}
+	}
+	return w
 }
 
 func countFalse(res *ScenarioResult) int {
@@ -236,6 +255,7 @@ func WriteVerdict(w io.Writer, s Summary) {
 			fmt.Fprintf(w, "%-44s claim %s: %s [%s]\n", r.Name, c.Verdict(), c.Text, c.Figure)
 		}
 	}
+	WritePeers(w, s)
 	switch {
 	case s.GeneratorBound:
 		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: the generator fell behind its schedule; lower --rate or use more cores\n")

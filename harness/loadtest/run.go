@@ -21,6 +21,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -53,7 +54,12 @@ type Config struct {
 	// (reconnection, circuit breaker, one sync); wall clock, not scaled.
 	RecoveryGrace time.Duration
 	Gates         accounting.Gates
-	OutDir        string
+	// Targets are the systems under test, in order: nil is the built-in replica (the
+	// design, its fail-open scenarios and with Matrix the comparisons), a target file's
+	// limiter otherwise. The first is gated, the others are comparisons beside it. Empty
+	// is the built-in replica alone.
+	Targets []*target.Target
+	OutDir  string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit   string
 	Logger   *slog.Logger
@@ -147,6 +153,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	askedLateness := cfg.Gates.LatenessP99
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("create the run directory: %w", err)
@@ -160,17 +167,28 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, fmt.Errorf("run the document's model the run is judged beside: %w", err)
 	}
 	figures := m.Figures()
-	window := cfg.scaled(limiters.DefaultWindow)
+	// The summary's conditions are the gated system's.
+	gated := cfg.Targets[:min(len(cfg.Targets), 1)]
+	first, limit := cfg, limiters.DefaultLimit
+	if len(gated) == 1 && gated[0] != nil {
+		first, limit = cfg.forTarget(gated[0], askedLateness), gated[0].Classes[0].Limit
+		cfg.Logger.Info("target", "name", gated[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
+	}
+	window := first.scaled(limiters.DefaultWindow)
 	sum := Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
-		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: cfg.Replicas,
+		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: first.Replicas,
 			Algorithm: string(cfg.Algorithm), Mode: cfg.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval),
-			StoreTimeout: cfg.StoreTimeout, TimeScale: cfg.TimeScale, Window: window, Limit: limiters.DefaultLimit,
-			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
+			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
+			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
 			Store: cfg.clusterStore()},
 		Pass: true,
 	}
-	for _, sc := range cfg.scenarios() {
+	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
+		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, 0
+	}
+	for _, run := range cfg.runs() {
+		sc := run.sc
 		if cfg.Only != "" && !strings.Contains(sc.Name, cfg.Only) {
 			continue
 		}
@@ -178,7 +196,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			break
 		}
 		fmt.Fprintf(cfg.Progress, "== %s\n", sc.Name)
-		res, err := runScenario(ctx, cfg, provider, sc)
+		res, err := runScenario(ctx, cfg.forTarget(run.sys.t, askedLateness), provider, sc, run.sys)
 		if err != nil {
 			res.Error = err.Error()
 			res.Pass = false
@@ -219,40 +237,46 @@ func writeSummary(dir string, s Summary) error { return result.Write(dir, result
 
 // buildSchedule is a scenario's traffic: the document's probe clients plus the background
 // population, each request to a replica drawn from the seeded generator.
-func buildSchedule(cfg Config) (schedule.Schedule, error) {
-	p := schedule.Params{Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
-	probes, err := schedule.Probes(p)
-	if err != nil {
-		return schedule.Schedule{}, err
+func buildSchedule(cfg Config) (schedule.Schedule, error) { return sut{}.schedule(cfg) }
+
+// buildClassSchedule is buildSchedule with the probes of every class, whose client IDs
+// start with the class's prefix; the background population is in the first class.
+func buildClassSchedule(cfg Config, classes []target.Class) (schedule.Schedule, error) {
+	var parts []schedule.Schedule
+	for _, c := range classes {
+		p := schedule.Params{Limit: c.Limit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
+		probes, err := schedule.Probes(p)
+		if err != nil {
+			return schedule.Schedule{}, err
+		}
+		prefixIDs(&probes, c.Prefix)
+		parts = append(parts, probes)
 	}
+	p := schedule.Params{Limit: classes[0].Limit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	bg := schedule.DefaultBackground(p, cfg.Rate, probes.Duration)
+	bg := schedule.DefaultBackground(p, cfg.Rate, parts[0].Duration)
 	bg.Clients = cfg.Clients
 	back, err := schedule.NewBackground(bg, rng)
 	if err != nil {
 		return schedule.Schedule{}, fmt.Errorf("background population: %w", err)
 	}
-	s := schedule.Merge(probes, back)
+	prefixIDs(&back, classes[0].Prefix)
+	s := schedule.Merge(append(parts, back)...)
 	if err := s.AssignReplicas(cfg.Replicas, rng); err != nil {
 		return schedule.Schedule{}, err
 	}
 	return s, nil
 }
 
-func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario) (ScenarioResult, error) {
+func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario, sys sut) (ScenarioResult, error) {
 	res := ScenarioResult{Scenario: sc}
 	window := cfg.scaled(limiters.DefaultWindow)
-	sched, err := buildSchedule(cfg)
+	sched, err := sys.schedule(cfg)
 	if err != nil {
 		return res, err
 	}
 	dir := sc.Dir(cfg.OutDir)
-	spec := fleet.Spec{
-		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(limiters.Algorithm(sc.Algorithm), window),
-		SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-		Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
-	}
-	fl, err := provider.Start(ctx, spec)
+	fl, err := sys.start(ctx, provider, sys.spec(cfg, sc))
 	if err != nil {
 		return res, fmt.Errorf("start the fleet: %w", err)
 	}
@@ -264,6 +288,12 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		}
 	}()
 	res.Conditions = fl.Conditions()
+
+	var rdb *redis.Client
+	if addr := sys.storeAddr(fl); addr != "" && cfg.Store != fleet.StoreCluster { // a cluster: every master, below
+		rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		defer rdb.Close()
+	}
 
 	// Faults, in offsets from the start of the traffic.
 	var faults []accounting.Interval
@@ -288,6 +318,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	faultLat := newLatency()
 	var sent, errs atomic.Int64
 	sink := func(o traffic.Outcome) error {
+		o.Code = sys.status(o.Code)
 		sent.Add(1)
 		if o.Code == 0 || o.Code >= 500 {
 			errs.Add(1)
@@ -310,8 +341,15 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return res, err
 	}
 	// The store's command counts cover the traffic alone, not the fleet's start or the wait.
-	if err := resetStoreStats(ctx, fl); err != nil {
-		return res, fmt.Errorf("reset the store's command stats: %w", err)
+	if cfg.Store == fleet.StoreCluster {
+		if err := resetStoreStats(ctx, fl); err != nil {
+			return res, fmt.Errorf("reset the store's command stats: %w", err)
+		}
+	}
+	if rdb != nil {
+		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return res, fmt.Errorf("reset the store's command stats: %w", err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -324,7 +362,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	} else {
 		faultErr <- nil
 	}
-	tsum, runErr := traffic.Run(runCtx, &sched, fl.ReplicaURLs(), traffic.Options{}, sink)
+	tsum, runErr := traffic.Run(runCtx, &sched, fl.ReplicaURLs(), sys.options(&sched), sink)
 	cancel()
 	<-progressDone
 	if err := <-faultErr; err != nil && runErr == nil {
@@ -337,9 +375,17 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	}
 	_ = tsum
 
-	res.StoreCommands, res.StoreOps, err = storeCommandsAll(context.WithoutCancel(ctx), fl)
-	if err != nil {
-		cfg.Logger.Warn("store command stats", "err", err)
+	if cfg.Store == fleet.StoreCluster {
+		res.StoreCommands, res.StoreOps, err = storeCommandsAll(context.WithoutCancel(ctx), fl, sys.scriptCommands())
+		if err != nil {
+			cfg.Logger.Warn("store command stats", "err", err)
+		}
+	}
+	if rdb != nil {
+		res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb, sys.scriptCommands())
+		if err != nil {
+			cfg.Logger.Warn("store command stats", "err", err)
+		}
 	}
 	if sched.Duration > 0 {
 		res.StoreCmdPerSec = float64(res.StoreCommands) / sched.Duration.Seconds()
@@ -365,7 +411,7 @@ var scriptInternal = map[string]bool{"hincrby": true, "hgetall": true, "hdel": t
 // storeCommands reads what Redis itself executed since the stats were reset: touches are the
 // commands the replicas sent (script calls, pings, plain commands), ops every command
 // including those run inside scripts. The harness's own INFO and CONFIG are left out.
-func storeCommands(ctx context.Context, rdb *redis.Client) (touches, ops int64, err error) {
+func storeCommands(ctx context.Context, rdb *redis.Client, internal map[string]bool) (touches, ops int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	info, err := rdb.Info(ctx, "commandstats").Result()
@@ -386,7 +432,7 @@ func storeCommands(ctx context.Context, rdb *redis.Client) (touches, ops int64, 
 				var n int64
 				fmt.Sscan(v, &n)
 				ops += n
-				if !scriptInternal[cmd] {
+				if !internal[cmd] {
 					touches += n
 				}
 			}

@@ -24,6 +24,8 @@ type Scenario struct {
 	Algorithm string `json:"algorithm"`
 	Mode      string `json:"mode"`
 	Fault     string `json:"fault,omitempty"`
+	// Target names the target file's limiter the scenario ran on; empty for the built-in replica.
+	Target string `json:"target,omitempty"`
 	// Gated scenarios test the design under test: their checks decide the exit code.
 	// The others are comparisons: they test the document's claims about other designs.
 	Gated bool `json:"gated"`

@@ -111,6 +111,10 @@ type Options struct {
 	// Body, when set, makes every request a POST whose body is Body(index), index being
 	// the request's place in the schedule.
 	Body func(index int) []byte
+	// Shape, when set, changes each request as it is sent: index is the request's place
+	// in the schedule, r a copy of the request it may change (method, URL, headers, body).
+	// It is called from many goroutines.
+	Shape func(index int, r *http.Request)
 	// Route, when set, names each request's replica base URL as it is sent, in place of
 	// urls[Replica]: for a replica set that changes while the run goes (autoscaling). The
 	// urls argument may then be empty. It is called from many goroutines.
@@ -206,7 +210,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{
-		Transport:     withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: opts.Timeout, base: transport}),
+		Transport:     withShape(opts.Shape, withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: opts.Timeout, base: transport})),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	atk := vegeta.NewAttacker(

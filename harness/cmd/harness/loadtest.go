@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeproof/rlharness/harness/loadtest"
+	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -17,6 +18,7 @@ func newLoadtestCmd() *cobra.Command {
 	var algorithm string
 	var verbose bool
 	var baseline string
+	var targets []string
 	cmd := &cobra.Command{
 		Use:   "loadtest",
 		Short: "Bring up Redis and the replicas, replay the documents' traffic, gate the run",
@@ -30,10 +32,27 @@ checks fails or the generator fell behind its schedule. With --matrix every othe
 mode runs as a comparison that tests the document's claim about it, without gating.
 
 --time-scale F shrinks every duration (window, slices, sync interval, pattern timing, outage)
-by F and so raises every rate by 1/F: every ratio the checks test is preserved.`,
+by F and so raises every rate by 1/F: every ratio the checks test is preserved.
+
+--target FILE tests a limiter the harness did not write, as a target file describes it (see
+README, "Testing your own limiter"): every scenario and check runs on it, at the time scale
+its declared window implies (a 60 s window runs at the documents' own time). Give --target
+more than once to put systems side by side in one run; "replica" names the built-in design.
+The first is gated, the others are comparisons.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Algorithm = limiters.Algorithm(algorithm)
+			for _, path := range targets {
+				if path == loadtest.BuiltinTarget {
+					cfg.Targets = append(cfg.Targets, nil)
+					continue
+				}
+				t, err := target.Load(path)
+				if err != nil {
+					return err
+				}
+				cfg.Targets = append(cfg.Targets, t)
+			}
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelInfo
@@ -77,6 +96,7 @@ by F and so raises every rate by 1/F: every ratio the checks test is preserved.`
 	f.Float64Var(&cfg.Gates.MinRateRatio, "min-rate-ratio", cfg.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
+	f.StringArrayVar(&targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleet's lifecycle")
 	return cmd
 }

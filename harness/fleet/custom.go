@@ -1,0 +1,134 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/edgeproof/rlharness/harness/target"
+)
+
+// TargetCustom is a limiter the harness did not write, started as a target file says
+// (Spec.Custom): an image run by the Docker provider or an executable run by the local one.
+const TargetCustom = "custom"
+
+// customSpec fills in what a custom target implies.
+func (s Spec) customDefaults() (Spec, error) {
+	c := s.Custom
+	s.Target = TargetCustom
+	switch c.Kind {
+	case target.StartDocker:
+		s.Image = c.Image
+	case target.StartProcess:
+		if len(c.Command) == 0 {
+			return s, fmt.Errorf("custom target: no command to run")
+		}
+		s.Binary = c.Command[0]
+	default:
+		return s, fmt.Errorf("custom target: the fleet starts docker and process targets, not %q", c.Kind)
+	}
+	return s, nil
+}
+
+// customFor says whether a provider that starts kind can start spec's custom target.
+func (s Spec) customFor(provider, kind string) error {
+	if s.Custom != nil && s.Custom.Kind != kind {
+		return fmt.Errorf("the target file starts a %s target, which the %s provider cannot: use --provider %s",
+			s.Custom.Kind, provider, map[string]string{target.StartDocker: "docker", target.StartProcess: "local"}[s.Custom.Kind])
+	}
+	return nil
+}
+
+// customVars are replica i's placeholder values: it listens inside its container on a
+// bridge network, else on its own host port on 127.0.0.1.
+func (s Spec) customVars(i, hostPort int, redis string) target.Vars {
+	v := target.Vars{Port: hostPort, Host: "127.0.0.1", Listen: loopback(hostPort), Redis: redis, Node: i, Nodes: s.Replicas}
+	if s.Network == NetworkBridge && s.Custom.Kind == target.StartDocker {
+		v.Port, v.Host, v.Listen = s.Custom.Port, "0.0.0.0", ":"+strconv.Itoa(s.Custom.Port)
+	}
+	return v
+}
+
+// customArgs is replica i's command line with its placeholders filled: the container's
+// command (docker), or the arguments after the executable (process).
+func (s Spec) customArgs(v target.Vars) []string {
+	cmd := s.Custom.Command
+	if s.Custom.Kind == target.StartProcess {
+		cmd = cmd[1:]
+	}
+	out := make([]string, len(cmd))
+	for k, a := range cmd {
+		out[k] = v.Expand(a)
+	}
+	return out
+}
+
+// customEnv is replica i's extra environment with its placeholders filled.
+func (s Spec) customEnv(v target.Vars) map[string]string {
+	env := make(map[string]string, len(s.ExtraEnv)+len(s.Custom.Env))
+	for k, v := range s.ExtraEnv {
+		env[k] = v
+	}
+	for k, val := range s.Custom.Env {
+		env[k] = v.Expand(val)
+	}
+	return env
+}
+
+// customFiles are replica i's files with their placeholders filled, for a container.
+func (s Spec) customFiles(v target.Vars) []testcontainers.ContainerFile {
+	out := make([]testcontainers.ContainerFile, 0, len(s.Custom.Files))
+	for _, f := range s.Custom.Files {
+		out = append(out, testcontainers.ContainerFile{
+			Reader:            bytes.NewReader([]byte(v.Expand(string(f.Content)))),
+			ContainerFilePath: f.Path,
+			FileMode:          0o444,
+		})
+	}
+	return out
+}
+
+// writeCustomFiles writes replica i's files under dir/node-i, the directory it runs in.
+func (s Spec) writeCustomFiles(dir string, v target.Vars) (string, error) {
+	i := v.Node
+	home := filepath.Join(dir, "node-"+strconv.Itoa(i))
+	for _, f := range s.Custom.Files {
+		p := filepath.Join(home, filepath.Clean("/"+f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", fmt.Errorf("write %s for %s: %w", f.Path, ReplicaMember(i), err)
+		}
+		if err := os.WriteFile(p, []byte(v.Expand(string(f.Content))), 0o644); err != nil {
+			return "", fmt.Errorf("write %s for %s: %w", f.Path, ReplicaMember(i), err)
+		}
+	}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return "", fmt.Errorf("create the directory of %s: %w", ReplicaMember(i), err)
+	}
+	return home, nil
+}
+
+// HealthAt answers nil once GET baseURL+path answers 200: the readiness check of a
+// custom target, whose health path its target file names.
+func HealthAt(ctx context.Context, baseURL, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s%s: %s", baseURL, path, resp.Status)
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// BuiltinTarget is what --target names the built-in replica by, so that one run can put it
+// beside target files (make loadtest-peers).
+const BuiltinTarget = "replica"
+
+// sut is the system under test of a scenario: the built-in replica (t nil) or the limiter
+// a target file describes.
+type sut struct {
+	t *target.Target
+}
+
+// forTarget is the run's config as a target's scenarios use it: the documents' patterns are
+// laid over the target's declared window, so the time scale is that window over the
+// documents' 60 s (a target with a 60 s window runs at the documents' own time), and the
+// fleet is as many replicas as the file starts. The generator's lateness tolerance follows
+// the time scale unless the command line set one (askedLateness > 0).
+func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config {
+	if t == nil {
+		return c
+	}
+	c.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
+	c.Replicas = t.Start.Replicas
+	c.Gates.LatenessP99 = askedLateness
+	c.Gates.LatenessP99 = c.latenessTolerance()
+	return c
+}
+
+// targetScenarios are a target's scenarios: the documents' traffic, and with a store the
+// harness runs, the same with the store stopped and paused mid-run.
+func targetScenarios(t *target.Target, gated, failOpen bool) []Scenario {
+	a := t.Algorithm
+	out := []Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
+	if failOpen && t.Store.Managed {
+		for _, f := range []string{FaultStop, FaultPause} {
+			out = append(out, Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
+		}
+	}
+	return out
+}
+
+// classes are the client classes whose probes the schedule carries.
+func (s sut) classes() []target.Class {
+	if s.t == nil {
+		return []target.Class{{Name: "default", Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow}}
+	}
+	return s.t.Classes
+}
+
+// spec is the fleet a scenario starts.
+func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
+	if s.t == nil {
+		window := cfg.scaled(limiters.DefaultWindow)
+		return fleet.Spec{
+			Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(limiters.Algorithm(sc.Algorithm), window),
+			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
+		}
+	}
+	start := s.t.Start
+	if start.Kind == target.StartProcess && !filepath.IsAbs(start.Command[0]) && strings.ContainsRune(start.Command[0], '/') {
+		start.Command = append([]string{filepath.Join(s.t.Dir, start.Command[0])}, start.Command[1:]...)
+		if abs, err := filepath.Abs(start.Command[0]); err == nil {
+			start.Command[0] = abs
+		}
+	}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start}
+}
+
+// start brings the system up: a fleet, or for a url target the address it already answers on.
+func (s sut) start(ctx context.Context, provider fleet.Provider, spec fleet.Spec) (fleet.Fleet, error) {
+	if s.t == nil || s.t.Start.Kind != target.StartURL {
+		return provider.Start(ctx, spec)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		err := fleet.HealthAt(wctx, s.t.Start.URL, s.t.Start.Health)
+		if err == nil {
+			break
+		}
+		select {
+		case <-wctx.Done():
+			return nil, fmt.Errorf("target %s at %s is not healthy: %w", s.t.Name, s.t.Start.URL, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return urlFleet{t: s.t}, nil
+}
+
+// storeAddr is where the store's command counts are read; "" where the target keeps its
+// counters to itself.
+func (s sut) storeAddr(fl fleet.Fleet) string {
+	switch {
+	case s.t == nil || s.t.Store.Managed:
+		return fl.RedisAddr()
+	default:
+		return s.t.Store.Redis
+	}
+}
+
+// scriptCommands are the commands the system's scripts run inside the store, which count as
+// store work (ops) but not as round trips (touches): the built-in replica's, or those the
+// target file lists.
+func (s sut) scriptCommands() map[string]bool {
+	if s.t == nil {
+		return scriptInternal
+	}
+	m := make(map[string]bool, len(s.t.Store.Scripts))
+	for _, c := range s.t.Store.Scripts {
+		m[strings.ToLower(c)] = true
+	}
+	return m
+}
+
+// options are how the traffic names the client and what else each request carries.
+func (s sut) options(sched *schedule.Schedule) traffic.Options {
+	if s.t == nil {
+		return traffic.Options{}
+	}
+	r := s.t.Request
+	opts := traffic.Options{Path: r.Path, ClientHeader: r.ClientHeader, Timeout: r.Timeout}
+	if r.ClientHeader != "" && r.Method == http.MethodGet && len(r.Headers) == 0 {
+		return opts
+	}
+	param := url.QueryEscape(r.ClientQuery)
+	opts.Shape = func(i int, req *http.Request) {
+		id := sched.Clients[sched.Requests[i].Client].ID
+		req.Method = r.Method
+		if r.ClientHeader == "" {
+			req.Header.Del(traffic.DefaultClientHeader)
+		}
+		for k, v := range r.Headers {
+			req.Header.Set(k, v)
+		}
+		if param != "" {
+			req.URL.RawQuery += "&" + param + "=" + url.QueryEscape(id)
+		}
+		if r.Body != "" {
+			b := r.BodyFor(id)
+			req.Body = io.NopCloser(bytes.NewReader(b))
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+			req.ContentLength = int64(len(b))
+			if req.Header.Get("Content-Type") == "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+		}
+	}
+	return opts
+}
+
+// status turns a target's status into the harness's own: 200 accepted, 429 rejected, and
+// any other status an error, counted with the 5xx (a status below 500 becomes 500), so that
+// every check judges a target by its declared meanings. The built-in replica's statuses
+// are the harness's already.
+func (s sut) status(code uint16) uint16 {
+	if s.t == nil || code == 0 {
+		return code
+	}
+	switch s.t.Responses.Of(int(code)) {
+	case target.Accepted:
+		return http.StatusOK
+	case target.Rejected:
+		return http.StatusTooManyRequests
+	}
+	if code >= 500 {
+		return code
+	}
+	return http.StatusInternalServerError
+}
+
+// scheduleFor is a scenario's traffic: the documents' probe clients for every class (their
+// IDs start with the class's prefix) plus the background population in the default class,
+// each request to a replica drawn from the seeded generator.
+func (s sut) schedule(cfg Config) (schedule.Schedule, error) {
+	return buildClassSchedule(cfg, s.classes())
+}
+
+// urlFleet is a target that already runs: one address, no members the harness can stop.
+type urlFleet struct{ t *target.Target }
+
+var errNotStarted = errors.New("the target was not started by the harness (start: url), so it cannot stop, pause or restart it")
+
+func (u urlFleet) Conditions() fleet.Conditions {
+	return fleet.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
+}
+func (u urlFleet) RedisAddr() string                     { return u.t.Store.Redis }
+func (u urlFleet) ReplicaURLs() []string                 { return []string{u.t.Start.URL} }
+func (u urlFleet) Stop(context.Context, string) error    { return errNotStarted }
+func (u urlFleet) Start(context.Context, string) error   { return errNotStarted }
+func (u urlFleet) Pause(context.Context, string) error   { return errNotStarted }
+func (u urlFleet) Unpause(context.Context, string) error { return errNotStarted }
+func (u urlFleet) Restart(context.Context, string) error { return errNotStarted }
+func (u urlFleet) Terminate(context.Context) error       { return nil }
+
+// run is one scenario on one system under test.
+type run struct {
+	sc  Scenario
+	sys sut
+}
+
+// runs lists every scenario of every target in order: the first target gated, the others
+// comparisons beside it.
+func (c Config) runs() []run {
+	targets := c.Targets
+	if len(targets) == 0 {
+		targets = []*target.Target{nil}
+	}
+	var out []run
+	for k, t := range targets {
+		if t == nil {
+			for _, sc := range c.scenarios() {
+				sc.Gated = sc.Gated && k == 0
+				out = append(out, run{sc: sc})
+			}
+			continue
+		}
+		for _, sc := range targetScenarios(t, k == 0, c.FailOpen) {
+			out = append(out, run{sc: sc, sys: sut{t: t}})
+		}
+	}
+	return out
+}
+
+// prefixIDs puts prefix before every client ID of s.
+func prefixIDs(s *schedule.Schedule, prefix string) {
+	if prefix == "" {
+		return
+	}
+	for i := range s.Clients {
+		s.Clients[i].ID = prefix + s.Clients[i].ID
+	}
+}
+
+// WritePeers prints the systems under test side by side when a run has more than the
+// built-in design, or a target file's: overshoot at the boundary burst and at worst, false
+// rejects, p99, store commands per request, and what clients saw with the store stopped
+// and paused.
+func WritePeers(w io.Writer, s Summary) {
+	rows := result.PeerTable(s.Scenarios)
+	targeted := false
+	for _, sc := range s.Scenarios {
+		targeted = targeted || sc.Target != ""
+	}
+	if !targeted || len(rows) == 0 {
+		return
+	}
+	fault := func(f *result.PeerFault) string {
+		if f == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%s: %d ok %d rej %d err (%d timeouts), p99 %v max %v, x%.2f", f.Verdict, f.Accepted, f.Rejected, f.Errors, f.Timeouts,
+			f.P99.Round(time.Millisecond), f.Max.Round(time.Millisecond), f.Overshoot)
+	}
+	fmt.Fprintf(w, "\nSystems side by side (the first is gated)\n")
+	fmt.Fprintf(w, "%-36s %7s %9s %9s %-26s %6s %9s %9s %9s  %s\n", "system", "window", "boundary", "worst", "worst client", "false", "p99", "store/req", "ops/req", "verdict")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9.3f %9.3f  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
+			r.FalseRejects, r.P99.Round(10*time.Microsecond), r.StorePerRequest, r.StoreOpsPerRequest, r.Verdict)
+		fmt.Fprintf(w, "%-36s store stopped: %s\n", "", fault(r.Stop))
+		fmt.Fprintf(w, "%-36s store paused:  %s\n", "", fault(r.Pause))
+	}
+}

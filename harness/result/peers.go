@@ -1,0 +1,106 @@
+package result
+
+import (
+	"strings"
+	"time"
+)
+
+// PeerRow is one system under test of a run, its scenarios side by side: the built-in
+// replica's design or a target file's limiter (make loadtest-peers puts envoy's ratelimit
+// and go-redis/redis_rate beside the project's design).
+type PeerRow struct {
+	System string `json:"system"` // target name, or "replica <algorithm>/<mode>"
+	Gated  bool   `json:"gated"`
+	// Figures of the scenario without a fault.
+	Window             time.Duration `json:"window_ns"`
+	BoundaryOvershoot  float64       `json:"boundary_overshoot"` // the boundary-burst probe's busiest window / limit
+	MaxOvershoot       float64       `json:"max_overshoot"`      // the worst client's
+	WorstClient        string        `json:"worst_client"`
+	FalseRejects       int           `json:"false_rejects"`
+	P99                time.Duration `json:"p99_ns"`
+	StorePerRequest    float64       `json:"store_commands_per_request"` // round trips: commands sent to the store
+	StoreOpsPerRequest float64       `json:"store_ops_per_request"`      // the store's work, commands run inside scripts too
+	Pass               bool          `json:"pass"`
+	Verdict            string        `json:"verdict"`
+	// Stop and Pause are what clients saw with the store stopped and paused; nil where
+	// the scenario did not run.
+	Stop  *PeerFault `json:"stop,omitempty"`
+	Pause *PeerFault `json:"pause,omitempty"`
+}
+
+// PeerFault is what the clients of a store-outage scenario saw.
+type PeerFault struct {
+	Accepted, Rejected, Errors int           // over the whole scenario
+	Timeouts                   int           // of the errors, requests that got no answer in time
+	P99, Max                   time.Duration // latency of the requests sent during the outage (and its grace)
+	Overshoot                  float64       // worst client's busiest window / limit
+	Pass                       bool
+	Verdict                    string
+}
+
+// Verdict is a scenario's outcome in one word.
+func (r ScenarioResult) Verdict() string {
+	switch {
+	case r.Error != "":
+		return "ERROR"
+	case r.GeneratorBound:
+		return "GENERATOR-BOUND"
+	case !r.Pass:
+		return "FAIL"
+	}
+	return "PASS"
+}
+
+// PeerTable groups a run's scenarios by system under test: every target file's
+// scenarios, and the built-in replica's gated design. Comparison scenarios of the
+// built-in matrix are left out: they are other designs, not other systems.
+func PeerTable(scenarios []ScenarioResult) []PeerRow {
+	var rows []PeerRow
+	index := map[string]int{}
+	for _, s := range scenarios {
+		name := s.Target
+		if name == "" {
+			if !s.Gated {
+				continue
+			}
+			name = "replica " + string(s.Algorithm) + "/" + s.Mode
+		}
+		i, ok := index[name]
+		if !ok {
+			i = len(rows)
+			index[name] = i
+			rows = append(rows, PeerRow{System: name, Gated: s.Gated})
+		}
+		row := &rows[i]
+		switch s.Fault {
+		case FaultStop, FaultPause:
+			f := &PeerFault{Accepted: s.Accepted, Rejected: s.Rejected, Errors: s.Errors.Total(), Timeouts: s.Errors.Timeout,
+				Overshoot: s.MaxOvershoot, Pass: s.Pass, Verdict: s.Verdict()}
+			if s.FaultLatency != nil {
+				f.P99, f.Max = s.FaultLatency.P99, s.FaultLatency.Max
+			}
+			if s.Fault == FaultStop {
+				row.Stop = f
+			} else {
+				row.Pause = f
+			}
+		default:
+			row.MaxOvershoot, row.FalseRejects, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Latency.P99
+			row.Pass, row.Verdict = s.Pass, s.Verdict()
+			if s.Requests > 0 {
+				row.StorePerRequest = float64(s.StoreCommands) / float64(s.Requests)
+				row.StoreOpsPerRequest = float64(s.StoreOps) / float64(s.Requests)
+			}
+			for _, p := range s.Probes {
+				row.Window = p.Window
+				if strings.HasSuffix(p.ID, "boundary-burst") && p.Overshoot > row.BoundaryOvershoot {
+					row.BoundaryOvershoot = p.Overshoot
+				}
+				if p.Overshoot >= row.MaxOvershoot {
+					row.WorstClient = p.ID
+				}
+			}
+		}
+	}
+	return rows
+}

@@ -1,0 +1,536 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads and checks a target description.
+func Load(path string) (*Target, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the target file: %w", err)
+	}
+	return Parse(path, b)
+}
+
+// Parse checks a target description read from file (the name errors carry; relative file
+// sources are read from its directory). Every mistake found is reported, each as
+// file:line: field: what is wrong.
+func Parse(file string, b []byte) (*Target, error) {
+	p := &parser{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s:1: the file is empty: it needs name, start, request, responses and clients", file)
+	}
+	t := &Target{File: file, Dir: filepath.Dir(file)}
+	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm")
+	if root == nil {
+		return nil, p.err()
+	}
+	t.Name = p.str(root, "name", "", true)
+	if t.Name != "" && strings.ContainsAny(t.Name, "/ \t") {
+		p.errf(root["name"], "name", "use letters, digits, '-', '_' and '.' (got %q): it names the scenarios", t.Name)
+	}
+	t.Start = p.start(root["start"], t.Dir)
+	t.Request = p.request(root["request"])
+	t.Responses = p.responses(root["responses"])
+	t.Classes = p.classes(root["clients"])
+	t.Store = p.store(root["store"], t.Start.Kind)
+	t.Algorithm = p.str(root, "algorithm", "", false)
+	if n := root["algorithm"]; n != nil && !slices.Contains([]string{"fixed_window", "sliding_window", "token_bucket", "gcra"}, t.Algorithm) {
+		p.errf(n, "algorithm", "use fixed_window, sliding_window, token_bucket or gcra (got %q)", t.Algorithm)
+	}
+	if missing := p.missing(doc.Content[0], root, "name", "start", "request", "responses", "clients"); missing {
+		return nil, p.err()
+	}
+	return t, p.err()
+}
+
+type parser struct {
+	file string
+	errs []error
+}
+
+func (p *parser) errf(n *yaml.Node, field, format string, args ...any) {
+	line := 1
+	if n != nil {
+		line = n.Line
+	}
+	p.errs = append(p.errs, fmt.Errorf("%s:%d: %s: %s", p.file, line, field, fmt.Sprintf(format, args...)))
+}
+
+func (p *parser) err() error { return errors.Join(p.errs...) }
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// fields reads a mapping with the given keys; unknown and repeated keys are errors. It
+// returns nil (and records why) if n is not a mapping.
+func (p *parser) fields(n *yaml.Node, path string, root bool, known ...string) map[string]*yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		what := path
+		if root {
+			what = "the file"
+		}
+		p.errf(n, orTop(what), "must be a mapping of %s", strings.Join(known, ", "))
+		return nil
+	}
+	out := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case !slices.Contains(known, k.Value):
+			p.errf(k, join(path, k.Value), "unknown field: use %s", strings.Join(known, ", "))
+		case out[k.Value] != nil:
+			p.errf(k, join(path, k.Value), "given twice")
+		default:
+			out[k.Value] = v
+		}
+	}
+	return out
+}
+
+func orTop(s string) string {
+	if s == "" {
+		return "the file"
+	}
+	return s
+}
+
+// missing records each required key m lacks.
+func (p *parser) missing(n *yaml.Node, m map[string]*yaml.Node, keys ...string) bool {
+	lacks := false
+	for _, k := range keys {
+		if m[k] == nil {
+			p.errf(n, k, "missing")
+			lacks = true
+		}
+	}
+	return lacks
+}
+
+func (p *parser) scalar(n *yaml.Node, field string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		p.errf(n, field, "must be a single value")
+		return "", false
+	}
+	return n.Value, true
+}
+
+// str is m[key] as a string; required says a missing or empty value is an error.
+func (p *parser) str(m map[string]*yaml.Node, key, path string, required bool) string {
+	n := m[key]
+	if n == nil {
+		return ""
+	}
+	v, ok := p.scalar(n, join(path, key))
+	if ok && required && v == "" {
+		p.errf(n, join(path, key), "must not be empty")
+	}
+	return v
+}
+
+func (p *parser) integer(n *yaml.Node, field string, min int) int {
+	v, ok := p.scalar(n, field)
+	if !ok {
+		return 0
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil {
+		p.errf(n, field, "must be a whole number (got %q)", v)
+		return 0
+	}
+	if i < min {
+		p.errf(n, field, "must be >= %d (got %d)", min, i)
+	}
+	return i
+}
+
+func (p *parser) strList(n *yaml.Node, field string) []string {
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, field, "must be a list, as [a, b]")
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, e := range n.Content {
+		if v, ok := p.scalar(e, fmt.Sprintf("%s[%d]", field, i)); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (p *parser) strMap(n *yaml.Node, field string) map[string]string {
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, field, "must be a mapping of names to values")
+		return nil
+	}
+	out := make(map[string]string, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if _, dup := out[k.Value]; dup {
+			p.errf(k, join(field, k.Value), "given twice")
+		}
+		if s, ok := p.scalar(v, join(field, k.Value)); ok {
+			out[k.Value] = s
+		}
+	}
+	return out
+}
+
+func (p *parser) start(n *yaml.Node, dir string) Start {
+	var s Start
+	if n == nil {
+		return s
+	}
+	m := p.fields(n, "start", false, StartDocker, StartProcess, StartURL, "replicas", "health")
+	if m == nil {
+		return s
+	}
+	var kinds []string
+	for _, k := range []string{StartDocker, StartProcess, StartURL} {
+		if m[k] != nil {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) != 1 {
+		p.errf(n, "start", "give exactly one of docker, process or url (got %d: %s)", len(kinds), strings.Join(kinds, ", "))
+		return s
+	}
+	s.Kind = kinds[0]
+	s.Replicas, s.Health = 1, "/"
+	if r := m["replicas"]; r != nil {
+		s.Replicas = p.integer(r, "start.replicas", 1)
+		if s.Kind == StartURL && s.Replicas != 1 {
+			p.errf(r, "start.replicas", "a url target is one address; list no replicas (got %d)", s.Replicas)
+		}
+	}
+	if h := m["health"]; h != nil {
+		s.Health = p.str(m, "health", "start", true)
+		if !strings.HasPrefix(s.Health, "/") {
+			p.errf(h, "start.health", "must be a path starting with / (got %q)", s.Health)
+		}
+	}
+	switch s.Kind {
+	case StartURL:
+		v, _ := p.scalar(m[StartURL], "start.url")
+		u, err := url.Parse(v)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			p.errf(m[StartURL], "start.url", "must be an http:// or https:// URL (got %q)", v)
+		case !loopback(u):
+			p.errf(m[StartURL], "start.url", "must be on loopback, 127.0.0.1 or localhost (got %q): the harness sends traffic to this machine only", u.Host)
+		default:
+			s.URL = strings.TrimSuffix(v, "/")
+		}
+	case StartDocker:
+		d := p.fields(m[StartDocker], "start.docker", false, "image", "command", "env", "port", "files")
+		if d == nil {
+			return s
+		}
+		s.Image = p.str(d, "image", "start.docker", true)
+		if d["image"] == nil {
+			p.errf(m[StartDocker], "start.docker.image", "missing: name a local image (the harness pulls nothing)")
+		}
+		s.Port = 8080
+		if n := d["port"]; n != nil {
+			s.Port = p.integer(n, "start.docker.port", 1)
+			if s.Port > 65535 {
+				p.errf(n, "start.docker.port", "must be <= 65535 (got %d)", s.Port)
+			}
+		}
+		p.commandEnvFiles(m[StartDocker], d, "start.docker", dir, &s, false)
+	case StartProcess:
+		d := p.fields(m[StartProcess], "start.process", false, "command", "env", "files")
+		if d == nil {
+			return s
+		}
+		p.commandEnvFiles(m[StartProcess], d, "start.process", dir, &s, true)
+		if len(s.Command) > 0 && !strings.Contains(strings.Join(s.Command, " ")+envValues(s.Env), VarPort) && !strings.Contains(strings.Join(s.Command, " ")+envValues(s.Env), VarListen) {
+			p.errf(d["command"], "start.process.command", "must pass %s or %s (in the command or env) so each replica listens on its own port", VarPort, VarListen)
+		}
+	}
+	return s
+}
+
+func envValues(env map[string]string) string {
+	var b strings.Builder
+	for _, v := range env {
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+func (p *parser) commandEnvFiles(parent *yaml.Node, d map[string]*yaml.Node, path, dir string, s *Start, needCommand bool) {
+	if n := d["command"]; n != nil {
+		s.Command = p.strList(n, path+".command")
+	}
+	if needCommand && len(s.Command) == 0 {
+		p.errf(parent, path+".command", "missing: give the executable and its arguments, as [./mylimiter, --port, \"{{port}}\"]")
+	}
+	if n := d["env"]; n != nil {
+		s.Env = p.strMap(n, path+".env")
+	}
+	if n := d["files"]; n != nil {
+		if n.Kind != yaml.SequenceNode {
+			p.errf(n, path+".files", "must be a list of {path, content} or {path, source}")
+			return
+		}
+		for i, e := range n.Content {
+			field := fmt.Sprintf("%s.files[%d]", path, i)
+			f := p.fields(e, field, false, "path", "content", "source")
+			if f == nil {
+				continue
+			}
+			file := File{Path: p.str(f, "path", field, true)}
+			if f["path"] == nil {
+				p.errf(e, field+".path", "missing")
+			}
+			switch {
+			case f["content"] != nil && f["source"] != nil, f["content"] == nil && f["source"] == nil:
+				p.errf(e, field, "give exactly one of content or source")
+			case f["content"] != nil:
+				file.Content = []byte(p.str(f, "content", field, false))
+			default:
+				src := p.str(f, "source", field, true)
+				if !filepath.IsAbs(src) {
+					src = filepath.Join(dir, src)
+				}
+				b, err := os.ReadFile(src)
+				if err != nil {
+					p.errf(f["source"], field+".source", "cannot read it: %v", err)
+				}
+				file.Content = b
+			}
+			s.Files = append(s.Files, file)
+		}
+	}
+}
+
+func (p *parser) request(n *yaml.Node) Request {
+	r := Request{Method: http.MethodGet, Path: "/"}
+	if n == nil {
+		return r
+	}
+	m := p.fields(n, "request", false, "method", "path", "headers", "client", "timeout")
+	if m == nil {
+		return r
+	}
+	if v := p.str(m, "path", "request", true); v != "" {
+		r.Path = v
+		if !strings.HasPrefix(v, "/") || strings.Contains(v, "?") {
+			p.errf(m["path"], "request.path", "must be a path starting with / and without a query (got %q); name the client with client.query", v)
+		}
+	}
+	if h := m["headers"]; h != nil {
+		r.Headers = p.strMap(h, "request.headers")
+	}
+	if n := m["timeout"]; n != nil {
+		v, _ := p.scalar(n, "request.timeout")
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			p.errf(n, "request.timeout", "must be a duration > 0, as 15s (got %q)", v)
+		}
+		r.Timeout = d
+	}
+	c := m["client"]
+	if c == nil {
+		p.errf(n, "request.client", "missing: give one of header, query or body")
+		return r
+	}
+	cm := p.fields(c, "request.client", false, "header", "query", "body")
+	if cm == nil {
+		return r
+	}
+	if len(cm) != 1 {
+		p.errf(c, "request.client", "give exactly one of header, query or body (got %d)", len(cm))
+		return r
+	}
+	r.ClientHeader = p.str(cm, "header", "request.client", true)
+	r.ClientQuery = p.str(cm, "query", "request.client", true)
+	r.Body = p.str(cm, "body", "request.client", true)
+	if b := cm["body"]; b != nil && !strings.Contains(r.Body, VarClient) {
+		p.errf(b, "request.client.body", "must contain %s where the client's ID goes", VarClient)
+	}
+	method := http.MethodGet
+	if r.Body != "" {
+		method = http.MethodPost
+	}
+	if v := p.str(m, "method", "request", true); v != "" {
+		method = strings.ToUpper(v)
+		if !slices.Contains([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodHead}, method) {
+			p.errf(m["method"], "request.method", "use GET, POST, PUT or HEAD (got %q)", v)
+		}
+		if r.Body != "" && (method == http.MethodGet || method == http.MethodHead) {
+			p.errf(m["method"], "request.method", "a request with a body must be POST or PUT (got %s)", method)
+		}
+	}
+	r.Method = method
+	return r
+}
+
+func (p *parser) codes(m map[string]*yaml.Node, key string, seen map[int]string) []int {
+	n := m[key]
+	if n == nil {
+		return nil
+	}
+	field := "responses." + key
+	if n.Kind != yaml.SequenceNode {
+		p.errf(n, field, "must be a list of status codes, as [200]")
+		return nil
+	}
+	var out []int
+	for i, e := range n.Content {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		c := p.integer(e, f, 100)
+		if c > 599 {
+			p.errf(e, f, "must be an HTTP status, 100 to 599 (got %d)", c)
+		}
+		if other, ok := seen[c]; ok {
+			p.errf(e, f, "%d is already listed in responses.%s", c, other)
+		}
+		seen[c] = key
+		out = append(out, c)
+	}
+	return out
+}
+
+func (p *parser) responses(n *yaml.Node) Responses {
+	var r Responses
+	if n == nil {
+		return r
+	}
+	m := p.fields(n, "responses", false, "accepted", "rejected", "error")
+	if m == nil {
+		return r
+	}
+	seen := map[int]string{}
+	r.Accepted = p.codes(m, "accepted", seen)
+	r.Rejected = p.codes(m, "rejected", seen)
+	r.Error = p.codes(m, "error", seen)
+	if len(r.Accepted) == 0 {
+		p.errf(n, "responses.accepted", "missing: list the statuses of an accepted request, as [200]")
+	}
+	if len(r.Rejected) == 0 {
+		p.errf(n, "responses.rejected", "missing: list the statuses of a rejected request, as [429]")
+	}
+	return r
+}
+
+func (p *parser) classes(n *yaml.Node) []Class {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errf(n, "clients", "must be a list of classes, as [{class: default, limit: 600, window: 60s}]")
+		return nil
+	}
+	var out []Class
+	names := map[string]bool{}
+	prefixes := map[string]bool{}
+	for i, e := range n.Content {
+		field := fmt.Sprintf("clients[%d]", i)
+		m := p.fields(e, field, false, "class", "prefix", "limit", "window")
+		if m == nil {
+			continue
+		}
+		c := Class{Name: p.str(m, "class", field, true), Prefix: p.str(m, "prefix", field, false)}
+		if c.Name == "" {
+			c.Name = "default"
+		}
+		if names[c.Name] {
+			p.errf(e, field+".class", "%q is declared twice", c.Name)
+		}
+		names[c.Name] = true
+		if i > 0 && c.Prefix == "" {
+			p.errf(e, field+".prefix", "missing: every class but the first (the default) needs a prefix that its client IDs start with")
+		}
+		if prefixes[c.Prefix] && c.Prefix != "" {
+			p.errf(m["prefix"], field+".prefix", "%q is another class's prefix", c.Prefix)
+		}
+		prefixes[c.Prefix] = true
+		if l := m["limit"]; l != nil {
+			c.Limit = p.integer(l, field+".limit", 1)
+		} else {
+			p.errf(e, field+".limit", "missing: the requests per window this class is declared to get")
+		}
+		if w := m["window"]; w != nil {
+			v, _ := p.scalar(w, field+".window")
+			d, err := time.ParseDuration(v)
+			switch {
+			case err != nil:
+				p.errf(w, field+".window", "must be a duration, as 60s or 1m (got %q)", v)
+			case d < time.Second:
+				p.errf(w, field+".window", "must be at least 1s (got %s)", d)
+			case len(out) > 0 && out[0].Window != 0 && d != out[0].Window:
+				p.errf(w, field+".window", "every class must share the first class's window (%s, got %s): the run aligns to one window edge", out[0].Window, d)
+			}
+			c.Window = d
+		} else {
+			p.errf(e, field+".window", "missing: the window the limit is per, as 60s")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (p *parser) store(n *yaml.Node, kind string) Store {
+	var s Store
+	if n == nil {
+		return s
+	}
+	m := p.fields(n, "store", false, "redis", "scripts")
+	if m != nil && m["scripts"] != nil {
+		for _, c := range p.strList(m["scripts"], "store.scripts") {
+			s.Scripts = append(s.Scripts, strings.ToLower(c))
+		}
+	}
+	if m == nil || m["redis"] == nil {
+		if m != nil {
+			p.errf(n, "store.redis", "missing: %q or a loopback host:port", StoreManaged)
+		}
+		return s
+	}
+	v := p.str(m, "redis", "store", true)
+	if v == StoreManaged {
+		s.Managed = true
+		if kind == StartURL {
+			p.errf(m["redis"], "store.redis", "a url target is not started by the harness, so it cannot be given a managed Redis: give the address of the one it uses")
+		}
+		return s
+	}
+	host, port, err := splitHostPort(v)
+	if err != nil || !(host == "localhost" || strings.HasPrefix(host, "127.")) || port < 1 || port > 65535 {
+		p.errf(m["redis"], "store.redis", "must be %q or a loopback host:port, as 127.0.0.1:6379 (got %q)", StoreManaged, v)
+		return s
+	}
+	s.Redis = v
+	return s
+}
+
+func splitHostPort(v string) (string, int, error) {
+	h, ps, ok := strings.Cut(v, ":")
+	if !ok {
+		return "", 0, errors.New("no port")
+	}
+	port, err := strconv.Atoi(ps)
+	return h, port, err
+}

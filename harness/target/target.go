@@ -1,0 +1,202 @@
+// Package target reads a target description: a YAML file that tells the harness how to
+// start a rate limiter it did not write (a local Docker image, a local process, or a URL
+// already answering on loopback), how a request names its client, which statuses mean
+// accepted, rejected and error, the limit and window each client class is declared to
+// have, and where its counter store is. With it every scenario, check and report of
+// `harness loadtest` runs against that limiter instead of the built-in replica.
+//
+// A mistake in the file is an error that names file:line and the field, as
+// `envoy.yaml:14: clients[0].limit: must be > 0 (got -5)`.
+package target
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// How a target is started: exactly one of them.
+const (
+	StartDocker  = "docker"  // a local image, run by Testcontainers
+	StartProcess = "process" // a local executable, run as a child process
+	StartURL     = "url"     // already running; the harness only sends to it
+)
+
+// StoreManaged is the store's redis value that asks the harness to run Redis itself and
+// pass its address in {{redis}}: then the store-outage scenarios can stop and pause it.
+const StoreManaged = "managed"
+
+// Placeholders that Env, Command and file contents may use; the harness fills them per
+// replica as it starts it.
+const (
+	VarPort   = "{{port}}"   // the port the replica must listen on (inside the container on a bridge network)
+	VarHost   = "{{host}}"   // the address to listen on: 0.0.0.0 in a container on a bridge network, 127.0.0.1 otherwise
+	VarListen = "{{listen}}" // host:port to listen on: ":port" in a container on a bridge network, "127.0.0.1:port" otherwise
+	VarRedis  = "{{redis}}"  // host:port of Redis as the replica reaches it
+	VarNode   = "{{node}}"   // the replica's index, 0-based
+	VarNodes  = "{{nodes}}"  // how many replicas
+	VarClient = "{{client}}" // in a request body: the client's ID, JSON-escaped
+)
+
+// Target is a parsed target description.
+type Target struct {
+	// Name names the target's scenarios and its rows in the report.
+	Name string
+	// File is the path it was read from; Dir its directory (relative paths start there).
+	File, Dir string
+	// Start says how the harness brings the target up.
+	Start Start
+	// Request says how a request is sent and how it names the client.
+	Request Request
+	// Responses maps statuses to decisions.
+	Responses Responses
+	// Classes are the client classes and their declared limits; Classes[0] is the default,
+	// which the background population belongs to.
+	Classes []Class
+	// Store is where the target keeps its counters; empty if it keeps them to itself.
+	Store Store
+	// Algorithm is what the target says it does (fixed_window, sliding_window,
+	// token_bucket, gcra), so that the run tests the documents' claim about that algorithm;
+	// empty if it says nothing.
+	Algorithm string
+}
+
+// Start is how a target comes up.
+type Start struct {
+	Kind string // StartDocker, StartProcess or StartURL
+	// Image is the Docker image (docker).
+	Image string
+	// Command is the container's command (docker, optional) or the executable and its
+	// arguments (process). Placeholders allowed.
+	Command []string
+	// Env is added to the environment of every replica. Placeholders allowed.
+	Env map[string]string
+	// Port is the HTTP port inside the container on a bridge network (docker); default 8080.
+	Port int
+	// Files are written into each container (docker) or the run's directory (process)
+	// before it starts.
+	Files []File
+	// URL is where an already running target answers (url); loopback only.
+	URL string
+	// Replicas is how many copies to start (docker, process); default 1.
+	Replicas int
+	// Health is the path that answers 200 once a replica is ready; default "/".
+	Health string
+}
+
+// File is one file given to the target.
+type File struct {
+	Path    string // inside the container (docker) or relative to the run's directory (process)
+	Content []byte // placeholders allowed
+}
+
+// Request is how the harness sends a decision request.
+type Request struct {
+	Method  string            // GET, or POST when Body is set
+	Path    string            // default "/"
+	Headers map[string]string // sent with every request
+	// ClientHeader, ClientQuery or Body (exactly one) names the client.
+	ClientHeader string
+	ClientQuery  string
+	Body         string // a template with {{client}}
+	// Timeout is how long a request may take before it counts as a timeout error; 0 is
+	// the harness's default (5 s).
+	Timeout time.Duration
+}
+
+// Responses says what a status means. Any status in none of the lists, and every
+// transport failure, is an error.
+type Responses struct {
+	Accepted, Rejected, Error []int
+}
+
+// Verdict is what a response amounts to.
+type Verdict uint8
+
+// Verdicts of a status.
+const (
+	Accepted Verdict = iota + 1
+	Rejected
+	Error
+)
+
+// Of says what status code means for this target.
+func (r Responses) Of(code int) Verdict {
+	switch {
+	case slices.Contains(r.Accepted, code):
+		return Accepted
+	case slices.Contains(r.Rejected, code):
+		return Rejected
+	}
+	return Error
+}
+
+// Class is a client class and what it is declared to get.
+type Class struct {
+	Name   string
+	Prefix string // IDs of this class's clients start with it ("" for the default class)
+	Limit  int
+	Window time.Duration
+}
+
+// Store is where the target keeps its counters.
+type Store struct {
+	// Managed: the harness runs Redis and passes its address in {{redis}}; the store
+	// scenarios stop and pause it.
+	Managed bool
+	// Redis is the address of a store the harness does not run (host:port on loopback):
+	// read for its command counts only.
+	Redis string
+	// Scripts are the commands the target's Lua scripts call inside Redis (lower case): the
+	// store's work, counted in its ops but not in its round trips.
+	Scripts []string
+}
+
+// BodyFor is the request body for client id: Body with {{client}} replaced by the ID,
+// escaped for a JSON string.
+func (r Request) BodyFor(id string) []byte {
+	if r.Body == "" {
+		return nil
+	}
+	q, _ := json.Marshal(id)
+	return bytes.ReplaceAll([]byte(r.Body), []byte(VarClient), q[1:len(q)-1])
+}
+
+// Vars are the values of the placeholders for one replica.
+type Vars struct {
+	Port        int
+	Host        string
+	Listen      string
+	Redis       string
+	Node, Nodes int
+}
+
+// Expand fills the placeholders of s for one replica.
+func (v Vars) Expand(s string) string {
+	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarHost, v.Host, VarListen, v.Listen, VarRedis, v.Redis,
+		VarNode, strconv.Itoa(v.Node), VarNodes, strconv.Itoa(v.Nodes)).Replace(s)
+}
+
+// Window is the window every class shares (the run aligns to its edges).
+func (t *Target) Window() time.Duration { return t.Classes[0].Window }
+
+// ClassOf is the class a client ID belongs to: the longest matching prefix, else the default.
+func (t *Target) ClassOf(id string) Class {
+	best := t.Classes[0]
+	for _, c := range t.Classes[1:] {
+		if strings.HasPrefix(id, c.Prefix) && len(c.Prefix) > len(best.Prefix) {
+			best = c
+		}
+	}
+	return best
+}
+
+// Loopback reports whether u is an http(s) URL on a loopback host.
+func loopback(u *url.URL) bool {
+	h := u.Hostname()
+	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
+}
