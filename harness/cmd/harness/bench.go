@@ -50,6 +50,9 @@ should not share the machine with another load test: make bench runs this under 
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Progress = cmd.OutOrStdout()
 			cfg.Commit = commit()
+			if cfg.ProfileDir == "" {
+				cfg.ProfileDir = out
+			}
 			b, runErr := bench.Run(cmd.Context(), cfg)
 			if b.StartedAt.IsZero() { // the config was refused: nothing measured
 				return runErr
@@ -86,6 +89,9 @@ should not share the machine with another load test: make bench runs this under 
 	f.BoolVar(&cfg.NoMemory, "no-memory", false, "skip figure 5 (store memory)")
 	f.BoolVar(&cfg.NoFleet, "no-fleet", false, "skip the fleets (figures 2, 3, 4, 6)")
 	f.BoolVar(&cfg.NoPeer, "no-peer", false, "skip the peer limiter (figure 4)")
+	f.BoolVar(&cfg.NoGenerator, "no-generator", false, "skip plain Vegeta's search and the generator profiles (figure 2's generator ceiling)")
+	f.BoolVar(&cfg.GeneratorOnly, "generator-only", false, "measure only the generator: the no-op fleet with the harness's sender and with plain Vegeta, and their profiles")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write the generator profiles' raw pprof files here (go tool pprof); default: the run directory")
 	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
 	return cmd
