@@ -54,9 +54,12 @@ type Config struct {
 	NoGenerator, GeneratorOnly bool
 	// ProfileDir, when set, receives the generator profiles' raw pprof files.
 	ProfileDir string
-	Commit     string
-	Logger     *slog.Logger
-	Progress   io.Writer
+	// Baseline, when set, is an earlier bench.json whose generator profiles the report
+	// shows beside this run's (before and after a change to the generator).
+	Baseline string
+	Commit   string
+	Logger   *slog.Logger
+	Progress io.Writer
 }
 
 // DefaultConfig fits `make bench` on 2 cores in about five minutes: host networking, 5 s
@@ -104,6 +107,16 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		cfg.Progress = io.Discard
 	}
 	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
+	if cfg.Baseline != "" {
+		old, err := result.ReadBench(cfg.Baseline)
+		if err != nil {
+			return result.Bench{}, fmt.Errorf("--baseline: %w", err)
+		}
+		if len(old.Profiles) == 0 {
+			return result.Bench{}, fmt.Errorf("--baseline %s holds no generator profiles: give a bench.json from a run that measured the generator", cfg.Baseline)
+		}
+		b.Baseline = &result.ProfileBaseline{From: cfg.Baseline, Commit: old.Commit, StartedAt: old.StartedAt, Profiles: old.Profiles}
+	}
 	if !cfg.NoDecisions {
 		fmt.Fprintln(cfg.Progress, "== 1. in-process decision cost (testing.B, beside x/time/rate)")
 		b.Decisions = Decisions("")

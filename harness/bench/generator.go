@@ -49,9 +49,13 @@ type vegetaStepper struct {
 }
 
 // originPacer is a vegeta.Pacer that remembers the instant the attack's elapsed time counts
-// from, so a result's lateness is its timestamp less its tick's due time.
+// from, so a result's lateness is its timestamp less its tick's due time, and stops after
+// hits: the attack then runs on past its duration (the grace the harness's steps have too)
+// until every hit of the step is sent, rather than dropping the last one a late tick pushed
+// past the end.
 type originPacer struct {
 	vegeta.Pacer
+	hits   uint64
 	origin atomic.Pointer[time.Time]
 }
 
@@ -59,6 +63,9 @@ func (p *originPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, b
 	if p.origin.Load() == nil {
 		o := time.Now().Add(-elapsed)
 		p.origin.CompareAndSwap(nil, &o)
+	}
+	if hits >= p.hits {
+		return 0, true
 	}
 	return p.Pacer.Pace(elapsed, hits)
 }
@@ -81,12 +88,15 @@ func (v *vegetaStepper) send(ctx context.Context, rate float64) (result.Step, er
 	)
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stop()
-	pacer := &originPacer{Pacer: vegeta.Rate{Freq: freq, Per: time.Second}}
+	want := int(v.d.Seconds() * float64(freq))
+	pacer := &originPacer{Pacer: vegeta.Rate{Freq: freq, Per: time.Second}, hits: uint64(want)}
 	interval := time.Second / time.Duration(freq)
 	lat, late := newStepHist(), newStepHist()
 	var latMax, lateMax, last time.Duration
 	var sent, answered, errs int
-	for res := range atk.Attack(vegeta.NewStaticTargeter(targets...), pacer, v.d, "") {
+	var firstErr string
+	// Pacing stops a step behind at the latest, as the harness's steps do (Grace = the step).
+	for res := range atk.Attack(vegeta.NewStaticTargeter(targets...), pacer, 2*v.d, "") {
 		sent++
 		at := res.Timestamp.Sub(*pacer.origin.Load())
 		last = max(last, at)
@@ -95,19 +105,23 @@ func (v *vegetaStepper) send(ctx context.Context, rate float64) (result.Step, er
 			answered++
 			recordStep(lat, &latMax, res.Latency)
 		} else {
-			errs++
+			if errs++; firstErr == "" {
+				firstErr = fmt.Sprintf("status %d %s", res.Code, res.Error)
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return result.Step{}, err
 	}
-	want := int(v.d.Seconds() * float64(freq))
 	st := result.Step{
 		Rate: rate, Achieved: traffic.AchievedRate(sent, v.d, last), Duration: v.d, Requests: want,
 		Answered: answered, Errors: errs + max(0, want-sent),
 		Latency: stepPercentiles(lat, latMax), Lateness: stepPercentiles(late, lateMax),
 	}
 	judge(&st, v.gates)
+	if firstErr != "" {
+		st.Why += " (first: " + firstErr + ")"
+	}
 	return st, nil
 }
 

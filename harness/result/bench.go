@@ -33,6 +33,9 @@ type Bench struct {
 	Memory    []MemoryLayout `json:"memory,omitempty"`
 	// Profiles are the generators' CPU and allocation profiles, one fixed-rate step each.
 	Profiles []Profile `json:"generator_profiles,omitempty"`
+	// Baseline holds an earlier run's generator profiles (harness bench --baseline), shown
+	// beside this run's as before and after.
+	Baseline *ProfileBaseline `json:"profile_baseline,omitempty"`
 	// Errors are the measurements that could not be made, and why.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -113,6 +116,14 @@ type Profile struct {
 	GCShare              float64       `json:"gc_share"`  // of CPU: collector workers and assists
 	CPU                  []ProfileFunc `json:"cpu_top"`   // by flat CPU share
 	Alloc                []ProfileFunc `json:"alloc_top"` // by flat share of bytes allocated
+}
+
+// ProfileBaseline is an earlier run's generator profiles, with where they came from.
+type ProfileBaseline struct {
+	From      string    `json:"from"` // the bench.json they were read from
+	Commit    string    `json:"commit,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Profiles  []Profile `json:"profiles"`
 }
 
 // ProfileFunc is one function's share of a profile's total: flat, its own; cum, with what

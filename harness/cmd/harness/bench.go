@@ -92,6 +92,7 @@ should not share the machine with another load test: make bench runs this under 
 	f.BoolVar(&cfg.NoGenerator, "no-generator", false, "skip plain Vegeta's search and the generator profiles (figure 2's generator ceiling)")
 	f.BoolVar(&cfg.GeneratorOnly, "generator-only", false, "measure only the generator: the no-op fleet with the harness's sender and with plain Vegeta, and their profiles")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write the generator profiles' raw pprof files here (go tool pprof); default: the run directory")
+	f.StringVar(&cfg.Baseline, "baseline", "", "an earlier bench.json whose generator profiles the report shows beside this run's (before/after)")
 	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
 	return cmd
