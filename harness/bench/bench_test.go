@@ -461,3 +461,38 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 		t.Errorf("12-slice client: ours %.0f B (MEMORY USAGE), the document's layout %.0f B: want ours under a third", ours.SampleUsage, doc.SampleUsage)
 	}
 }
+
+// The latency figure shows the no-op fleet's own spread between two runs at one rate, and
+// says when the added p99 is within it.
+func TestLatencyFigureShowsTheNoiseFloor(t *testing.T) {
+	p99 := func(ms float64) *result.Step {
+		return &result.Step{Rate: 1500, Achieved: 1500, Duration: 5 * time.Second, Sustained: true,
+			Latency: accounting.Percentiles{P50: time.Millisecond, P99: time.Duration(ms * float64(time.Millisecond))}}
+	}
+	for _, tt := range []struct {
+		name                          string
+		noop, again, delayed          float64
+		status, display, noteContains string
+	}{
+		{"added p99 above the target but within the floor", 1.0, 2.0, 1.8, result.StatusNotMet,
+			"1.80 - 1.00 = +0.80 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 2.00 = ±1.00 ms", "cannot resolve 0.5 ms"},
+		{"above the floor", 1.0, 1.1, 2.0, result.StatusNotMet,
+			"2.00 - 1.00 = +1.00 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 1.10 = ±0.10 ms", ""},
+		{"met", 1.0, 1.5, 1.3, result.StatusMet,
+			"1.30 - 1.00 = +0.30 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 1.50 = ±0.50 ms", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := map[string]*result.FleetBench{
+				FleetNoop:    {Name: FleetNoop, Steady: p99(tt.noop), Repeat: p99(tt.again)},
+				FleetDelayed: {Name: FleetDelayed, Steady: p99(tt.delayed)},
+			}
+			f := latencyFigure(result.Bench{Cores: 2}, fs)
+			if f.Status != tt.status || f.Display != tt.display {
+				t.Errorf("got %q %q, want %q %q", f.Status, f.Display, tt.status, tt.display)
+			}
+			if (tt.noteContains == "") != (f.Note == "") || !strings.Contains(f.Note, tt.noteContains) {
+				t.Errorf("note %q, want it to say %q", f.Note, tt.noteContains)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -357,13 +358,22 @@ func latencyFigure(b result.Bench, fs map[string]*result.FleetBench) result.Benc
 	}
 	n, d := fs[FleetNoop].Steady, fs[FleetDelayed].Steady
 	f.Value = ms(d.Latency.P99) - ms(n.Latency.P99)
-	f.Display = fmt.Sprintf("%.2f - %.2f = %+.2f ms", ms(d.Latency.P99), ms(n.Latency.P99), f.Value)
+	f.Display = fmt.Sprintf("%.2f - %.2f = %+.2f ms (p50 %+.2f ms)", ms(d.Latency.P99), ms(n.Latency.P99), f.Value, ms(d.Latency.P50)-ms(n.Latency.P50))
 	f.Status = status(f.Value <= TargetAddedP99Ms)
 	f.Conditions = fleetCond(b, fs[FleetDelayed], fmt.Sprintf("rate asked %.0f req/s (half the lower ceiling) for %.0f s each, achieved %.0f / %.0f, HDR p99 of every answer",
 		d.Rate, d.Duration.Seconds(), d.Achieved, n.Achieved))
-	if !d.Sustained || !n.Sustained {
-		f.Note = "a steady run was not sustained: " + strings.TrimPrefix(d.Why+"; "+n.Why, "; ")
+	var notes []string
+	if r := fs[FleetNoop].Repeat; r != nil {
+		floor := math.Abs(ms(r.Latency.P99) - ms(n.Latency.P99))
+		f.Display += fmt.Sprintf("; noise floor: no-op twice %.2f / %.2f = ±%.2f ms", ms(n.Latency.P99), ms(r.Latency.P99), floor)
+		if f.Value > TargetAddedP99Ms && f.Value <= floor {
+			notes = append(notes, fmt.Sprintf("the added p99 is within the noise floor (the no-op fleet's p99 moved %.2f ms between two runs at the same rate): this machine cannot resolve %.1f ms", floor, TargetAddedP99Ms))
+		}
 	}
+	if !d.Sustained || !n.Sustained {
+		notes = append(notes, "a steady run was not sustained: "+strings.TrimPrefix(d.Why+"; "+n.Why, "; "))
+	}
+	f.Note = strings.Join(notes, "; ")
 	return f
 }
 
