@@ -35,35 +35,31 @@ func benchSchedule(b *testing.B) (*schedule.Schedule, []string) {
 // does before it sends.
 func BenchmarkTargeter(b *testing.B) {
 	s, urls := benchSchedule(b)
-	b.Run("target", func(b *testing.B) {
-		tr := NewTargeter(s, urls, DefaultPath, DefaultClientHeader)
-		b.ReportAllocs()
-		var t vegeta.Target
-		for i := range b.N {
-			if i%len(s.Requests) == 0 {
-				tr = NewTargeter(s, urls, DefaultPath, DefaultClientHeader)
-			}
-			if err := tr(&t); err != nil {
-				b.Fatal(err)
-			}
+	for _, request := range []bool{false, true} {
+		name := "target"
+		if request {
+			name += "+request"
 		}
-	})
-	b.Run("target+request", func(b *testing.B) {
-		tr := NewTargeter(s, urls, DefaultPath, DefaultClientHeader)
-		b.ReportAllocs()
-		var t vegeta.Target
-		for i := range b.N {
-			if i%len(s.Requests) == 0 {
-				tr = NewTargeter(s, urls, DefaultPath, DefaultClientHeader)
+		b.Run(name, func(b *testing.B) {
+			tr := NewTargeter(s, urls, DefaultPath, DefaultClientHeader)
+			b.ReportAllocs()
+			var t vegeta.Target
+			for i := range b.N {
+				if i%len(s.Requests) == 0 {
+					tr = NewTargeter(s, urls, DefaultPath, DefaultClientHeader)
+				}
+				if err := tr(&t); err != nil {
+					b.Fatal(err)
+				}
+				if !request {
+					continue
+				}
+				if _, err := t.Request(); err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err := tr(&t); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := t.Request(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkAttribution is the per-result cost of finding a response's schedule entry.
