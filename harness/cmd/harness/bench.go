@@ -26,12 +26,15 @@ figures drift on a shared machine, and prints the table with each figure's targe
 was met and its conditions (cores, networking, rate asked, duration):
 
   1. decision cost of every algorithm x mode beside x/time/rate's Allow (testing.B, allocations)
-  2. fleet ceiling: the highest rate sustained (errors 0, generator on schedule) by 8 limiter
-     replicas + Redis in delayed sync over 8 no-op replicas, by a step-up search
+  2. the generator's ceiling: the harness's sender against 8 no-op replicas beside plain Vegeta's
+     constant rate against the same replicas, and each one's CPU and allocations per request
+     (profiles); fleet ceiling: the highest rate sustained (errors 0, generator on schedule) by
+     8 limiter replicas + Redis in delayed sync over 8 no-op replicas, by a step-up search;
+     GENERATOR-BOUND when within 10 % of the generator's ceiling
   3. store commands/s, delayed sync over central, at the same offered rate
   4. a peer, go-redis/redis_rate (replica --mode peer-gcra), in the same run: ceiling, p99, store
   5. store memory per tracked client: 200,000 clients through each counter layout
-  6. p99 added by the limiter at half the ceiling
+  6. p99 added by the limiter at half the ceiling, beside the no-op fleet's own spread over two runs
 
 Writes bench.json and report.html to --out. The heavy parts (fleets, the 200,000-client load)
 should not share the machine with another load test: make bench runs this under flock.`,
