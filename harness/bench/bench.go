@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -108,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 	}
 	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
 	if cfg.Baseline != "" {
-		old, err := result.ReadBench(cfg.Baseline)
+		old, err := result.Read[result.Bench](filepath.Dir(cfg.Baseline), filepath.Base(cfg.Baseline))
 		if err != nil {
 			return result.Bench{}, fmt.Errorf("--baseline: %w", err)
 		}
