@@ -496,3 +496,15 @@ func TestLatencyFigureShowsTheNoiseFloor(t *testing.T) {
 		})
 	}
 }
+
+// Plain Vegeta sustaining no step leaves the generator's ratio not measured, and the
+// profiles' cost per request still reported.
+func TestGeneratorFiguresWithoutVegetasCeiling(t *testing.T) {
+	b := measured()
+	b.Fleets[1].Ceiling = 0
+	figs := generatorFigures(b, map[string]*result.FleetBench{FleetNoop: &b.Fleets[0], FleetVegeta: &b.Fleets[1]})
+	if len(figs) != 2 || figs[0].Status != result.StatusNotMeasured || !strings.HasPrefix(figs[0].Conditions, "plain Vegeta sustained no step") ||
+		figs[1].Status != result.StatusNoTarget || !near(figs[1].Value, 1.1) {
+		t.Errorf("figures %+v: want the ratio not measured and the cost 1.10", figs)
+	}
+}

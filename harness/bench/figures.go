@@ -179,22 +179,25 @@ func ceilingFigure(b result.Bench, fs map[string]*result.FleetBench) result.Benc
 // a request in this process (the profiles).
 func generatorFigures(b result.Bench, fs map[string]*result.FleetBench) []result.BenchFigure {
 	f := result.BenchFigure{Item: 2, Name: "generator ceiling, harness sender / plain Vegeta", Unit: "ratio", Target: fmt.Sprintf(">= %.2f", TargetGeneratorRatio)}
-	if m := missing(fs, FleetNoop, FleetVegeta); m != "" || fs[FleetVegeta].Ceiling <= 0 {
+	m := missing(fs, FleetNoop, FleetVegeta)
+	switch {
+	case m != "":
 		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
-		if m == "" {
-			f.Conditions = "plain Vegeta sustained no step: " + steps(fs[FleetVegeta])
-		}
 		return []result.BenchFigure{f}
+	case fs[FleetVegeta].Ceiling <= 0:
+		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", "plain Vegeta sustained no step: "+steps(fs[FleetVegeta])
+	default:
+		n, v := fs[FleetNoop], fs[FleetVegeta]
+		f.Value = n.Ceiling / v.Ceiling
+		f.Display = fmt.Sprintf("%.0f%s / %.0f%s req/s = %.2f", n.Ceiling, atLeast(n), v.Ceiling, atLeast(v), f.Value)
+		f.Status = status(f.Value >= TargetGeneratorRatio)
+		f.Conditions = fleetCond(b, n, fmt.Sprintf("one process each against the same no-op replicas, searched in turn; harness: the schedule of the background population, attribution, accounting; vegeta: vegeta.Rate + Attack, one static target per replica; harness: %s; vegeta: %s",
+			steps(n), steps(v)))
+		if n.Capped || v.Capped {
+			f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
+		}
 	}
-	n, v := fs[FleetNoop], fs[FleetVegeta]
-	f.Value = n.Ceiling / v.Ceiling
-	f.Display = fmt.Sprintf("%.0f%s / %.0f%s req/s = %.2f", n.Ceiling, atLeast(n), v.Ceiling, atLeast(v), f.Value)
-	f.Status = status(f.Value >= TargetGeneratorRatio)
-	f.Conditions = fleetCond(b, n, fmt.Sprintf("one process each against the same no-op replicas, searched in turn; harness: the schedule of the background population, attribution, accounting; vegeta: vegeta.Rate + Attack, one static target per replica; harness: %s; vegeta: %s",
-		steps(n), steps(v)))
-	if n.Capped || v.Capped {
-		f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
-	}
+	n := fs[FleetNoop]
 	out := []result.BenchFigure{f}
 	var h, pv *result.Profile
 	for i := range b.Profiles {
@@ -211,8 +214,8 @@ func generatorFigures(b result.Bench, fs map[string]*result.FleetBench) []result
 			Display: fmt.Sprintf("%.1f / %.1f us = %.2f; allocations %.1f / %.1f, %.0f / %.0f B; GC %.0f / %.0f %% of CPU",
 				h.CPUPerRequestUs, pv.CPUPerRequestUs, h.CPUPerRequestUs/pv.CPUPerRequestUs, h.AllocsPerRequest, pv.AllocsPerRequest,
 				h.AllocBytesPerRequest, pv.AllocBytesPerRequest, 100*h.GCShare, 100*pv.GCShare),
-			Conditions: fleetCond(b, n, fmt.Sprintf("CPU and allocation profiles of this process over one %.0f s step each at %.0f req/s against the same no-op replicas (runtime/pprof; the replicas run elsewhere); top functions in the report",
-				n.Steps[0].Duration.Seconds(), h.Rate)),
+			Conditions: fleetCond(b, n, fmt.Sprintf("CPU and allocation profiles of this process over one step each (%.0f s with its schedule and report) at %.0f req/s against the same no-op replicas (runtime/pprof; the replicas run elsewhere); top functions in the report",
+				h.WallSeconds, h.Rate)),
 			Note: "harness top CPU: " + topLine(h.CPU, 5) + "; vegeta: " + topLine(pv.CPU, 5) + baselineNote(b.Baseline),
 		})
 	}
