@@ -26,7 +26,14 @@ var benchTmpl = template.Must(newTemplate("bench").Funcs(template.FuncMap{
 	"late": func(d result.Step) string {
 		return fmt.Sprintf("%.2f", float64(d.Lateness.P99)/1e6)
 	},
-	"f": func(v float64) string { return fmt.Sprintf("%.4g", v) },
+	"f":   func(v float64) string { return fmt.Sprintf("%.4g", v) },
+	"pct": func(v float64) string { return fmt.Sprintf("%.1f", 100*v) },
+	"at": func(fs []result.ProfileFunc, i int) *result.ProfileFunc {
+		if i < len(fs) {
+			return &fs[i]
+		}
+		return nil
+	},
 	"status": func(s string) template.HTML {
 		switch s {
 		case result.StatusMet:
@@ -52,6 +59,19 @@ Absolute figures drift on a shared machine; the ratios are measured in one run.<
 <table id="decisions"><tr><th>algorithm / mode</th><th>ns/op</th><th>× x/time/rate</th><th>allocs/op</th><th>B/op</th><th>iterations</th></tr>
 {{range .}}<tr><td>{{.Name}}</td><td class="n">{{f .NsPerOp}}</td><td class="n">{{f .VsRate}}</td><td class="n">{{.AllocsPerOp}}</td><td class="n">{{.BytesPerOp}}</td><td class="n">{{.N}}</td></tr>
 {{end}}</table>{{end}}
+{{define "profiles"}}<table class="profiles"><tr><th>generator</th><th>rate asked</th><th>requests</th><th>CPU s</th><th>CPU µs/request</th><th>allocs/request</th><th>B/request</th><th>GC % of CPU</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td class="n">{{f .Rate}}</td><td class="n">{{.Requests}}</td><td class="n">{{f .CPUSeconds}}</td><td class="n">{{f .CPUPerRequestUs}}</td><td class="n">{{f .AllocsPerRequest}}</td><td class="n">{{f .AllocBytesPerRequest}}</td><td class="n">{{pct .GCShare}}</td></tr>
+{{end}}</table>
+{{range .}}<h3>{{.Name}}: top functions</h3>
+<table class="top"><tr><th>CPU: function</th><th>flat %</th><th>cum %</th><th>allocated bytes: function</th><th>flat %</th><th>cum %</th></tr>
+{{$a := .Alloc}}{{range $i, $c := .CPU}}<tr><td>{{$c.Function}}</td><td class="n">{{pct $c.Flat}}</td><td class="n">{{pct $c.Cum}}</td>{{with at $a $i}}<td>{{.Function}}</td><td class="n">{{pct .Flat}}</td><td class="n">{{pct .Cum}}</td>{{end}}</tr>
+{{end}}</table>{{end}}{{end}}
+{{with .Profiles}}<h2>Generator profiles</h2>
+<p>Each generator's CPU and allocation profile (runtime/pprof, this process only: the replicas run elsewhere) over one fixed-rate step against the same no-op replicas; the harness's step includes building its schedule and report. Raw profiles: <code>*.cpu.pprof</code>, <code>*.allocs.pprof</code> beside bench.json.</p>
+{{template "profiles" .}}{{end}}
+{{with .Baseline}}<h2>Generator profiles before (baseline)</h2>
+<p>From {{.From}}{{with .Commit}}, commit {{.}}{{end}}, {{.StartedAt.Format "2006-01-02T15:04:05Z07:00"}}.</p>
+{{template "profiles" .Profiles}}{{end}}
 {{range .Fleets}}<h2>Fleet {{.Name}} ({{.Network}})</h2>
 {{if .Error}}<p class="fail">{{.Error}}</p>{{end}}
 <p>{{.Conditions.Provider}}/{{.Network}}, {{.Conditions.Replicas}} replicas{{with .Conditions.Mode}}, mode {{.}}{{end}}; ceiling {{f .Ceiling}} req/s{{if .Capped}} (search capped: at least){{end}};

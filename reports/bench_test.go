@@ -24,6 +24,11 @@ func TestGenerateRendersABenchRun(t *testing.T) {
 			Steps:  []result.Step{{Rate: 5062, Achieved: 4216, Why: "achieved 4216 of 5062 req/s"}},
 			Steady: &result.Step{Rate: 1868, Achieved: 1868, Sustained: true, Latency: result.Percentiles{P99: 17 * time.Millisecond}}}},
 		Memory: []result.MemoryLayout{{Name: "sliding_window, 12 slices (ours: one hash per client)", Clients: 200_000, Records: 12, PerClient: 261, EstimateTotal: 115.2e6}},
+		Profiles: []result.Profile{{Name: "harness sender", Rate: 4000, Requests: 20000, CPUPerRequestUs: 115, AllocsPerRequest: 64.6, GCShare: 0.109,
+			CPU:   []result.ProfileFunc{{Function: "internal/runtime/syscall/linux.Syscall6", Flat: 0.361, Cum: 0.361}, {Function: "runtime.scanObject", Flat: 0.083, Cum: 0.1}},
+			Alloc: []result.ProfileFunc{{Function: "harness/schedule.NewBackground", Flat: 0.0864, Cum: 0.12}}}},
+		Baseline: &result.ProfileBaseline{From: "runs/before/bench.json", Commit: "c493bf5",
+			Profiles: []result.Profile{{Name: "harness sender", Rate: 4000, Requests: 20000, CPUPerRequestUs: 121.7, AllocsPerRequest: 96.6}}},
 	}
 	if err := result.Write(dir, result.BenchFile, b); err != nil {
 		t.Fatal(err)
@@ -41,6 +46,10 @@ func TestGenerateRendersABenchRun(t *testing.T) {
 		`<td>fleet ceiling, delayed / no-op</td><td>3735 / 4134 req/s = 0.90</td><td>&gt;= 0.90</td><td><span class="pass">met</span></td><td><small>cores 2, docker/host networking</small></td>`,
 		`<span class="fail">not met</span>`, "noisy on 2 cores",
 		"achieved 4216 of 5062 req/s", "<td class=\"n\">17.00</td>", "115.20", "x-time-rate/Allow",
+		"<h2>Generator profiles</h2>", `<td>harness sender</td><td class="n">4000</td><td class="n">20000</td>`, `<td class="n">64.6</td>`, `<td class="n">10.9</td>`,
+		`<tr><td>internal/runtime/syscall/linux.Syscall6</td><td class="n">36.1</td><td class="n">36.1</td><td>harness/schedule.NewBackground</td><td class="n">8.6</td><td class="n">12.0</td></tr>`,
+		`<tr><td>runtime.scanObject</td><td class="n">8.3</td><td class="n">10.0</td></tr>`,
+		"Generator profiles before (baseline)", "From runs/before/bench.json, commit c493bf5", `<td class="n">96.6</td>`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)

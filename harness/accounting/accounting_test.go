@@ -529,3 +529,32 @@ func BenchmarkReport2M(b *testing.B) {
 		a.Report()
 	}
 }
+
+// BenchmarkAdd is the per-outcome cost of recording: class, send time, three HDR histograms.
+func BenchmarkAdd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s, err := schedule.NewBackground(schedule.DefaultBackground(schedule.DefaultParams(), 4000, 5*time.Second), rng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.AssignReplicas(8, rng); err != nil {
+		b.Fatal(err)
+	}
+	n := len(s.Requests)
+	var a *Accumulator
+	b.ReportAllocs()
+	for i := range b.N {
+		if i%n == 0 {
+			b.StopTimer()
+			if a, err = New(&s, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		k := i % n
+		o := traffic.Outcome{Index: k, Code: 200, Sent: s.Requests[k].At + time.Millisecond, Latency: time.Duration(500+k%2000) * time.Microsecond, Lateness: time.Millisecond}
+		if err := a.Add(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -51,9 +52,18 @@ type Config struct {
 	// NoCluster skips figure 7 (a Redis Cluster store); ClusterRate is its offered rate.
 	NoCluster   bool
 	ClusterRate float64
-	Commit      string
-	Logger      *slog.Logger
-	Progress    io.Writer
+	// NoGenerator skips plain Vegeta's search and the generator profiles; GeneratorOnly
+	// measures only the generator (the no-op fleet with the harness's sender and with plain
+	// Vegeta, and both profiles), none of the limiter fleets.
+	NoGenerator, GeneratorOnly bool
+	// ProfileDir, when set, receives the generator profiles' raw pprof files.
+	ProfileDir string
+	// Baseline, when set, is an earlier bench.json whose generator profiles the report
+	// shows beside this run's (before and after a change to the generator).
+	Baseline string
+	Commit   string
+	Logger   *slog.Logger
+	Progress io.Writer
 }
 
 // DefaultConfig fits `make bench` on 2 cores in about five minutes: host networking, 5 s
@@ -76,6 +86,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--clients and --memory-clients must be > 0 (got %d, %d)", c.Clients, c.MemoryClients)
 	case !c.NoFleet && len(c.Networks) == 0:
 		return errors.New("--network: name at least one of host, bridge")
+	case c.GeneratorOnly && (c.NoGenerator || c.NoFleet):
+		return errors.New("--generator-only measures the generator on the no-op fleet: drop --no-generator and --no-fleet")
 	}
 	for _, n := range c.Networks {
 		if n != fleet.NetworkHost && n != fleet.NetworkBridge {
@@ -99,6 +111,16 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		cfg.Progress = io.Discard
 	}
 	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
+	if cfg.Baseline != "" {
+		old, err := result.Read[result.Bench](filepath.Dir(cfg.Baseline), filepath.Base(cfg.Baseline))
+		if err != nil {
+			return result.Bench{}, fmt.Errorf("--baseline: %w", err)
+		}
+		if len(old.Profiles) == 0 {
+			return result.Bench{}, fmt.Errorf("--baseline %s holds no generator profiles: give a bench.json from a run that measured the generator", cfg.Baseline)
+		}
+		b.Baseline = &result.ProfileBaseline{From: cfg.Baseline, Commit: old.Commit, StartedAt: old.StartedAt, Profiles: old.Profiles}
+	}
 	if !cfg.NoDecisions {
 		fmt.Fprintln(cfg.Progress, "== 1. in-process decision cost (testing.B, beside x/time/rate)")
 		b.Decisions = Decisions("")
@@ -126,15 +148,16 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			fl, err := fleets(ctx, cfg, provider, network)
+			fl, profiles, err := fleets(ctx, cfg, provider, network)
 			b.Fleets = append(b.Fleets, fl...)
+			b.Profiles = append(b.Profiles, profiles...)
 			if err != nil {
 				b.Errors = append(b.Errors, fmt.Sprintf("fleets (%s): %v", network, err))
 				cfg.Logger.Error("fleet measurement failed", "network", network, "err", err)
 			}
 		}
 	}
-	if !cfg.NoCluster && ctx.Err() == nil {
+	if !cfg.NoCluster && !cfg.GeneratorOnly && ctx.Err() == nil {
 		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
 		if err != nil {
 			return b, err
@@ -149,25 +172,40 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 	return b, ctx.Err()
 }
 
-// fleets measures, in one networking mode: the ceilings of 8 no-op replicas, of 8 limiter
-// replicas in delayed sync and of the peer, searched in turn step by step; then, at the same
-// shared rate (half the lower of the no-op and delayed ceilings), each fleet in turn for the
-// latency, and the store's commands in central and delayed sync and for the peer.
-func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network string) ([]result.FleetBench, error) {
+// fleets measures, in one networking mode: the ceilings of 8 no-op replicas (the harness's
+// sender against them is the generator's ceiling), of plain Vegeta's constant-rate attack on
+// the same replicas, of 8 limiter replicas in delayed sync and of the peer, searched in turn
+// step by step; then each generator profiled over one step at the lower generator ceiling;
+// then, at the same shared rate (half the lower of the no-op and delayed ceilings), each
+// fleet in turn for the latency, and the store's commands in central and delayed sync and
+// for the peer.
+func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network string) ([]result.FleetBench, []result.Profile, error) {
 	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
 	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "delayed", Replicas: cfg.Replicas, Network: network}}
 	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "central", Replicas: cfg.Replicas, Network: network}}
 	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: fleet.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
 	searched := []*member{noop, delayed}
-	if !cfg.NoPeer {
+	switch {
+	case cfg.GeneratorOnly:
+		searched = searched[:1]
+	case !cfg.NoPeer:
 		searched = append(searched, peer)
 	}
 	all := append(searched[:len(searched):len(searched)], central)
+	if cfg.GeneratorOnly {
+		all = searched
+	}
+	var vg *result.FleetBench // plain Vegeta on the no-op fleet
+	var profiles []result.Profile
 	out := func() []result.FleetBench {
 		var fs []result.FleetBench
 		for _, m := range all {
 			m.res.Network = network
 			fs = append(fs, m.res)
+			if m == noop && vg != nil {
+				vg.Network, vg.Conditions = network, noop.res.Conditions
+				fs = append(fs, *vg)
+			}
 		}
 		return fs
 	}
@@ -179,32 +217,58 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 	p := cfg.Progress
 	for _, m := range searched {
 		if err := m.start(ctx, cfg, provider); err != nil {
-			return out(), err
+			return out(), profiles, err
 		}
 	}
 	var names []string
-	sends := make([]Sender, len(searched))
-	for i, m := range searched {
+	var sends []Sender
+	for _, m := range searched {
 		names = append(names, m.name)
-		sends[i] = m.sender(cfg)
+		sends = append(sends, m.sender(cfg))
+		if m == noop && !cfg.NoGenerator {
+			vg = &result.FleetBench{Name: FleetVegeta}
+			names = append(names, FleetVegeta+" (plain, on the no-op fleet)")
+			sends = append(sends, vegetaSender(cfg, noop.vegeta(cfg)))
+		}
 	}
 	fmt.Fprintf(p, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", network, cfg.Replicas, strings.Join(names, ", "), cfg.Step)
 	cs, errs := cfg.Search.Interleave(ctx, sends...)
-	for i, m := range searched {
-		m.res.Ceiling, m.res.Capped, m.res.Steps = cs[i].Rate, cs[i].Capped, cs[i].Steps
-		if errs[i] != nil {
-			m.res.Error = errs[i].Error()
+	k := 0
+	for _, m := range searched {
+		for _, res := range []*result.FleetBench{&m.res, vg} {
+			if res == vg && (m != noop || vg == nil) {
+				continue
+			}
+			res.Ceiling, res.Capped, res.Steps = cs[k].Rate, cs[k].Capped, cs[k].Steps
+			if errs[k] != nil {
+				res.Error = errs[k].Error()
+			}
+			k++
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return out(), err
+		return out(), profiles, err
+	}
+	if vg != nil {
+		var err error
+		if profiles, err = profileGenerators(ctx, cfg, noop, vg.Ceiling); err != nil {
+			return out(), profiles, err
+		}
+	}
+	if cfg.GeneratorOnly {
+		return out(), profiles, nil
 	}
 	shared := sharedRate(noop.res.Ceiling, delayed.res.Ceiling, cfg.Search.Min)
 	fmt.Fprintf(p, "== 3/4/6. steady runs at %.0f req/s (half the lower ceiling), %s networking\n", shared, network)
 	for _, m := range searched {
 		if err := m.steady(ctx, cfg, shared); err != nil {
-			return out(), err
+			return out(), profiles, err
 		}
+	}
+	// The no-op fleet once more at the same rate: the spread between its two runs is the
+	// noise floor of the latency the limiter adds (figure 6).
+	if err := noop.repeat(ctx, cfg, shared); err != nil {
+		return out(), profiles, err
 	}
 	for _, m := range searched {
 		if m != delayed {
@@ -212,12 +276,12 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 		}
 	}
 	if err := central.start(ctx, cfg, provider); err != nil {
-		return out(), err
+		return out(), profiles, err
 	}
 	if err := central.steady(ctx, cfg, shared); err != nil {
-		return out(), err
+		return out(), profiles, err
 	}
-	return out(), nil
+	return out(), profiles, nil
 }
 
 // sharedRate is the rate every fleet is measured at side by side: half the lower ceiling
@@ -283,11 +347,15 @@ func (m *member) sender(cfg Config) Sender {
 	return func(ctx context.Context, rate float64) (result.Step, error) {
 		st, err := s.send(ctx, rate)
 		if err == nil {
-			fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
-				m.name, st.Rate, st.Achieved, ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
+			printStep(cfg, m.name, st)
 		}
 		return st, err
 	}
+}
+
+func printStep(cfg Config, name string, st result.Step) {
+	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
+		name, st.Rate, st.Achieved, ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
 }
 
 // steady runs the fleet at rate for one step and counts the store's commands over it.
@@ -321,6 +389,19 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 	}
 	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
 		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
+	return nil
+}
+
+// repeat runs the fleet's steady step again and keeps it beside the first.
+func (m *member) repeat(ctx context.Context, cfg Config, rate float64) error {
+	st, err := m.stepper(cfg).send(ctx, rate)
+	if err != nil {
+		m.res.Error = err.Error()
+		return fmt.Errorf("%s steady run, repeated: %w", m.name, err)
+	}
+	m.res.Repeat = &st
+	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  (again: the noise floor)  %s\n",
+		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), verdict(st))
 	return nil
 }
 

@@ -229,12 +229,18 @@ func measured() result.Bench {
 		},
 		Fleets: []result.FleetBench{
 			{Name: FleetNoop, Network: "host", Conditions: cond(""), Ceiling: 4000, Steps: ceilSteps, Steady: step(1500, 1.0)},
+			{Name: FleetVegeta, Network: "host", Conditions: cond(""), Ceiling: 5000, Steps: ceilSteps},
 			{Name: FleetDelayed, Network: "host", Conditions: cond("delayed"), Ceiling: 3000, Steps: ceilSteps, Steady: step(1500, 1.3),
 				StoreCmdPerSec: 30, StoreCmdPerRequest: 30.0 / 1500},
 			{Name: FleetCentral, Network: "host", Conditions: cond("central"), Steady: step(1500, 2),
 				StoreCmdPerSec: 1500, StoreCmdPerRequest: 1},
 			{Name: FleetPeer, Network: "host", Conditions: cond("peer-gcra"), Ceiling: 2000, Steps: ceilSteps, Steady: step(1500, 2.5),
 				StoreCmdPerSec: 1500, StoreCmdPerRequest: 1},
+		},
+		Profiles: []result.Profile{
+			{Name: ProfileHarness, Rate: 4000, CPUPerRequestUs: 110, AllocsPerRequest: 65, AllocBytesPerRequest: 9000, GCShare: 0.1,
+				CPU: []result.ProfileFunc{{Function: "internal/runtime/syscall/linux.Syscall6", Flat: 0.36, Cum: 0.36}}},
+			{Name: ProfileVegeta, Rate: 4000, CPUPerRequestUs: 100, AllocsPerRequest: 66, AllocBytesPerRequest: 6000, GCShare: 0.04},
 		},
 		Memory: []result.MemoryLayout{
 			{Name: "fixed_window (ours: one hash per client)", Clients: 200_000, Records: 1, UsedDelta: 33_200_000, PerClient: 166, Estimate: 48, EstimateTotal: 9.6e6},
@@ -256,6 +262,8 @@ func TestFiguresJudgeEveryTarget(t *testing.T) {
 		{1, "decision token_bucket/split", 1.8, result.StatusNotMet},
 		{1, "decision fixed_window/central", 0.8, result.StatusNotMet}, // an allocation
 		{1, "decision " + RateName, 1, result.StatusNoTarget},
+		{2, "generator ceiling, harness sender / plain Vegeta", 0.8, result.StatusNotMet},
+		{2, "generator CPU per request, harness sender / plain Vegeta", 1.1, result.StatusNoTarget},
 		{2, "fleet ceiling, delayed / no-op", 0.75, result.StatusNotMet},
 		// 30 cmd/s against 1 per request: 1/50 at 1500 req/s; projected with the design's
 		// 40/s (8 nodes / 0.2 s), the higher, 1/1000 at HS2's 40,000.
@@ -279,14 +287,64 @@ func TestFiguresJudgeEveryTarget(t *testing.T) {
 			t.Errorf("figure %d (%s) has no conditions", i, f.Name)
 		}
 	}
-	if d := figs[5].Display; !strings.Contains(d, "30.0 / 1500 cmd/s = 1/50 at 1500 req/s; at HS2 40.0 / 40000 = 1/1000") {
+	if d := figs[5].Display; d != "110.0 / 100.0 us = 1.10; allocations 65.0 / 66.0, 9000 / 6000 B; GC 10 / 4 % of CPU" {
+		t.Errorf("generator cost %q", d)
+	}
+	b.Baseline = &result.ProfileBaseline{Commit: "c493bf5", Profiles: []result.Profile{{Name: ProfileHarness, CPUPerRequestUs: 121.7, AllocsPerRequest: 96.6, AllocBytesPerRequest: 9287}}}
+	if n := Figures(b)[5].Note; !strings.HasSuffix(n, "; before (c493bf5): harness sender 121.7 us, 96.6 allocations, 9287 B a request") {
+		t.Errorf("generator cost note %q: want the baseline's figures", n)
+	}
+	if d := figs[4].Display; d != "4000 / 5000 req/s = 0.80" {
+		t.Errorf("generator ceiling %q", d)
+	}
+	if d := figs[7].Display; !strings.Contains(d, "30.0 / 1500 cmd/s = 1/50 at 1500 req/s; at HS2 40.0 / 40000 = 1/1000") {
 		t.Errorf("store figure %q: want the measured ratio and the projection to HS2", d)
 	}
-	if c := figs[4].Conditions; !strings.Contains(c, "cores 2, docker/host networking, 8 replicas + Redis") || !strings.Contains(c, "1000✓ 1500✗") {
+	if c := figs[6].Conditions; !strings.Contains(c, "cores 2, docker/host networking, 8 replicas + Redis") || !strings.Contains(c, "1000✓ 1500✗") {
 		t.Errorf("ceiling conditions %q", c)
 	}
-	if c := figs[11].Conditions; !strings.Contains(c, "rate asked 1500 req/s") || !strings.Contains(c, "for 5 s") {
+	if c := figs[13].Conditions; !strings.Contains(c, "rate asked 1500 req/s") || !strings.Contains(c, "for 5 s") {
 		t.Errorf("latency conditions %q", c)
+	}
+}
+
+// A fleet ceiling within 10 % of the generator's (the harness's sender against no-op
+// replicas) is the generator's ceiling: GENERATOR-BOUND, never a ratio that passes.
+func TestCeilingFigureIsGeneratorBound(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		noop, delayed    float64
+		noopCapped       bool
+		wantStatus, disp string
+		value            float64
+	}{
+		{"the generator's ceiling twice (make bench before issue 13)", 3375, 3375, false, result.StatusGeneratorBound, "3375 / 3375 req/s = 1.00: GENERATOR-BOUND", 1},
+		{"within 10 %", 4000, 3601, false, result.StatusGeneratorBound, "3601 / 4000 req/s = 0.90: GENERATOR-BOUND", 0.90025},
+		{"just below 90 %: a real ratio", 4000, 3599, false, result.StatusNotMet, "3599 / 4000 req/s = 0.90", 0.89975},
+		{"well below: the limiter's own ceiling", 6000, 3000, false, result.StatusNotMet, "3000 / 6000 req/s = 0.50", 0.5},
+		{"the generator never saturated: the ratio stands", 8000, 8000, true, result.StatusMet, "8000+ / 8000+ req/s = 1.00", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := map[string]*result.FleetBench{
+				FleetNoop:    {Name: FleetNoop, Ceiling: tt.noop, Capped: tt.noopCapped},
+				FleetDelayed: {Name: FleetDelayed, Ceiling: tt.delayed, Capped: tt.noopCapped},
+			}
+			f := ceilingFigure(result.Bench{Cores: 2}, fs)
+			if f.Status != tt.wantStatus || f.Display != tt.disp || !near(f.Value, tt.value) {
+				t.Errorf("got %q %q %v, want %q %q %v", f.Status, f.Display, f.Value, tt.wantStatus, tt.disp, tt.value)
+			}
+			if bound := tt.wantStatus == result.StatusGeneratorBound; bound != strings.Contains(f.Note, "measured the generator") {
+				t.Errorf("note %q", f.Note)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		fleet, gen float64
+		want       bool
+	}{{3375, 3375, true}, {3038, 3375, true}, {3037, 3375, false}, {5000, 4000, true}, {100, 0, false}} {
+		if got := GeneratorBound(tt.fleet, tt.gen); got != tt.want {
+			t.Errorf("GeneratorBound(%v, %v) = %v, want %v", tt.fleet, tt.gen, got, tt.want)
+		}
 	}
 }
 
@@ -294,7 +352,7 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 func TestFiguresSayWhatWasNotMeasured(t *testing.T) {
 	b := measured()
-	b.Fleets[2].Error = "start the central fleet: docker down"
+	b.Fleets[3].Error = "start the central fleet: docker down"
 	b.Decisions, b.Memory = nil, nil
 	figs := Figures(b)
 	got := map[string]string{}
@@ -312,8 +370,8 @@ func TestFiguresSayWhatWasNotMeasured(t *testing.T) {
 		}
 	}
 	none := Figures(result.Bench{Cores: 2})
-	if len(none) != 6 {
-		t.Errorf("an empty run has %d figures, want one per item (6)", len(none))
+	if len(none) != 7 {
+		t.Errorf("an empty run has %d figures, want one per item (6) and the generator's", len(none))
 	}
 	for _, f := range none {
 		if f.Status != result.StatusNotMeasured {
@@ -402,5 +460,52 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	ours, doc := ls[2], ls[3]
 	if ours.Records != 12 || doc.Records != 12 || ours.SampleUsage*3 > doc.SampleUsage {
 		t.Errorf("12-slice client: ours %.0f B (MEMORY USAGE), the document's layout %.0f B: want ours under a third", ours.SampleUsage, doc.SampleUsage)
+	}
+}
+
+// The latency figure shows the no-op fleet's own spread between two runs at one rate, and
+// says when the added p99 is within it.
+func TestLatencyFigureShowsTheNoiseFloor(t *testing.T) {
+	p99 := func(ms float64) *result.Step {
+		return &result.Step{Rate: 1500, Achieved: 1500, Duration: 5 * time.Second, Sustained: true,
+			Latency: accounting.Percentiles{P50: time.Millisecond, P99: time.Duration(ms * float64(time.Millisecond))}}
+	}
+	for _, tt := range []struct {
+		name                          string
+		noop, again, delayed          float64
+		status, display, noteContains string
+	}{
+		{"added p99 above the target but within the floor", 1.0, 2.0, 1.8, result.StatusNotMet,
+			"1.80 - 1.00 = +0.80 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 2.00 = ±1.00 ms", "cannot resolve 0.5 ms"},
+		{"above the floor", 1.0, 1.1, 2.0, result.StatusNotMet,
+			"2.00 - 1.00 = +1.00 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 1.10 = ±0.10 ms", ""},
+		{"met", 1.0, 1.5, 1.3, result.StatusMet,
+			"1.30 - 1.00 = +0.30 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 1.50 = ±0.50 ms", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := map[string]*result.FleetBench{
+				FleetNoop:    {Name: FleetNoop, Steady: p99(tt.noop), Repeat: p99(tt.again)},
+				FleetDelayed: {Name: FleetDelayed, Steady: p99(tt.delayed)},
+			}
+			f := latencyFigure(result.Bench{Cores: 2}, fs)
+			if f.Status != tt.status || f.Display != tt.display {
+				t.Errorf("got %q %q, want %q %q", f.Status, f.Display, tt.status, tt.display)
+			}
+			if (tt.noteContains == "") != (f.Note == "") || !strings.Contains(f.Note, tt.noteContains) {
+				t.Errorf("note %q, want it to say %q", f.Note, tt.noteContains)
+			}
+		})
+	}
+}
+
+// Plain Vegeta sustaining no step leaves the generator's ratio not measured, and the
+// profiles' cost per request still reported.
+func TestGeneratorFiguresWithoutVegetasCeiling(t *testing.T) {
+	b := measured()
+	b.Fleets[1].Ceiling = 0
+	figs := generatorFigures(b, map[string]*result.FleetBench{FleetNoop: &b.Fleets[0], FleetVegeta: &b.Fleets[1]})
+	if len(figs) != 2 || figs[0].Status != result.StatusNotMeasured || !strings.HasPrefix(figs[0].Conditions, "plain Vegeta sustained no step") ||
+		figs[1].Status != result.StatusNoTarget || !near(figs[1].Value, 1.1) {
+		t.Errorf("figures %+v: want the ratio not measured and the cost 1.10", figs)
 	}
 }

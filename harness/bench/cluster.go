@@ -29,7 +29,7 @@ const clusterLayout = "rl:{client}:default:sliding_window → {slice: count} × 
 // DefaultClusterMasters masters beside one Redis at the same offered rate (the delayed-sync
 // fleet on each in turn, host networking: a cluster's nodes announce 127.0.0.1), and the
 // memory per client on each shard of a cluster of redis-server processes loaded with
-// clients through the exchange. Config.NoCluster alone turns it off.
+// clients through the exchange. Config.NoCluster turns it off (and GeneratorOnly, which measures no limiter fleet).
 func Cluster(ctx context.Context, cfg Config, provider fleet.Provider) *result.ClusterBench {
 	cb := &result.ClusterBench{Rate: cfg.ClusterRate, Masters: fleet.DefaultClusterMasters, Layout: clusterLayout}
 	var errs []error

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -46,6 +47,7 @@ func Figures(b result.Bench) []result.BenchFigure {
 	var ceil, store, peer, lat []result.BenchFigure
 	for _, n := range nets {
 		fs := byNet[n]
+		ceil = append(ceil, generatorFigures(b, fs)...)
 		ceil = append(ceil, ceilingFigure(b, fs))
 		store = append(store, storeFigure(b, fs))
 		peer = append(peer, peerFigures(b, fs)...)
@@ -55,7 +57,7 @@ func Figures(b result.Bench) []result.BenchFigure {
 		for _, it := range []struct {
 			item int
 			name string
-		}{{2, "fleet ceiling, delayed / no-op"}, {3, "store commands, delayed / central"}, {4, "peer (go-redis/redis_rate)"}, {6, "p99 added by the limiter"}} {
+		}{{2, "generator ceiling, harness sender / plain Vegeta"}, {2, "fleet ceiling, delayed / no-op"}, {3, "store commands, delayed / central"}, {4, "peer (go-redis/redis_rate)"}, {6, "p99 added by the limiter"}} {
 			f := result.BenchFigure{Item: it.item, Name: it.name, Status: result.StatusNotMeasured, Display: "-", Conditions: "fleet not run"}
 			switch it.item {
 			case 2:
@@ -145,7 +147,7 @@ func missing(fs map[string]*result.FleetBench, names ...string) string {
 }
 
 func ceilingFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchFigure {
-	f := result.BenchFigure{Item: 2, Name: "fleet ceiling, delayed / no-op", Unit: "ratio", Target: fmt.Sprintf(">= %.2f", TargetCeilingRatio)}
+	f := result.BenchFigure{Item: 2, Name: "fleet ceiling, delayed / no-op", Unit: "ratio", Target: fmt.Sprintf(">= %.2f, below the generator's ceiling", TargetCeilingRatio)}
 	if m := missing(fs, FleetNoop, FleetDelayed); m != "" || fs[FleetNoop].Ceiling <= 0 {
 		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
 		if m == "" {
@@ -155,13 +157,70 @@ func ceilingFigure(b result.Bench, fs map[string]*result.FleetBench) result.Benc
 	}
 	n, d := fs[FleetNoop], fs[FleetDelayed]
 	f.Value = d.Ceiling / n.Ceiling
+	f.Conditions = fleetCond(b, d, fmt.Sprintf("sustained = errors 0, achieved >= 95 %%, generator p99 lateness <= 10 ms; delayed: %s; no-op: %s", steps(d), steps(n)))
+	// The harness's sender against replicas that do nothing is the generator's ceiling: a
+	// fleet within 10 % of it stopped where the generator did, whatever its own ceiling is.
+	if !n.Capped && GeneratorBound(d.Ceiling, n.Ceiling) {
+		f.Status = result.StatusGeneratorBound
+		f.Display = fmt.Sprintf("%.0f%s / %.0f req/s = %.2f: GENERATOR-BOUND", d.Ceiling, atLeast(d), n.Ceiling, f.Value)
+		f.Note = fmt.Sprintf("the delayed fleet sustained within %.0f %% of the generator's own ceiling (the harness's sender against no-op replicas, %.0f req/s): the search measured the generator; the limiter's ceiling is at least %.0f req/s. Send from more generators to measure it",
+			100*GeneratorBoundMargin, n.Ceiling, d.Ceiling)
+		return f
+	}
 	f.Display = fmt.Sprintf("%.0f%s / %.0f%s req/s = %.2f", d.Ceiling, atLeast(d), n.Ceiling, atLeast(n), f.Value)
 	f.Status = status(f.Value >= TargetCeilingRatio)
-	f.Conditions = fleetCond(b, d, fmt.Sprintf("sustained = errors 0, achieved >= 95 %%, generator p99 lateness <= 10 ms; delayed: %s; no-op: %s", steps(d), steps(n)))
 	if n.Capped || d.Capped {
 		f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
 	}
 	return f
+}
+
+// generatorFigures are the generator's own ceiling, the harness's sender against the no-op
+// fleet beside plain Vegeta's constant rate against the same replicas, and what each costs
+// a request in this process (the profiles).
+func generatorFigures(b result.Bench, fs map[string]*result.FleetBench) []result.BenchFigure {
+	f := result.BenchFigure{Item: 2, Name: "generator ceiling, harness sender / plain Vegeta", Unit: "ratio", Target: fmt.Sprintf(">= %.2f", TargetGeneratorRatio)}
+	m := missing(fs, FleetNoop, FleetVegeta)
+	switch {
+	case m != "":
+		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
+		return []result.BenchFigure{f}
+	case fs[FleetVegeta].Ceiling <= 0:
+		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", "plain Vegeta sustained no step: "+steps(fs[FleetVegeta])
+	default:
+		n, v := fs[FleetNoop], fs[FleetVegeta]
+		f.Value = n.Ceiling / v.Ceiling
+		f.Display = fmt.Sprintf("%.0f%s / %.0f%s req/s = %.2f", n.Ceiling, atLeast(n), v.Ceiling, atLeast(v), f.Value)
+		f.Status = status(f.Value >= TargetGeneratorRatio)
+		f.Conditions = fleetCond(b, n, fmt.Sprintf("one process each against the same no-op replicas, searched in turn; harness: the schedule of the background population, attribution, accounting; vegeta: vegeta.Rate + Attack, one static target per replica; harness: %s; vegeta: %s",
+			steps(n), steps(v)))
+		if n.Capped || v.Capped {
+			f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
+		}
+	}
+	n := fs[FleetNoop]
+	out := []result.BenchFigure{f}
+	var h, pv *result.Profile
+	for i := range b.Profiles {
+		switch b.Profiles[i].Name {
+		case ProfileHarness:
+			h = &b.Profiles[i]
+		case ProfileVegeta:
+			pv = &b.Profiles[i]
+		}
+	}
+	if h != nil && pv != nil && pv.CPUPerRequestUs > 0 {
+		out = append(out, result.BenchFigure{Item: 2, Name: "generator CPU per request, harness sender / plain Vegeta",
+			Value: h.CPUPerRequestUs / pv.CPUPerRequestUs, Unit: "ratio", Status: result.StatusNoTarget,
+			Display: fmt.Sprintf("%.1f / %.1f us = %.2f; allocations %.1f / %.1f, %.0f / %.0f B; GC %.0f / %.0f %% of CPU",
+				h.CPUPerRequestUs, pv.CPUPerRequestUs, h.CPUPerRequestUs/pv.CPUPerRequestUs, h.AllocsPerRequest, pv.AllocsPerRequest,
+				h.AllocBytesPerRequest, pv.AllocBytesPerRequest, 100*h.GCShare, 100*pv.GCShare),
+			Conditions: fleetCond(b, n, fmt.Sprintf("CPU and allocation profiles of this process over one step each (%.0f s with its schedule and report) at %.0f req/s against the same no-op replicas (runtime/pprof; the replicas run elsewhere); top functions in the report",
+				h.WallSeconds, h.Rate)),
+			Note: "harness top CPU: " + topLine(h.CPU, 5) + "; vegeta: " + topLine(pv.CPU, 5) + baselineNote(b.Baseline),
+		})
+	}
+	return out
 }
 
 func atLeast(f *result.FleetBench) string {
@@ -221,12 +280,47 @@ func peerFigures(b result.Bench, fs map[string]*result.FleetBench) []result.Benc
 	cond := fleetCond(b, p, fmt.Sprintf("peer-gcra: GCRA in one Redis script per decision; ours: sliding window, delayed sync; p99 and store at %.0f req/s; peer %s", p.Steady.Rate, steps(p)))
 	return []result.BenchFigure{
 		{Item: 4, Name: "peer ceiling vs ours", Value: p.Ceiling, Unit: "req/s", Status: result.StatusNoTarget, Conditions: cond,
-			Display: fmt.Sprintf("peer %.0f%s vs ours %.0f%s req/s (%.2fx)", p.Ceiling, atLeast(p), d.Ceiling, atLeast(d), ratio(p.Ceiling, d.Ceiling))},
+			Display: fmt.Sprintf("peer %.0f%s vs ours %.0f%s req/s (%.2fx)%s", p.Ceiling, atLeast(p), d.Ceiling, atLeast(d), ratio(p.Ceiling, d.Ceiling), boundNote(fs, p, d))},
 		{Item: 4, Name: "peer p99 vs ours", Value: ms(p.Steady.Latency.P99), Unit: "ms", Status: result.StatusNoTarget, Conditions: cond,
 			Display: fmt.Sprintf("peer %.2f vs ours %.2f ms", ms(p.Steady.Latency.P99), ms(d.Steady.Latency.P99))},
 		{Item: 4, Name: "peer store commands/s vs ours", Value: p.StoreCmdPerSec, Unit: "commands/s", Status: result.StatusNoTarget, Conditions: cond,
 			Display: fmt.Sprintf("peer %.0f (%.2f/request) vs ours %.1f (%.4f/request)", p.StoreCmdPerSec, p.StoreCmdPerRequest, d.StoreCmdPerSec, d.StoreCmdPerRequest)},
 	}
+}
+
+// baselineNote is the harness's and Vegeta's cost per request in the baseline run, before.
+func baselineNote(base *result.ProfileBaseline) string {
+	if base == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range base.Profiles {
+		parts = append(parts, fmt.Sprintf("%s %.1f us, %.1f allocations, %.0f B a request", p.Name, p.CPUPerRequestUs, p.AllocsPerRequest, p.AllocBytesPerRequest))
+	}
+	commit := base.Commit
+	if commit == "" {
+		commit = base.From
+	}
+	return fmt.Sprintf("; before (%s): %s", commit, strings.Join(parts, "; "))
+}
+
+// boundNote names the fleets whose ceiling is the generator's (GeneratorBound against the
+// no-op fleet's), so that no comparison of them is read as the limiters'.
+func boundNote(fs map[string]*result.FleetBench, fleets ...*result.FleetBench) string {
+	n := fs[FleetNoop]
+	if n == nil || n.Capped {
+		return ""
+	}
+	var bound []string
+	for _, f := range fleets {
+		if GeneratorBound(f.Ceiling, n.Ceiling) {
+			bound = append(bound, f.Name)
+		}
+	}
+	if len(bound) == 0 {
+		return ""
+	}
+	return "; GENERATOR-BOUND: " + strings.Join(bound, ", ")
 }
 
 func ratio(a, b float64) float64 {
@@ -268,13 +362,22 @@ func latencyFigure(b result.Bench, fs map[string]*result.FleetBench) result.Benc
 	}
 	n, d := fs[FleetNoop].Steady, fs[FleetDelayed].Steady
 	f.Value = ms(d.Latency.P99) - ms(n.Latency.P99)
-	f.Display = fmt.Sprintf("%.2f - %.2f = %+.2f ms", ms(d.Latency.P99), ms(n.Latency.P99), f.Value)
+	f.Display = fmt.Sprintf("%.2f - %.2f = %+.2f ms (p50 %+.2f ms)", ms(d.Latency.P99), ms(n.Latency.P99), f.Value, ms(d.Latency.P50)-ms(n.Latency.P50))
 	f.Status = status(f.Value <= TargetAddedP99Ms)
 	f.Conditions = fleetCond(b, fs[FleetDelayed], fmt.Sprintf("rate asked %.0f req/s (half the lower ceiling) for %.0f s each, achieved %.0f / %.0f, HDR p99 of every answer",
 		d.Rate, d.Duration.Seconds(), d.Achieved, n.Achieved))
-	if !d.Sustained || !n.Sustained {
-		f.Note = "a steady run was not sustained: " + strings.TrimPrefix(d.Why+"; "+n.Why, "; ")
+	var notes []string
+	if r := fs[FleetNoop].Repeat; r != nil {
+		floor := math.Abs(ms(r.Latency.P99) - ms(n.Latency.P99))
+		f.Display += fmt.Sprintf("; noise floor: no-op twice %.2f / %.2f = ±%.2f ms", ms(n.Latency.P99), ms(r.Latency.P99), floor)
+		if f.Value > TargetAddedP99Ms && f.Value <= floor {
+			notes = append(notes, fmt.Sprintf("the added p99 is within the noise floor (the no-op fleet's p99 moved %.2f ms between two runs at the same rate): this machine cannot resolve %.1f ms", floor, TargetAddedP99Ms))
+		}
 	}
+	if !d.Sustained || !n.Sustained {
+		notes = append(notes, "a steady run was not sustained: "+strings.TrimPrefix(d.Why+"; "+n.Why, "; "))
+	}
+	f.Note = strings.Join(notes, "; ")
 	return f
 }
 

@@ -13,6 +13,9 @@ const (
 	StatusNotMet      = "not met"
 	StatusNoTarget    = "no target"
 	StatusNotMeasured = "not measured"
+	// StatusGeneratorBound marks a ceiling within 10 % of the generator's own: it measured
+	// the generator, so it is neither met nor not met (issue 13).
+	StatusGeneratorBound = "GENERATOR-BOUND"
 )
 
 // Bench is bench.json: how fast and cheap the limiter is, as ratios measured side by side
@@ -30,6 +33,11 @@ type Bench struct {
 	Memory    []MemoryLayout `json:"memory,omitempty"`
 	// Cluster is the Redis Cluster part (figure 7); nil when not run.
 	Cluster *ClusterBench `json:"cluster,omitempty"`
+	// Profiles are the generators' CPU and allocation profiles, one fixed-rate step each.
+	Profiles []Profile `json:"generator_profiles,omitempty"`
+	// Baseline holds an earlier run's generator profiles (harness bench --baseline), shown
+	// beside this run's as before and after.
+	Baseline *ProfileBaseline `json:"profile_baseline,omitempty"`
 	// Errors are the measurements that could not be made, and why.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -70,6 +78,10 @@ type FleetBench struct {
 	Capped  bool    `json:"ceiling_capped,omitempty"`
 	Steps   []Step  `json:"steps,omitempty"`
 	Steady  *Step   `json:"steady,omitempty"`
+	// Repeat is the steady run sent again after every fleet's (the no-op fleet's): how far
+	// one fleet's p99 moves between two runs at one rate on this machine, the noise floor of
+	// the latency the limiter adds.
+	Repeat *Step `json:"steady_repeat,omitempty"`
 	// StoreCommands counts the top-level commands the replicas sent the store in the steady
 	// run (INFO commandstats without the commands the scripts run inside Redis); StoreOps
 	// counts them all.
@@ -94,6 +106,38 @@ type Step struct {
 	Lateness  Percentiles   `json:"lateness"`
 	Sustained bool          `json:"sustained"`
 	Why       string        `json:"why,omitempty"` // why not sustained
+}
+
+// Profile is one generator's CPU and allocation profile over one fixed-rate step against
+// the no-op fleet: its own cost per request and the functions it is spent in.
+type Profile struct {
+	Name                 string        `json:"name"` // "harness sender", "plain vegeta"
+	Rate                 float64       `json:"rate_asked"`
+	Requests             int           `json:"requests"`
+	WallSeconds          float64       `json:"wall_s"`
+	CPUSeconds           float64       `json:"cpu_s"`
+	CPUPerRequestUs      float64       `json:"cpu_us_per_request"`
+	AllocsPerRequest     float64       `json:"allocs_per_request"`
+	AllocBytesPerRequest float64       `json:"alloc_bytes_per_request"`
+	GCShare              float64       `json:"gc_share"`  // of CPU: collector workers and assists
+	CPU                  []ProfileFunc `json:"cpu_top"`   // by flat CPU share
+	Alloc                []ProfileFunc `json:"alloc_top"` // by flat share of bytes allocated
+}
+
+// ProfileBaseline is an earlier run's generator profiles, with where they came from.
+type ProfileBaseline struct {
+	From      string    `json:"from"` // the bench.json they were read from
+	Commit    string    `json:"commit,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Profiles  []Profile `json:"profiles"`
+}
+
+// ProfileFunc is one function's share of a profile's total: flat, its own; cum, with what
+// it calls.
+type ProfileFunc struct {
+	Function string  `json:"function"`
+	Flat     float64 `json:"flat"`
+	Cum      float64 `json:"cum"`
 }
 
 // MemoryLayout is the store's memory for one counter layout loaded with every client.

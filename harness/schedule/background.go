@@ -108,9 +108,9 @@ func NewBackground(b Background, rng *rand.Rand) (Schedule, error) {
 		prefix = "bg-"
 	}
 	s := Schedule{Clients: make([]Client, b.Clients), Duration: b.Duration}
-	digits := len(strconv.Itoa(b.Clients - 1))
+	ids := numberedIDs(prefix, b.Clients)
 	for i := range s.Clients {
-		s.Clients[i] = Client{ID: prefix + pad(i, digits), Limit: b.Limit, Window: w, Pattern: PatternBackground}
+		s.Clients[i] = Client{ID: ids[i], Limit: b.Limit, Window: w, Pattern: PatternBackground}
 	}
 
 	period := float64(time.Second) / b.Rate
@@ -177,12 +177,28 @@ func NewBackground(b Background, rng *rand.Rand) (Schedule, error) {
 	return s, nil
 }
 
-// pad writes i in decimal with leading zeros to the given width, so that
-// client IDs sort in client order.
-func pad(i, width int) string {
-	s := strconv.Itoa(i)
-	if len(s) >= width {
-		return s
+// numberedIDs is prefix followed by 0..n-1 padded to one width (pad), as substrings of one
+// string: a 200,000-client population then costs two allocations, not 400,000, and the
+// collector has one object to mark where it had a population. The numbers are padded
+// with zeros to one width so that client IDs sort in client order.
+func numberedIDs(prefix string, n int) []string {
+	digits := len(strconv.Itoa(n - 1))
+	width := len(prefix) + digits
+	var b strings.Builder
+	b.Grow(n * width)
+	var num [20]byte
+	for i := range n {
+		d := strconv.AppendInt(num[:0], int64(i), 10)
+		b.WriteString(prefix)
+		for range digits - len(d) {
+			b.WriteByte('0')
+		}
+		b.Write(d)
 	}
-	return strings.Repeat("0", width-len(s)) + s
+	all := b.String()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = all[i*width : (i+1)*width]
+	}
+	return ids
 }

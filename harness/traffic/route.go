@@ -2,7 +2,6 @@ package traffic
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -16,6 +15,7 @@ import (
 // schedule can be spread across a replica set that grows and shrinks during the run.
 func NewRoutedTargeter(s *schedule.Schedule, route func() string, path, header string) vegeta.Targeter {
 	key := http.CanonicalHeaderKey(header)
+	ids := clientIDs(s)
 	var next atomic.Int64
 	return func(t *vegeta.Target) error {
 		i := next.Add(1) - 1
@@ -24,8 +24,8 @@ func NewRoutedTargeter(s *schedule.Schedule, route func() string, path, header s
 		}
 		r := s.Requests[i]
 		t.Method = http.MethodGet
-		t.URL = strings.TrimSuffix(route(), "/") + path + "?" + seqParam + strconv.FormatInt(i, 10)
-		t.Header = http.Header{key: {s.Clients[r.Client].ID}}
+		t.URL = seqURL(strings.TrimSuffix(route(), "/")+path+"?"+seqParam, i)
+		t.Header = http.Header{key: ids[r.Client : r.Client+1 : r.Client+1]}
 		return nil
 	}
 }

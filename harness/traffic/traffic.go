@@ -95,7 +95,7 @@ type Options struct {
 	Connections    int           // idle connections kept per replica; 0 is Vegeta's 10,000
 	MaxConnections int           // connections per replica; 0 is no cap
 	NoKeepAlive    bool          // a new connection for every request
-	Timeout        time.Duration // per request
+	Timeout        time.Duration // per request: to connect, then from the request written to its response's headers
 	// Grace is how far behind the schedule the generator may fall: pacing
 	// stops at the last request's offset plus Grace, and in-flight requests
 	// are canceled Timeout after that.
@@ -207,10 +207,15 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 		MaxConnsPerHost:     opts.MaxConnections,
 		DisableKeepAlives:   opts.NoKeepAlive,
 		IdleConnTimeout:     90 * time.Second,
+		// The per-request bound: the dialer's Timeout, then this from the request written
+		// to the response's headers. A timer per request (context.WithTimeout) cost four
+		// allocations and two locks on the run's context each; the responses are a status
+		// line. Runs with request bodies keep the timer (ctxTransport).
+		ResponseHeaderTimeout: opts.Timeout,
 	}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{
-		Transport:     withShape(opts.Shape, withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: opts.Timeout, base: transport})),
+		Transport:     withShape(opts.Shape, withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: bodyTimeout(opts), base: transport})),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	atk := vegeta.NewAttacker(
@@ -243,7 +248,8 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	if opts.Route != nil {
 		targeter = NewRoutedTargeter(s, opts.Route, opts.Path, opts.ClientHeader)
 	}
-	results := atk.Attack(targeter, pacer, pacingLimit, "rlharness")
+	// No attack name: Vegeta would send it as one more header on every request.
+	results := atk.Attack(targeter, pacer, pacingLimit, "")
 
 	sum := Summary{Scheduled: len(s.Requests), AskedRate: float64(len(s.Requests)) / s.Duration.Seconds()}
 	var sinkErr error
@@ -296,18 +302,31 @@ func WaitAligned(ctx context.Context, align time.Duration) error {
 	}
 }
 
-// ctxTransport bounds every request by the run's context and the request
-// timeout. Vegeta builds requests without a context, and a canceled run must
-// not wait out requests stuck at a dead replica; http.Client's own Timeout
-// would be lost when the request's context is replaced, so the timeout is
-// applied here too.
+// ctxTransport binds every request to the run's context, so that a canceled run does not
+// wait out requests stuck at a dead replica: Vegeta builds requests without a context.
+// Without a body the request timeout is the transport's (the dial timeout, then
+// ResponseHeaderTimeout). With timeout set, a request is bounded as a whole by a context of
+// its own: a large body's write to a paused replica blocks before ResponseHeaderTimeout
+// starts. http.Client's own Timeout would be lost when the request's context is replaced.
 type ctxTransport struct {
 	ctx     context.Context
 	timeout time.Duration
 	base    http.RoundTripper
 }
 
+// bodyTimeout is ctxTransport's whole-request bound: the request timeout for runs with
+// bodies or a Shape (which may give a request one), none (the transport's) for the rest.
+func bodyTimeout(opts Options) time.Duration {
+	if opts.Body == nil && opts.Shape == nil {
+		return 0
+	}
+	return opts.Timeout
+}
+
 func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.timeout <= 0 {
+		return t.base.RoundTrip(r.WithContext(t.ctx))
+	}
 	ctx, cancel := context.WithTimeout(t.ctx, t.timeout)
 	resp, err := t.base.RoundTrip(r.WithContext(ctx))
 	if err != nil {
@@ -318,8 +337,8 @@ func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// cancelOnClose releases a request's context once its body is done with,
-// so that ten million requests do not leave ten million timers behind.
+// cancelOnClose releases a request's context once its body is done with, so that ten
+// million requests do not leave ten million timers behind.
 type cancelOnClose struct {
 	io.ReadCloser
 	cancel context.CancelFunc

@@ -504,3 +504,33 @@ func TestOutcomeFile(t *testing.T) {
 		})
 	}
 }
+
+// A run with bodies bounds each request as a whole: a replica that stops reading a large
+// body (a paused one) blocks the write before any response-header timeout starts, and must
+// still be a timeout after Timeout, not a request left to the run's end.
+func TestRunWithBodiesTimesOut(t *testing.T) {
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Second):
+		}
+	}))
+	defer stall.Close()
+	s := testSchedule(4, 40*time.Millisecond, "ok")
+	start := time.Now()
+	var kinds []ErrKind
+	_, err := Run(context.Background(), s, []string{stall.URL, stall.URL}, Options{Timeout: 150 * time.Millisecond,
+		Body: func(int) []byte { return make([]byte, 32<<20) }}, func(o Outcome) error {
+		kinds = append(kinds, o.Err)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kinds) != 4 || slices.ContainsFunc(kinds, func(k ErrKind) bool { return k != ErrTimeout }) {
+		t.Errorf("outcomes %v, want 4 timeouts", kinds)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("run took %v; the 150 ms timeout should bound it", el)
+	}
+}

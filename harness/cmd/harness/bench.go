@@ -26,12 +26,15 @@ figures drift on a shared machine, and prints the table with each figure's targe
 was met and its conditions (cores, networking, rate asked, duration):
 
   1. decision cost of every algorithm x mode beside x/time/rate's Allow (testing.B, allocations)
-  2. fleet ceiling: the highest rate sustained (errors 0, generator on schedule) by 8 limiter
-     replicas + Redis in delayed sync over 8 no-op replicas, by a step-up search
+  2. the generator's ceiling: the harness's sender against 8 no-op replicas beside plain Vegeta's
+     constant rate against the same replicas, and each one's CPU and allocations per request
+     (profiles); fleet ceiling: the highest rate sustained (errors 0, generator on schedule) by
+     8 limiter replicas + Redis in delayed sync over 8 no-op replicas, by a step-up search;
+     GENERATOR-BOUND when within 10 % of the generator's ceiling
   3. store commands/s, delayed sync over central, at the same offered rate
   4. a peer, go-redis/redis_rate (replica --mode peer-gcra), in the same run: ceiling, p99, store
   5. store memory per tracked client: 200,000 clients through each counter layout
-  6. p99 added by the limiter at half the ceiling
+  6. p99 added by the limiter at half the ceiling, beside the no-op fleet's own spread over two runs
 
 Writes bench.json and report.html to --out. The heavy parts (fleets, the 200,000-client load)
 should not share the machine with another load test: make bench runs this under flock.`,
@@ -50,6 +53,9 @@ should not share the machine with another load test: make bench runs this under 
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Progress = cmd.OutOrStdout()
 			cfg.Commit = commit()
+			if cfg.ProfileDir == "" {
+				cfg.ProfileDir = out
+			}
 			b, runErr := bench.Run(cmd.Context(), cfg)
 			if b.StartedAt.IsZero() { // the config was refused: nothing measured
 				return runErr
@@ -88,6 +94,10 @@ should not share the machine with another load test: make bench runs this under 
 	f.BoolVar(&cfg.NoPeer, "no-peer", false, "skip the peer limiter (figure 4)")
 	f.BoolVar(&cfg.NoCluster, "no-cluster", false, "skip figure 7 (delayed sync on a Redis Cluster: store commands beside one Redis, memory per shard)")
 	f.Float64Var(&cfg.ClusterRate, "cluster-rate", cfg.ClusterRate, "figure 7: the offered rate of the one-Redis and cluster steady runs, req/s")
+	f.BoolVar(&cfg.NoGenerator, "no-generator", false, "skip plain Vegeta's search and the generator profiles (figure 2's generator ceiling)")
+	f.BoolVar(&cfg.GeneratorOnly, "generator-only", false, "measure only the generator: the no-op fleet with the harness's sender and with plain Vegeta, and their profiles")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write the generator profiles' raw pprof files here (go tool pprof); default: the run directory")
+	f.StringVar(&cfg.Baseline, "baseline", "", "an earlier bench.json whose generator profiles the report shows beside this run's (before/after)")
 	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
 	return cmd
