@@ -47,6 +47,13 @@ type Config struct {
 	// (reconnection, circuit breaker, one sync); wall clock, not scaled.
 	RecoveryGrace time.Duration
 	Gates         accounting.Gates
+	// Shards is how many generator processes send each scenario (1: this one, in process);
+	// ShardRunner runs them as processes (HarnessBinary, default this executable) or
+	// containers (HarnessImage, default rlharness/harness:dev).
+	Shards        int
+	ShardRunner   string
+	HarnessBinary string
+	HarnessImage  string
 	OutDir        string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit   string
@@ -75,7 +82,7 @@ func DefaultConfig() Config {
 		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: 50 * time.Millisecond,
 		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
-		Gates: defaultGates(), OutDir: "runs/latest",
+		Gates: defaultGates(), Shards: 1, ShardRunner: RunnerProcess, OutDir: "runs/latest",
 	}
 }
 
@@ -89,6 +96,10 @@ func (c Config) check() error {
 		return fmt.Errorf("--clients must be > 0 (got %d)", c.Clients)
 	case c.Replicas <= 0:
 		return fmt.Errorf("--replicas must be > 0 (got %d)", c.Replicas)
+	case c.Shards < 1:
+		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
+	case c.ShardRunner != RunnerProcess && c.ShardRunner != RunnerContainer && c.ShardRunner != "":
+		return fmt.Errorf("--shard-runner %q: use %s or %s", c.ShardRunner, RunnerProcess, RunnerContainer)
 	}
 	r := limiters.Rule{Name: "x", Algorithm: c.Algorithm, Limit: 1, Window: time.Minute, Slices: 12, Burst: 1}
 	if err := r.Validate(); err != nil {
@@ -173,20 +184,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			res.Pass = false
 			cfg.Logger.Error("scenario failed to run", "scenario", sc.Name, "err", err)
 		}
-		sum.Scenarios = append(sum.Scenarios, res)
-		for _, c := range res.Checks {
-			sum.Checks = append(sum.Checks, GateCheck{Scenario: sc.Name, Gated: sc.Gated, Check: c})
-			if sc.Gated && !c.Pass {
-				sum.Failed = append(sum.Failed, sc.Name+": "+c.Name)
-			}
-		}
-		if sc.Gated {
-			sum.Pass = sum.Pass && res.Pass
-			sum.GeneratorBound = sum.GeneratorBound || res.GeneratorBound
-		}
-		if res.Error != "" && sc.Gated {
-			sum.Failed = append(sum.Failed, sc.Name+": "+res.Error)
-		}
+		addScenario(&sum, res)
 		printScenario(cfg.Progress, res)
 		if err := writeSummary(cfg.OutDir, sum); err != nil { // a crash keeps what was measured
 			return sum, err
@@ -203,28 +201,70 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	return sum, writeSummary(cfg.OutDir, sum)
 }
 
+// addScenario adds a judged scenario to the summary: its checks, and, when it is gated, its
+// verdict.
+func addScenario(sum *Summary, res ScenarioResult) {
+	sum.Scenarios = append(sum.Scenarios, res)
+	for _, c := range res.Checks {
+		sum.Checks = append(sum.Checks, GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
+		if res.Gated && !c.Pass {
+			sum.Failed = append(sum.Failed, res.Name+": "+c.Name)
+		}
+	}
+	if res.Gated {
+		sum.Pass = sum.Pass && res.Pass
+		sum.GeneratorBound = sum.GeneratorBound || res.GeneratorBound
+	}
+	if res.Error != "" && res.Gated {
+		sum.Failed = append(sum.Failed, res.Name+": "+res.Error)
+	}
+}
+
 func writeSummary(dir string, s Summary) error { return result.Write(dir, result.SummaryFile, s) }
 
-// buildSchedule is a scenario's traffic: the document's probe clients plus the background
-// population, each request to a replica drawn from the seeded generator.
-func buildSchedule(cfg Config) (schedule.Schedule, error) {
-	p := schedule.Params{Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
+// scheduleSpec is what the config's schedule is built from, as shards and the judge see it.
+func (c Config) scheduleSpec() result.ScheduleSpec {
+	return result.ScheduleSpec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
+}
+
+func buildSchedule(cfg Config) (schedule.Schedule, error) { return BuildSchedule(cfg.scheduleSpec()) }
+
+// BuildSchedule is a scenario's traffic: the document's probe clients plus the background
+// population, each request to a replica drawn from the seeded generator. The same spec gives
+// the same schedule on every machine.
+func BuildSchedule(spec result.ScheduleSpec) (schedule.Schedule, error) {
+	p := schedule.Params{Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Scale: spec.TimeScale}
 	probes, err := schedule.Probes(p)
 	if err != nil {
 		return schedule.Schedule{}, err
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	bg := schedule.DefaultBackground(p, cfg.Rate, probes.Duration)
-	bg.Clients = cfg.Clients
+	rng := rand.New(rand.NewPCG(spec.Seed, 0x5eed))
+	bg := schedule.DefaultBackground(p, spec.Rate, probes.Duration)
+	bg.Clients = spec.Clients
 	back, err := schedule.NewBackground(bg, rng)
 	if err != nil {
 		return schedule.Schedule{}, fmt.Errorf("background population: %w", err)
 	}
 	s := schedule.Merge(probes, back)
-	if err := s.AssignReplicas(cfg.Replicas, rng); err != nil {
+	if err := s.AssignReplicas(spec.Replicas, rng); err != nil {
 		return schedule.Schedule{}, err
 	}
 	return s, nil
+}
+
+// sendFunc sends a scenario's schedule at the fleet as traffic.Run does: from opts' start,
+// calling onStart on the origin and sink once per outcome. The sharded sender returns its
+// shards' records.
+type sendFunc func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error)
+
+func (c Config) send(sc Scenario) sendFunc {
+	if c.Shards > 1 {
+		return c.sendShards(sc)
+	}
+	return func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error) {
+		_, err := traffic.Run(ctx, s, fl.ReplicaURLs(), opts, sink)
+		return nil, err
+	}
 }
 
 func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario) (ScenarioResult, error) {
@@ -294,36 +334,44 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return acc.Add(o)
 	}
 
-	// Start on a window edge of the replicas' epoch-aligned windows, so the schedule's
-	// window edges (the boundary burst's) are the limiters' own.
-	if err := traffic.WaitAligned(ctx, window); err != nil {
-		return res, err
-	}
-	// The store's command counts cover the traffic alone, not the fleet's start or the wait.
-	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-		return res, fmt.Errorf("reset the store's command stats: %w", err)
-	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	start := time.Now()
-	progressDone := progress(runCtx, cfg.Progress, start, &sent, &errs, len(sched.Requests))
+	// traffic.Run owns the start: it waits for a window edge of the replicas' epoch-aligned
+	// windows, so the schedule's window edges (the boundary burst's) are the limiters' own,
+	// and calls onStart on that origin, the clock of every outcome. The store's counters and
+	// the fault windows are timed on it too.
+	var start time.Time
+	progressDone := closed()
 	faultErr := make(chan error, 1)
-	if sc.Fault != FaultNone {
-		go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, start, outage, cfg.Logger) }()
-	} else {
-		faultErr <- nil
+	onStart := func(origin time.Time) error {
+		start = origin
+		// The store's command counts cover the traffic alone, not the fleet's start or the wait.
+		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return fmt.Errorf("reset the store's command stats: %w", err)
+		}
+		if cfg.Shards <= 1 { // shards' outcomes arrive once they are done
+			progressDone = progress(runCtx, cfg.Progress, origin, &sent, &errs, len(sched.Requests))
+		}
+		if sc.Fault != FaultNone {
+			go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, origin, outage, cfg.Logger) }()
+		} else {
+			faultErr <- nil
+		}
+		return nil
 	}
-	tsum, runErr := traffic.Run(runCtx, &sched, fl.ReplicaURLs(), traffic.Options{}, sink)
+	opts := traffic.Options{Align: window, OnStart: onStart}
+	shards, runErr := cfg.send(sc)(runCtx, &sched, fl, opts, sink)
 	cancel()
 	<-progressDone
-	if err := <-faultErr; err != nil && runErr == nil {
-		runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
+	if !start.IsZero() {
+		if err := <-faultErr; err != nil && runErr == nil {
+			runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
+		}
+		res.Duration = time.Since(start)
 	}
-	res.Duration = time.Since(start)
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return res, runErr
 	}
-	_ = tsum
 
 	res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb)
 	if err != nil {
@@ -335,6 +383,9 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	}
 	rep := acc.Report()
 	fillResult(&res, &rep, cfg, sc, probes, outage, faultLat)
+	if shards != nil {
+		judgeSkew(&res, shards, cfg.Gates.LatenessP99)
+	}
 	return res, nil
 }
 
@@ -405,6 +456,13 @@ func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.T
 	err := up(bctx, fleet.RedisMember)
 	log.Info("store fault ends", "fault", fault, "at", time.Since(start), "err", err)
 	return err
+}
+
+// closed is a channel that is already closed: a progress printer that never started.
+func closed() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // progress prints elapsed time, rate and errors every two seconds until ctx ends.
