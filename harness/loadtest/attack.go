@@ -57,15 +57,15 @@ type AttackConfig struct {
 	// Start is the origin every shard is given; zero: the next window edge since the epoch,
 	// which shards started within one window of each other also agree on.
 	Start    time.Time
-	ClockRef string // Redis host:port whose TIME every shard reads; "" measures nothing
-	OutDir   string
+	ClockRef string          // Redis host:port whose TIME every shard reads; "" measures nothing
+	OutDir   string          // the run directory: the shard writes OutDir/shard-<i>
 	Options  traffic.Options // connection settings; Start and Align are set from the above
 	Progress io.Writer
 }
 
 // Attack builds the whole schedule from the spec, sends the shard's clients' requests from
-// the start instant and writes OutDir/outcomes.csv (indexes into the whole schedule) and
-// OutDir/shard.json. The returned error is the run's; shard.json records it too.
+// the start instant and writes outcomes.csv (indexes into the whole schedule) and shard.json
+// into OutDir/shard-<i>. The returned error is the run's; shard.json records it too.
 func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	m := result.Shard{Shard: ac.Shard, Shards: ac.Shards, Scenario: ac.Scenario, Algorithm: ac.Algorithm, Mode: ac.Mode,
 		Schedule: ac.Schedule, Targets: ac.Targets, Cores: runtime.NumCPU(), Commit: commit()}
@@ -99,10 +99,8 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 		}
 		m.ClockOffset = &off
 	}
-	if err := os.MkdirAll(ac.OutDir, 0o755); err != nil {
-		return m, fmt.Errorf("create the shard's directory: %w", err)
-	}
-	w, err := traffic.Create(ac.OutDir)
+	dir := ShardDir(ac.OutDir, ac.Shard)
+	w, err := traffic.Create(dir)
 	if err != nil {
 		return m, err
 	}
@@ -132,5 +130,5 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	if m.Start.IsZero() {
 		m.Start = ac.Start
 	}
-	return m, errors.Join(err, result.WriteShard(ac.OutDir, m))
+	return m, errors.Join(err, result.WriteShard(dir, m))
 }

@@ -222,12 +222,12 @@ func addScenario(sum *Summary, res ScenarioResult) {
 
 func writeSummary(dir string, s Summary) error { return result.Write(dir, result.SummaryFile, s) }
 
-// scheduleSpec is what the config's schedule is built from, as shards and the judge see it.
-func (c Config) scheduleSpec() result.ScheduleSpec {
+// ScheduleSpec is what the config's schedule is built from, as shards and the judge see it.
+func (c Config) ScheduleSpec() result.ScheduleSpec {
 	return result.ScheduleSpec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
 }
 
-func buildSchedule(cfg Config) (schedule.Schedule, error) { return BuildSchedule(cfg.scheduleSpec()) }
+func buildSchedule(cfg Config) (schedule.Schedule, error) { return BuildSchedule(cfg.ScheduleSpec()) }
 
 // BuildSchedule is a scenario's traffic: the document's probe clients plus the background
 // population, each request to a replica drawn from the seeded generator. The same spec gives

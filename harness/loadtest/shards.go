@@ -48,7 +48,7 @@ type ShardRun struct {
 	Logger *slog.Logger
 }
 
-// attackArgs is the `harness attack` command line of shard i writing to out.
+// attackArgs is the `harness attack` command line of shard i writing under the run directory out.
 func attackArgs(ac AttackConfig, i int, out string) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	args := []string{"attack", "--shard", fmt.Sprintf("%d/%d", i, ac.Shards),
@@ -171,7 +171,7 @@ func runContainer(ctx context.Context, image string, ac AttackConfig, i int, dir
 	req := testcontainers.ContainerRequest{
 		Image:  image,
 		Name:   fmt.Sprintf("rlharness-shard-%d-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6, i),
-		Cmd:    attackArgs(ac, i, ShardDir(mount, i)),
+		Cmd:    attackArgs(ac, i, mount),
 		Labels: map[string]string{fleet.LabelFleet: "1", fleet.LabelMember: fmt.Sprintf("shard-%d", i)},
 		User:   fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		HostConfigModifier: func(hc *container.HostConfig) {
@@ -209,7 +209,7 @@ func (c Config) sendShards(sc Scenario) sendFunc {
 	return func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error) {
 		dir := sc.Dir(c.OutDir)
 		run := ShardRun{Runner: c.ShardRunner, Binary: c.HarnessBinary, Image: c.HarnessImage, Dir: dir, Logger: c.Logger,
-			Attack: AttackConfig{Schedule: c.scheduleSpec(), Shards: c.Shards, Scenario: sc.Name, Algorithm: string(sc.Algorithm),
+			Attack: AttackConfig{Schedule: c.ScheduleSpec(), Shards: c.Shards, Scenario: sc.Name, Algorithm: string(sc.Algorithm),
 				Mode: sc.Mode, Targets: fl.ReplicaURLs(), ClockRef: fl.RedisAddr(),
 				Start: traffic.NextAligned(time.Now().Add(shardLead), opts.Align)}}
 		fmt.Fprintf(c.Progress, "   %d shards (%s runner) from %s\n", c.Shards, run.Runner, run.Attack.Start.UTC().Format(time.RFC3339Nano))
