@@ -6,10 +6,12 @@
 #   rlharness/noop:dev     static ./targets/cmd/noop
 #   rlharness/claimcheck:dev static ./targets/cmd/claimcheck (the claim-check producer/consumer)
 #   rlharness/worker:dev   static ./targets/cmd/worker (the horizontal-scaling replica)
+#   rlharness/harness:dev  static ./harness/cmd/harness: the load generator's shards (loadtest
+#                          --shard-runner container, the Kubernetes Job under deploy/)
 #   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
 #                          redis-server plus every library ldd lists and the dynamic loader
 #
-# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|redis ...]   (default: all five)
+# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|harness|redis ...]   (default: all six)
 # Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
 # GO (go binary, default go), DOCKER (docker binary, default docker).
 set -euo pipefail
@@ -65,6 +67,22 @@ DOCKERFILE
 	docker_build "rlharness/$name:dev" "$ctx"
 }
 
+# harness_image: the harness itself in a scratch image, for the generator shards. It runs as
+# nobody and writes only under the directory it is given (a bind mount or a volume).
+harness_image() {
+	local ctx="$WORK/harness"
+	mkdir -p "$ctx"
+	log "compiling ./harness/cmd/harness"
+	CGO_ENABLED=0 GOOS=linux "$GO" build -trimpath -ldflags='-s -w' -o "$ctx/harness" ./harness/cmd/harness
+	cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY harness /harness
+USER 65534:65534
+ENTRYPOINT ["/harness"]
+DOCKERFILE
+	docker_build "rlharness/harness:dev" "$ctx"
+}
+
 redis_image() {
 	local tag=rlharness/redis:dev
 	if [[ -n "${REDIS_IMAGE:-}" ]]; then
@@ -112,12 +130,13 @@ DOCKERFILE
 }
 
 images=("$@")
-[[ ${#images[@]} -gt 0 ]] || images=(replica noop claimcheck worker redis)
+[[ ${#images[@]} -gt 0 ]] || images=(replica noop claimcheck worker harness redis)
 for image in "${images[@]}"; do
 	case $image in
 	replica | noop | claimcheck | worker) go_image "$image" ;;
+	harness) harness_image ;;
 	redis) redis_image ;;
-	*) die "unknown image '$image': use replica, noop, claimcheck, worker or redis" ;;
+	*) die "unknown image '$image': use replica, noop, claimcheck, worker, harness or redis" ;;
 	esac
 done
 log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"

@@ -47,6 +47,9 @@ type Config struct {
 	// (reconnection, circuit breaker, one sync); wall clock, not scaled.
 	RecoveryGrace time.Duration
 	Gates         accounting.Gates
+	// Rules, when set, is the replicas' rule file in place of the document's rule at the
+	// run's time scale: the scenario's algorithm is then only its name.
+	Rules []byte
 	// Shards is how many generator processes send each scenario (1: this one, in process);
 	// ShardRunner runs them as processes (HarnessBinary, default this executable) or
 	// containers (HarnessImage, default rlharness/harness:dev).
@@ -275,8 +278,12 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return res, err
 	}
 	dir := sc.Dir(cfg.OutDir)
+	rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
+	if cfg.Rules != nil {
+		rules = cfg.Rules
+	}
 	spec := fleet.Spec{
-		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(limiters.Algorithm(sc.Algorithm), window),
+		Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rules,
 		SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
 	}
 	fl, err := provider.Start(ctx, spec)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -93,7 +94,7 @@ func RunShards(ctx context.Context, r ShardRun, onStart func(time.Time) error) (
 			bin = exe
 		}
 		launch = func(ctx context.Context, i int) error {
-			return runProcess(ctx, bin, attackArgs(ac, i, ShardDir(r.Dir, i)), ShardDir(r.Dir, i))
+			return runProcess(ctx, bin, attackArgs(ac, i, r.Dir), ShardDir(r.Dir, i))
 		}
 	case RunnerContainer:
 		image := r.Image
@@ -135,11 +136,18 @@ func RunShards(ctx context.Context, r ShardRun, onStart func(time.Time) error) (
 	for i := range shards {
 		m, err := result.ReadShard(filepath.Join(ShardDir(r.Dir, i), result.ShardFile))
 		if err != nil {
-			return nil, fmt.Errorf("shard %d: %w", i, err)
+			log, _ := os.ReadFile(filepath.Join(ShardDir(r.Dir, i), "attack.log"))
+			return nil, fmt.Errorf("shard %d: %w; its output: %s", i, err, lastLines(string(log), 10))
 		}
 		shards[i] = m
 	}
 	return shards, nil
+}
+
+// lastLines is the end of a shard's output, for an error message.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // runProcess runs one shard as a child process; its output goes to dir/attack.log.
