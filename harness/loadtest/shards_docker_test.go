@@ -46,8 +46,10 @@ func requireHarnessImage(t *testing.T) {
 // on the host's network against a no-op replica and judges them: every request of the
 // schedule sent once, every one answered.
 func TestContainerShardsSendTheWholeSchedule(t *testing.T) {
-	requireHarnessImage(t)
+	// No registry here, so no reaper image: the runner removes its containers itself. The
+	// setting is read once, at Testcontainers' first use.
 	t.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	requireHarnessImage(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	fl, err := fleet.LocalProvider{}.Start(ctx, fleet.Spec{Target: fleet.TargetNoop, Replicas: 1})

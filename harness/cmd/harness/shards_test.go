@@ -1,3 +1,5 @@
+//go:build loadtest
+
 package main
 
 import (
@@ -77,7 +79,8 @@ func clientCounts(t *testing.T, cfg loadtest.Config, dir string) []accounting.Cl
 	return rep.Clients
 }
 
-// TestTwoShardsGiveTheVerdictAndCountsOfOne runs one scenario's schedule from one generator
+// TestTwoShardsGiveTheVerdictAndCountsOfOne (make test runs it with the load tests, without
+// -race, since its shards are this binary) runs one scenario's schedule from one generator
 // and from two shard processes against real replicas (local processes, central mode) and
 // compares the verdicts and every client's accepted and rejected counts, then judges the two
 // shards again with `harness judge`.
@@ -87,11 +90,11 @@ func TestTwoShardsGiveTheVerdictAndCountsOfOne(t *testing.T) {
 	t.Setenv(asHarnessEnv, "1") // the shards' environment: this binary is the harness
 	base := loadtest.DefaultConfig()
 	base.Provider, base.Replicas, base.Mode = "local", 2, "central"
-	base.TimeScale, base.Rate, base.Clients = 0.2, 100, 1000
+	base.TimeScale, base.Rate, base.Clients = 0.1, 100, 1000
 	base.FailOpen, base.Matrix = false, false
 	// The verdict compared is the limiter's: give the generator room on a shared machine.
 	base.Gates.LatenessP99, base.Gates.MinRateRatio = 4*time.Second, 0.5
-	base.Rules = shardRules(12 * time.Second)
+	base.Rules = shardRules(6 * time.Second)
 	base.HarnessBinary = os.Args[0]
 
 	var sums []loadtest.Summary
