@@ -61,6 +61,7 @@ type AttackConfig struct {
 	OutDir   string          // the run directory: the shard writes OutDir/shard-<i>
 	Options  traffic.Options // connection settings; Start and Align are set from the above
 	Progress io.Writer
+	Commit   string // the binary's source revision, for shard.json
 }
 
 // Attack builds the whole schedule from the spec, sends the shard's clients' requests from
@@ -68,7 +69,7 @@ type AttackConfig struct {
 // into OutDir/shard-<i>. The returned error is the run's; shard.json records it too.
 func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	m := result.Shard{Shard: ac.Shard, Shards: ac.Shards, Scenario: ac.Scenario, Algorithm: ac.Algorithm, Mode: ac.Mode,
-		Schedule: ac.Schedule, Targets: ac.Targets, Cores: runtime.NumCPU(), Commit: commit()}
+		Schedule: ac.Schedule, Targets: ac.Targets, Cores: runtime.NumCPU(), Commit: ac.Commit}
 	m.Host, _ = os.Hostname()
 	if ac.Progress == nil {
 		ac.Progress = io.Discard
@@ -130,5 +131,5 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	if m.Start.IsZero() {
 		m.Start = ac.Start
 	}
-	return m, errors.Join(err, result.WriteShard(dir, m))
+	return m, errors.Join(err, result.Write(dir, result.ShardFile, m))
 }

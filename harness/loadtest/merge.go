@@ -20,6 +20,7 @@ import (
 type JudgeConfig struct {
 	Gates  accounting.Gates // zero LatenessP99: 2 % of a slice at the run's time scale
 	OutDir string           // where summary.json (and the merged outcomes.csv) go
+	Commit string           // the binary's source revision, for the summary
 }
 
 // ShardDir is shard i's directory under a run directory: what the loadtest's runners and the
@@ -61,7 +62,7 @@ func loadShards(files []string) ([]result.Shard, []string, error) {
 	shards := make([]result.Shard, 0, len(files))
 	dirs := make([]string, 0, len(files))
 	for _, f := range files {
-		m, err := result.ReadShard(f)
+		m, err := result.Read[result.Shard](filepath.Dir(f), filepath.Base(f))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -124,7 +125,7 @@ func Judge(paths []string, jc JudgeConfig) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	sc := Scenario{Name: first.Scenario, Algorithm: limiters.Algorithm(first.Algorithm), Mode: first.Mode, Gated: true}
+	sc := Scenario{Name: first.Scenario, Algorithm: first.Algorithm, Mode: first.Mode, Gated: true}
 	if sc.Name == "" {
 		sc.Name = "attack"
 	}
@@ -171,7 +172,7 @@ func Judge(paths []string, jc JudgeConfig) (Summary, error) {
 	judgeSkew(&res, shards, cfg.Gates.LatenessP99)
 
 	sum := Summary{
-		StartedAt: first.Start.UTC(), Cores: runtime.NumCPU(), Commit: commit(),
+		StartedAt: first.Start.UTC(), Cores: runtime.NumCPU(), Commit: jc.Commit,
 		Config: ConfigSummary{Provider: "shards", Replicas: first.Schedule.Replicas, Algorithm: sc.Algorithm, Mode: sc.Mode,
 			TimeScale: cfg.TimeScale, Window: cfg.scaled(limiters.DefaultWindow), Limit: limiters.DefaultLimit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed},

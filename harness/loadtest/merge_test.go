@@ -44,7 +44,7 @@ func writeShards(t *testing.T, dir string, spec result.ScheduleSpec, n int, code
 		if edit != nil {
 			edit(&m)
 		}
-		if err := result.WriteShard(ShardDir(dir, i), m); err != nil {
+		if err := result.Write(ShardDir(dir, i), result.ShardFile, m); err != nil {
 			t.Fatal(err)
 		}
 	}

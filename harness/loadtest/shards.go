@@ -134,7 +134,7 @@ func RunShards(ctx context.Context, r ShardRun, onStart func(time.Time) error) (
 	}
 	shards := make([]result.Shard, ac.Shards)
 	for i := range shards {
-		m, err := result.ReadShard(filepath.Join(ShardDir(r.Dir, i), result.ShardFile))
+		m, err := result.Read[result.Shard](ShardDir(r.Dir, i), result.ShardFile)
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(ShardDir(r.Dir, i), "attack.log"))
 			return nil, fmt.Errorf("shard %d: %w; its output: %s", i, err, lastLines(string(log), 10))

@@ -1,15 +1,9 @@
 package result
 
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
-)
+import "time"
 
 // ShardFile is the name of a generator shard's metadata in its directory, beside its
-// outcomes.csv.
+// outcomes.csv; Write and Read[Shard] write and read it.
 const ShardFile = "shard.json"
 
 // ScheduleSpec is everything a load test's schedule is built from: the same spec and seed
@@ -78,30 +72,4 @@ type ShardOffset struct {
 	Offset time.Duration `json:"offset_ns"`
 	RTT    time.Duration `json:"rtt_ns"`
 	Known  bool          `json:"known"`
-}
-
-// WriteShard writes m as dir/shard.json, through a temporary file.
-func WriteShard(dir string, m Shard) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode shard metadata: %w", err)
-	}
-	tmp := filepath.Join(dir, ShardFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write shard metadata: %w", err)
-	}
-	return os.Rename(tmp, filepath.Join(dir, ShardFile))
-}
-
-// ReadShard reads a shard.json file.
-func ReadShard(path string) (Shard, error) {
-	var m Shard
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return m, fmt.Errorf("read shard metadata: %w (is it a directory written by harness attack?)", err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: not a shard.json: %w", path, err)
-	}
-	return m, nil
 }

@@ -43,7 +43,7 @@ read from the environment. Exit codes: 0 sent, 2 could not run.`,
 				}
 				ac.Start = t
 			}
-			ac.Progress = cmd.OutOrStdout()
+			ac.Progress, ac.Commit = cmd.OutOrStdout(), commit()
 			m, err := loadtest.Attack(cmd.Context(), ac)
 			if err != nil {
 				return err
@@ -94,6 +94,7 @@ Exit codes: 0 pass; 1 a promise broken or a gate failed (or a regression against
 			if jc.OutDir == "" {
 				jc.OutDir = args[0]
 			}
+			jc.Commit = commit()
 			sum, err := loadtest.Judge(args, jc)
 			if err != nil {
 				return err
