@@ -76,6 +76,11 @@ func TestJudgeMergesShardsIntoTheWholeRun(t *testing.T) {
 	if sk := r3.ClockSkew; sk == nil || r3.Shards != 3 || sk.Max != 2*time.Millisecond+200*time.Microsecond || sk.Exceeded {
 		t.Errorf("3 shards 0, 1, 2 ms apart ± 0.1 ms: skew %+v", sk)
 	}
+	for _, c := range r3.Claims {
+		if strings.Contains(c.Text, "store") {
+			t.Errorf("the judge has no store counters, yet claims %q [%s]", c.Text, c.Figure)
+		}
+	}
 	if r1.ClockSkew != nil || len(r3.Checks) != len(r1.Checks)+1 {
 		t.Errorf("the skew check belongs to sharded runs only: %d and %d checks", len(r1.Checks), len(r3.Checks))
 	}
