@@ -36,7 +36,7 @@ test: deps images lint
 	@# several of them time real traffic on real containers and two cores are easily shared out.
 	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
 	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
-	$(GO) test -tags loadtest -count=1 -timeout 15m -run TestLoadtest ./harness/loadtest
+	$(GO) test -tags loadtest -count=1 -timeout 15m -run 'TestLoadtest|TestTwoShards' ./harness/loadtest ./harness/cmd/harness
 
 # envoyproxy/ratelimit started from its target file: one 200 and one 429 (after the image).
 test-envoy: deps images-envoy

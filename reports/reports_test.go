@@ -295,14 +295,33 @@ func TestBaseline(t *testing.T) {
 		{"p99 latency +60 %", func(s *result.ScenarioResult) { s.Latency.P99 = s.Latency.P99 * 16 / 10 }, []string{MetricLatencyP99}},
 		{"rate −20 %", func(s *result.ScenarioResult) { s.AchievedRate *= 0.8 }, []string{MetricRateRatio}},
 		{"overshoot +0.1", func(s *result.ScenarioResult) { s.MaxOvershoot += 0.1 }, []string{MetricOvershoot}},
+		{"false rejects 0 -> 3", func(s *result.ScenarioResult) { s.FalseRejects = 3 }, []string{MetricFalseRejects}},
+		// A small runner: the generator fell behind, latency and rate are the runner's.
+		{"generator-bound runner, limiter unchanged", func(s *result.ScenarioResult) {
+			s.GeneratorBound = true
+			s.Latency.P99 *= 4
+			s.AchievedRate *= 0.3
+		}, nil},
+		{"generator-bound runner, limiter regressed", func(s *result.ScenarioResult) {
+			s.GeneratorBound = true
+			s.AchievedRate *= 0.3
+			s.MaxOvershoot += 0.1
+			s.FalseRejects = 1
+		}, []string{MetricOvershoot, MetricFalseRejects}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cur, _ := result.Read[result.Summary]("testdata/run", result.SummaryFile)
 			tt.change(&cur.Scenarios[0])
 			ds := Compare(base, cur, DefaultTolerance())
-			if len(ds) != 9 {
-				t.Fatalf("%d deltas, want 9 (3 figures × 3 scenarios)", len(ds))
+			if len(ds) != 11 {
+				t.Fatalf("%d deltas, want 11 (3 figures × 3 scenarios, false rejects × 2 gated)", len(ds))
+			}
+			for _, d := range ds {
+				runner := d.Metric == MetricLatencyP99 || d.Metric == MetricRateRatio
+				if bound := cur.Scenarios[0].GeneratorBound && d.Scenario == "sliding_window/delayed" && runner; bound != (d.Ungated != "") {
+					t.Errorf("%s: ungated %q; want it ungated exactly when generator-bound and a runner's figure", d, d.Ungated)
+				}
 			}
 			var got []string
 			for _, d := range Regressions(ds) {
@@ -328,8 +347,8 @@ func TestReportShowsBaselineDeltas(t *testing.T) {
 	if len(w.Regressions) != 1 || w.Regressions[0].Metric != MetricLatencyP99 {
 		t.Fatalf("regressions %v, want one of p99 latency", w.Regressions)
 	}
-	if n := len(rows(html, "delta")); n != 9 {
-		t.Errorf("%d delta rows, want 9", n)
+	if n := len(rows(html, "delta")); n != 11 {
+		t.Errorf("%d delta rows, want 11", n)
 	}
 	if !strings.Contains(html, "1 regression(s)") || !strings.Contains(html, "sliding_window/delayed</td><td>p99 latency (ms)</td><td class=\"n\">2</td><td class=\"n\">4</td>") {
 		t.Error("the report does not show the latency regression")

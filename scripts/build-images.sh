@@ -10,10 +10,12 @@
 #   rlharness/envoy-ratelimit:dev  envoyproxy/ratelimit's src/service_cmd at $ENVOY_RATELIMIT_VERSION, built
 #                          static with `go install` into a temporary GOBIN, so its dependencies stay
 #                          out of this module (not in the default set: it compiles for ~2 minutes)
+#   rlharness/harness:dev  static ./harness/cmd/harness: the load generator's shards (loadtest
+#                          --shard-runner container, the Kubernetes Job under deploy/)
 #   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
 #                          redis-server plus every library ldd lists and the dynamic loader
 #
-# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|fixedwindow|envoy-ratelimit|redis ...]
+# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|fixedwindow|harness|envoy-ratelimit|redis ...]
 #        (default: all but envoy-ratelimit)
 # Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
 # GO (go binary, default go), DOCKER (docker binary, default docker).
@@ -95,6 +97,22 @@ DOCKERFILE
 	docker_build "rlharness/envoy-ratelimit:dev" "$ctx"
 }
 
+# harness_image: the harness itself in a scratch image, for the generator shards. It runs as
+# nobody and writes only under the directory it is given (a bind mount or a volume).
+harness_image() {
+	local ctx="$WORK/harness"
+	mkdir -p "$ctx"
+	log "compiling ./harness/cmd/harness"
+	CGO_ENABLED=0 GOOS=linux "$GO" build -trimpath -ldflags='-s -w' -o "$ctx/harness" ./harness/cmd/harness
+	cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY harness /harness
+USER 65534:65534
+ENTRYPOINT ["/harness"]
+DOCKERFILE
+	docker_build "rlharness/harness:dev" "$ctx"
+}
+
 redis_image() {
 	local tag=rlharness/redis:dev
 	if [[ -n "${REDIS_IMAGE:-}" ]]; then
@@ -142,13 +160,14 @@ DOCKERFILE
 }
 
 images=("$@")
-[[ ${#images[@]} -gt 0 ]] || images=(replica noop claimcheck worker fixedwindow redis)
+[[ ${#images[@]} -gt 0 ]] || images=(replica noop claimcheck worker fixedwindow harness redis)
 for image in "${images[@]}"; do
 	case $image in
 	replica | noop | claimcheck | worker | fixedwindow) go_image "$image" ;;
+	harness) harness_image ;;
 	envoy-ratelimit) envoy_image ;;
 	redis) redis_image ;;
-	*) die "unknown image '$image': use replica, noop, claimcheck, worker, fixedwindow, envoy-ratelimit or redis" ;;
+	*) die "unknown image '$image': use replica, noop, claimcheck, worker, fixedwindow, harness, envoy-ratelimit or redis" ;;
 	esac
 done
 log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"

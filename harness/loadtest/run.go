@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,16 @@ type Config struct {
 	// is the built-in replica alone.
 	Targets []*target.Target
 	OutDir  string
+	// Rules, when set, is the replicas' rule file in place of the document's rule at the
+	// run's time scale: the scenario's algorithm is then only its name.
+	Rules []byte
+	// Shards is how many generator processes send each scenario (1: this one, in process);
+	// ShardRunner runs them as processes (HarnessBinary, default this executable) or
+	// containers (HarnessImage, default rlharness/harness:dev).
+	Shards        int
+	ShardRunner   string
+	HarnessBinary string
+	HarnessImage  string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit   string
 	Logger   *slog.Logger
@@ -87,7 +98,7 @@ func DefaultConfig() Config {
 		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: 50 * time.Millisecond,
 		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
-		Gates: defaultGates(), OutDir: "runs/latest",
+		Gates: defaultGates(), Shards: 1, ShardRunner: RunnerProcess, OutDir: "runs/latest",
 	}
 }
 
@@ -105,6 +116,12 @@ func (c Config) check() error {
 		return fmt.Errorf("--store %q: use redis (one Redis) or cluster (a Redis Cluster)", c.Store)
 	case c.Store == fleet.StoreCluster && c.Provider != "local" && c.Network != fleet.NetworkHost:
 		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
+	case c.Shards < 1:
+		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
+	case c.Shards > 1 && slices.ContainsFunc(c.Targets, func(t *target.Target) bool { return t != nil }):
+		return errors.New("--shards sends the built-in replica's schedule only: a target file's classes and request shape do not travel to the shards yet; run a --target without --shards")
+	case c.ShardRunner != RunnerProcess && c.ShardRunner != RunnerContainer && c.ShardRunner != "":
+		return fmt.Errorf("--shard-runner %q: use %s or %s", c.ShardRunner, RunnerProcess, RunnerContainer)
 	}
 	r := limiters.Rule{Name: "x", Algorithm: c.Algorithm, Limit: 1, Window: time.Minute, Slices: 12, Burst: 1}
 	if err := r.Validate(); err != nil {
@@ -202,20 +219,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			res.Pass = false
 			cfg.Logger.Error("scenario failed to run", "scenario", sc.Name, "err", err)
 		}
-		sum.Scenarios = append(sum.Scenarios, res)
-		for _, c := range res.Checks {
-			sum.Checks = append(sum.Checks, GateCheck{Scenario: sc.Name, Gated: sc.Gated, Check: c})
-			if sc.Gated && !c.Pass {
-				sum.Failed = append(sum.Failed, sc.Name+": "+c.Name)
-			}
-		}
-		if sc.Gated {
-			sum.Pass = sum.Pass && res.Pass
-			sum.GeneratorBound = sum.GeneratorBound || res.GeneratorBound
-		}
-		if res.Error != "" && sc.Gated {
-			sum.Failed = append(sum.Failed, sc.Name+": "+res.Error)
-		}
+		addScenario(&sum, res)
 		printScenario(cfg.Progress, res)
 		printCluster(cfg.Progress, res.Cluster)
 		if err := writeSummary(cfg.OutDir, sum); err != nil { // a crash keeps what was measured
@@ -233,18 +237,49 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	return sum, writeSummary(cfg.OutDir, sum)
 }
 
+// addScenario adds a judged scenario to the summary: its checks, and, when it is gated, its
+// verdict.
+func addScenario(sum *Summary, res ScenarioResult) {
+	sum.Scenarios = append(sum.Scenarios, res)
+	for _, c := range res.Checks {
+		sum.Checks = append(sum.Checks, GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
+		if res.Gated && !c.Pass {
+			sum.Failed = append(sum.Failed, res.Name+": "+c.Name)
+		}
+	}
+	if res.Gated {
+		sum.Pass = sum.Pass && res.Pass
+		sum.GeneratorBound = sum.GeneratorBound || res.GeneratorBound
+	}
+	if res.Error != "" && res.Gated {
+		sum.Failed = append(sum.Failed, res.Name+": "+res.Error)
+	}
+}
+
 func writeSummary(dir string, s Summary) error { return result.Write(dir, result.SummaryFile, s) }
 
-// buildSchedule is a scenario's traffic: the document's probe clients plus the background
-// population, each request to a replica drawn from the seeded generator.
-func buildSchedule(cfg Config) (schedule.Schedule, error) { return sut{}.schedule(cfg) }
+// ScheduleSpec is what the config's schedule is built from, as shards and the judge see it:
+// the built-in replica's, the document's rule for every client.
+func (c Config) ScheduleSpec() result.ScheduleSpec {
+	return result.ScheduleSpec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
+}
 
-// buildClassSchedule is buildSchedule with the probes of every class, whose client IDs
+// buildSchedule is a scenario's traffic for the built-in replica.
+func buildSchedule(cfg Config) (schedule.Schedule, error) { return BuildSchedule(cfg.ScheduleSpec()) }
+
+// BuildSchedule is a scenario's traffic: the document's probe clients plus the background
+// population, each request to a replica drawn from the seeded generator. The same spec gives
+// the same schedule on every machine.
+func BuildSchedule(spec result.ScheduleSpec) (schedule.Schedule, error) {
+	return buildClassSchedule(spec, []target.Class{{Name: "default", Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow}})
+}
+
+// buildClassSchedule is BuildSchedule with the probes of every class, whose client IDs
 // start with the class's prefix; the background population is in the first class.
-func buildClassSchedule(cfg Config, classes []target.Class) (schedule.Schedule, error) {
+func buildClassSchedule(spec result.ScheduleSpec, classes []target.Class) (schedule.Schedule, error) {
 	var parts []schedule.Schedule
 	for _, c := range classes {
-		p := schedule.Params{Limit: c.Limit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
+		p := schedule.Params{Limit: c.Limit, Window: limiters.DefaultWindow, Scale: spec.TimeScale}
 		probes, err := schedule.Probes(p)
 		if err != nil {
 			return schedule.Schedule{}, err
@@ -252,20 +287,35 @@ func buildClassSchedule(cfg Config, classes []target.Class) (schedule.Schedule, 
 		prefixIDs(&probes, c.Prefix)
 		parts = append(parts, probes)
 	}
-	p := schedule.Params{Limit: classes[0].Limit, Window: limiters.DefaultWindow, Scale: cfg.TimeScale}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	bg := schedule.DefaultBackground(p, cfg.Rate, parts[0].Duration)
-	bg.Clients = cfg.Clients
+	p := schedule.Params{Limit: classes[0].Limit, Window: limiters.DefaultWindow, Scale: spec.TimeScale}
+	rng := rand.New(rand.NewPCG(spec.Seed, 0x5eed))
+	bg := schedule.DefaultBackground(p, spec.Rate, parts[0].Duration)
+	bg.Clients = spec.Clients
 	back, err := schedule.NewBackground(bg, rng)
 	if err != nil {
 		return schedule.Schedule{}, fmt.Errorf("background population: %w", err)
 	}
 	prefixIDs(&back, classes[0].Prefix)
 	s := schedule.Merge(append(parts, back)...)
-	if err := s.AssignReplicas(cfg.Replicas, rng); err != nil {
+	if err := s.AssignReplicas(spec.Replicas, rng); err != nil {
 		return schedule.Schedule{}, err
 	}
 	return s, nil
+}
+
+// sendFunc sends a scenario's schedule at the fleet as traffic.Run does: from opts' start,
+// calling onStart on the origin and sink once per outcome. The sharded sender returns its
+// shards' records.
+type sendFunc func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error)
+
+func (c Config) send(sc Scenario) sendFunc {
+	if c.Shards > 1 {
+		return c.sendShards(sc)
+	}
+	return func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error) {
+		_, err := traffic.Run(ctx, s, fl.ReplicaURLs(), opts, sink)
+		return nil, err
+	}
 }
 
 func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario, sys sut) (ScenarioResult, error) {
@@ -335,45 +385,55 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return acc.Add(o)
 	}
 
-	// Start on a window edge of the replicas' epoch-aligned windows, so the schedule's
-	// window edges (the boundary burst's) are the limiters' own.
-	if err := traffic.WaitAligned(ctx, window); err != nil {
-		return res, err
-	}
-	// The store's command counts cover the traffic alone, not the fleet's start or the wait.
-	if cfg.Store == fleet.StoreCluster {
-		if err := resetStoreStats(ctx, fl); err != nil {
-			return res, fmt.Errorf("reset the store's command stats: %w", err)
-		}
-	}
-	if rdb != nil {
-		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-			return res, fmt.Errorf("reset the store's command stats: %w", err)
-		}
-	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	start := time.Now()
-	progressDone := progress(runCtx, cfg.Progress, start, &sent, &errs, len(sched.Requests))
-	stopWatch := watchCluster(runCtx, fl, sc, start, outage.From)
+	// traffic.Run owns the start: it waits for a window edge of the replicas' epoch-aligned
+	// windows, so the schedule's window edges (the boundary burst's) are the limiters' own,
+	// and calls onStart on that origin, the clock of every outcome. The store's counters and
+	// the fault windows are timed on it too.
+	var start time.Time
+	progressDone := closed()
+	stopWatch := func() *result.ClusterFault { return nil }
 	faultErr := make(chan error, 1)
-	if sc.Fault != FaultNone {
-		go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, start, outage, cfg.Logger) }()
-	} else {
-		faultErr <- nil
+	onStart := func(origin time.Time) error {
+		start = origin
+		// The store's command counts cover the traffic alone, not the fleet's start or the wait.
+		if cfg.Store == fleet.StoreCluster {
+			if err := resetStoreStats(ctx, fl); err != nil {
+				return fmt.Errorf("reset the store's command stats: %w", err)
+			}
+		}
+		if rdb != nil {
+			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+				return fmt.Errorf("reset the store's command stats: %w", err)
+			}
+		}
+		stopWatch = watchCluster(runCtx, fl, sc, origin, outage.From)
+		if cfg.Shards <= 1 { // shards' outcomes arrive once they are done
+			progressDone = progress(runCtx, cfg.Progress, origin, &sent, &errs, len(sched.Requests))
+		}
+		if sc.Fault != FaultNone {
+			go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, origin, outage, cfg.Logger) }()
+		} else {
+			faultErr <- nil
+		}
+		return nil
 	}
-	tsum, runErr := traffic.Run(runCtx, &sched, fl.ReplicaURLs(), sys.options(&sched), sink)
+	opts := sys.options(&sched)
+	opts.Align, opts.OnStart = window, onStart
+	shards, runErr := cfg.send(sc)(runCtx, &sched, fl, opts, sink)
 	cancel()
 	<-progressDone
-	if err := <-faultErr; err != nil && runErr == nil {
-		runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
+	if !start.IsZero() {
+		if err := <-faultErr; err != nil && runErr == nil {
+			runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
+		}
+		res.Duration = time.Since(start)
 	}
-	res.Duration = time.Since(start)
 	res.Cluster = stopWatch()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return res, runErr
 	}
-	_ = tsum
 
 	if cfg.Store == fleet.StoreCluster {
 		res.StoreCommands, res.StoreOps, err = storeCommandsAll(context.WithoutCancel(ctx), fl, sys.scriptCommands())
@@ -398,6 +458,9 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			res.Checks = append(res.Checks, c)
 			res.Pass = res.Pass && c.Pass
 		}
+	}
+	if shards != nil {
+		judgeSkew(&res, shards, cfg.Gates.LatenessP99)
 	}
 	return res, nil
 }
@@ -471,6 +534,13 @@ func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.T
 	err := up(bctx, member)
 	log.Info("store fault ends", "fault", fault, "at", time.Since(start), "err", err)
 	return err
+}
+
+// closed is a channel that is already closed: a progress printer that never started.
+func closed() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // progress prints elapsed time, rate and errors every two seconds until ctx ends.

@@ -71,8 +71,12 @@ func (s sut) classes() []target.Class {
 func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 	if s.t == nil {
 		window := cfg.scaled(limiters.DefaultWindow)
+		rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
+		if cfg.Rules != nil {
+			rules = cfg.Rules
+		}
 		return fleet.Spec{
-			Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rulesYAML(limiters.Algorithm(sc.Algorithm), window),
+			Replicas: cfg.Replicas, Mode: sc.Mode, Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
 			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
 		}
@@ -193,7 +197,7 @@ func (s sut) status(code uint16) uint16 {
 // IDs start with the class's prefix) plus the background population in the default class,
 // each request to a replica drawn from the seeded generator.
 func (s sut) schedule(cfg Config) (schedule.Schedule, error) {
-	return buildClassSchedule(cfg, s.classes())
+	return buildClassSchedule(cfg.ScheduleSpec(), s.classes())
 }
 
 // urlFleet is a target that already runs: one address, no members the harness can stop.

@@ -16,6 +16,7 @@ var writers = map[string]string{
 	BenchFile:      "harness bench",
 	AutoscaleFile:  "harness run autoscale --out DIR",
 	ClaimCheckFile: "harness run claimcheck --out DIR",
+	ShardFile:      "harness attack",
 }
 
 // Write writes v as indented JSON to dir/name, creating dir. It writes a temporary file in

@@ -158,8 +158,12 @@ type ScenarioResult struct {
 	// PeakRatios is the distribution of every non-probe client's busiest window of
 	// acceptances over its limit: PeakRatios[i] clients had a peak/limit in
 	// [i, i+1) × PeakRatioBin; the last bin holds everything above.
-	PeakRatios []int  `json:"peak_ratios,omitempty"`
-	Error      string `json:"error,omitempty"`
+	PeakRatios []int `json:"peak_ratios,omitempty"`
+	// Shards is how many generator processes sent the scenario (0 or 1: one); ClockSkew is
+	// their clocks' spread, set when there was more than one.
+	Shards    int        `json:"shards,omitempty"`
+	ClockSkew *ClockSkew `json:"clock_skew,omitempty"`
+	Error     string     `json:"error,omitempty"`
 	// Cluster is what a Redis Cluster store's slot map did during a master fault.
 	Cluster *ClusterFault `json:"cluster,omitempty"`
 }

@@ -155,3 +155,35 @@ func Merge(parts ...Schedule) Schedule {
 	}
 	return out
 }
+
+// ShardOf is the shard, of n, that sends every request of the client with
+// index c: clients are dealt round-robin, so each client's requests are on
+// exactly one shard and its counts are whole on that shard.
+func ShardOf(c int32, n int) int { return int(c) % n }
+
+// Shard is the part of s that shard i of n sends: the requests of the clients
+// ShardOf puts on it, in order, with s's clients and duration unchanged so
+// that client indexes mean the same on every shard. index[k] is the position
+// in s of the part's request k, for outcomes to be attributed to the whole
+// schedule.
+func (s *Schedule) Shard(i, n int) (part Schedule, index []int32, err error) {
+	if n < 1 || i < 0 || i >= n {
+		return Schedule{}, nil, fmt.Errorf("shard %d/%d: want 0 <= i < n and n >= 1 (shards are numbered from 0)", i, n)
+	}
+	part = Schedule{Clients: s.Clients, Duration: s.Duration}
+	if n == 1 {
+		part.Requests = s.Requests
+		index = make([]int32, len(s.Requests))
+		for k := range index {
+			index[k] = int32(k)
+		}
+		return part, index, nil
+	}
+	for k, r := range s.Requests {
+		if ShardOf(r.Client, n) == i {
+			part.Requests = append(part.Requests, r)
+			index = append(index, int32(k))
+		}
+	}
+	return part, index, nil
+}

@@ -447,3 +447,57 @@ func BenchmarkMerge1M(b *testing.B) {
 		schedule.Merge(bg, probes)
 	}
 }
+
+func TestShardPartitionsByClient(t *testing.T) {
+	p := schedule.Params{Limit: 600, Window: time.Minute, Scale: 0.1}
+	probes, err := schedule.Probes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, err := schedule.NewBackground(schedule.Background{Params: p, Clients: 101, Rate: 200, Duration: probes.Duration, Jitter: 0.5}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := schedule.Merge(probes, bg)
+	for _, n := range []int{1, 2, 3, 7} {
+		seen := make([]int, len(s.Requests))
+		perShard := make([]int, n)
+		for i := range n {
+			part, index, err := s.Shard(i, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := part.Validate(); err != nil {
+				t.Fatalf("shard %d/%d: %v", i, n, err)
+			}
+			if len(part.Clients) != len(s.Clients) || part.Duration != s.Duration || len(index) != len(part.Requests) {
+				t.Fatalf("shard %d/%d: %d clients, %v, %d indexes for %d requests", i, n, len(part.Clients), part.Duration, len(index), len(part.Requests))
+			}
+			for k, r := range part.Requests {
+				if s.Requests[index[k]] != r {
+					t.Fatalf("shard %d/%d request %d is %+v, the schedule's %d is %+v", i, n, k, r, index[k], s.Requests[index[k]])
+				}
+				if schedule.ShardOf(r.Client, n) != i {
+					t.Fatalf("shard %d/%d holds client %d of shard %d", i, n, r.Client, schedule.ShardOf(r.Client, n))
+				}
+				seen[index[k]]++
+			}
+			perShard[i] = len(part.Requests)
+		}
+		for k, c := range seen {
+			if c != 1 {
+				t.Fatalf("%d shards: request %d sent by %d shards, want exactly 1", n, k, c)
+			}
+		}
+		for i, c := range perShard {
+			if c == 0 {
+				t.Errorf("%d shards: shard %d sends nothing", n, i)
+			}
+		}
+	}
+	for _, tc := range [][2]int{{0, 0}, {2, 2}, {-1, 3}} {
+		if _, _, err := s.Shard(tc[0], tc[1]); err == nil {
+			t.Errorf("Shard(%d, %d) took a shard outside 0..n-1", tc[0], tc[1])
+		}
+	}
+}

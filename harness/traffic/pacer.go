@@ -20,26 +20,44 @@ import (
 type Pacer struct {
 	reqs   []schedule.Request
 	origin atomic.Pointer[time.Time]
+	// shift is how long after the origin the attack began, learnt on the
+	// first Pace when the origin was given: the attack's elapsed time plus
+	// shift is the time since the origin.
+	shift    time.Duration
+	fixed    bool
+	shiftSet bool
 }
 
-// NewPacer paces s. It keeps a reference to s.Requests, which must not
-// change while the attack runs.
+// NewPacer paces s from the instant the attack begins. It keeps a reference
+// to s.Requests, which must not change while the attack runs.
 func NewPacer(s *schedule.Schedule) *Pacer {
 	return &Pacer{reqs: s.Requests}
 }
 
-// Pace implements vegeta.Pacer.
+// NewPacerFrom paces s from origin: hit n waits until origin + Requests[n].At,
+// wherever the attack's own clock began. Several generators given the same
+// origin send one schedule on one clock.
+func NewPacerFrom(s *schedule.Schedule, origin time.Time) *Pacer {
+	p := &Pacer{reqs: s.Requests, fixed: true}
+	p.origin.Store(&origin)
+	return p
+}
+
+// Pace implements vegeta.Pacer. Vegeta calls it from one goroutine.
 func (p *Pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
-	if p.origin.Load() == nil {
+	switch {
+	case !p.fixed && p.origin.Load() == nil:
 		// The attack measures elapsed from an origin it does not expose;
 		// recover it so that sent times are offsets on the schedule's clock.
 		origin := time.Now().Add(-elapsed)
 		p.origin.CompareAndSwap(nil, &origin)
+	case p.fixed && !p.shiftSet:
+		p.shift, p.shiftSet = time.Now().Add(-elapsed).Sub(*p.origin.Load()), true
 	}
 	if hits >= uint64(len(p.reqs)) {
 		return 0, true
 	}
-	return max(0, p.reqs[hits].At-elapsed), false
+	return max(0, p.reqs[hits].At-elapsed-p.shift), false
 }
 
 // Rate implements vegeta.Pacer: the number of requests scheduled in the

@@ -108,6 +108,15 @@ type Options struct {
 	// so aligning to the scaled window puts the schedule's window edges on
 	// the replicas': the boundary burst then straddles a real edge.
 	Align time.Duration
+	// Start, when set, is the run's origin: request k is due at Start + At and
+	// every offset of the run is measured from it. Generators given the same
+	// Start send one schedule on one clock (shards); Align is then ignored.
+	Start time.Time
+	// OnStart, when set, is called with the origin once the wait for it is
+	// over, before the first request: the caller times what it does to the
+	// system under test (faults, counters) on the outcomes' own clock. An
+	// error stops the run before anything is sent.
+	OnStart func(origin time.Time) error
 	// Body, when set, makes every request a POST whose body is Body(index), index being
 	// the request's place in the schedule.
 	Body func(index int) []byte
@@ -234,22 +243,39 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 		}
 	}()
 
-	// Wait for the aligned instant last, once everything is built, so the attack starts on
-	// it; the hard deadline counts from there, not from before the wait.
-	if opts.Align > 0 {
-		if err := WaitAligned(ctx, opts.Align); err != nil {
+	// One owner of the start: the origin is the given instant, the next aligned one or now,
+	// and Run waits for it last, once everything is built, so the attack starts on it. The
+	// pacer paces from the origin and every offset is measured from it; the hard deadline
+	// counts from there, not from before the wait.
+	start := opts.Start
+	switch {
+	case !start.IsZero():
+	case opts.Align > 0:
+		start = NextAligned(time.Now(), opts.Align)
+	default:
+		start = time.Now()
+	}
+	if err := WaitUntil(ctx, start); err != nil {
+		return Summary{}, err
+	}
+	if opts.OnStart != nil {
+		if err := opts.OnStart(start); err != nil {
 			return Summary{}, err
 		}
 	}
-	hard := time.AfterFunc(pacingLimit+opts.Timeout+time.Second, func() { cancel(errDeadline) })
+	pacing := pacingLimit - time.Since(start)
+	if pacing <= 0 {
+		return Summary{}, fmt.Errorf("the run's start %s passed %v ago, more than the schedule's last offset + grace (%v): give a start instant in the future", start.Format(time.RFC3339Nano), time.Since(start).Round(time.Millisecond), pacingLimit)
+	}
+	hard := time.AfterFunc(pacing+opts.Timeout+time.Second, func() { cancel(errDeadline) })
 	defer hard.Stop()
-	pacer := NewPacer(s)
+	pacer := NewPacerFrom(s, start)
 	targeter := NewTargeter(s, urls, opts.Path, opts.ClientHeader)
 	if opts.Route != nil {
 		targeter = NewRoutedTargeter(s, opts.Route, opts.Path, opts.ClientHeader)
 	}
 	// No attack name: Vegeta would send it as one more header on every request.
-	results := atk.Attack(targeter, pacer, pacingLimit, "")
+	results := atk.Attack(targeter, pacer, pacing, "")
 
 	sum := Summary{Scheduled: len(s.Requests), AskedRate: float64(len(s.Requests)) / s.Duration.Seconds()}
 	var sinkErr error
@@ -262,7 +288,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 			sum.Unattributed++
 			continue
 		}
-		sent := res.Timestamp.Sub(pacer.Origin())
+		sent := res.Timestamp.Sub(start)
 		o := Outcome{Index: i, Code: res.Code, Sent: sent, Latency: res.Latency, Lateness: sent - s.Requests[i].At}
 		if o.Code == 0 {
 			o.Err = classify(res.Error)
@@ -274,7 +300,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 			cancel(err)
 		}
 	}
-	sum.Start = pacer.Origin()
+	sum.Start = start
 	sum.Truncated = sum.Sent+sum.Unattributed < sum.Scheduled
 	sum.AchievedRate = AchievedRate(sum.Sent, s.Duration, sum.LastSent)
 	switch {
@@ -288,14 +314,30 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	return sum, nil
 }
 
+// NextAligned is the first instant after t that is a whole multiple of align
+// since the Unix epoch. It keeps t's monotonic reading.
+func NextAligned(t time.Time, align time.Duration) time.Time {
+	ns := t.UnixNano()
+	return t.Add(time.Duration((ns/int64(align)+1)*int64(align) - ns))
+}
+
 // WaitAligned sleeps until the wall clock is a whole multiple of align since
 // the Unix epoch.
 func WaitAligned(ctx context.Context, align time.Duration) error {
-	ns := time.Now().UnixNano()
-	t := time.NewTimer(time.Duration((ns/int64(align)+1)*int64(align) - ns))
-	defer t.Stop()
+	return WaitUntil(ctx, NextAligned(time.Now(), align))
+}
+
+// WaitUntil sleeps until t, or returns ctx's error if ctx ends first; a t in
+// the past returns at once.
+func WaitUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
 	select {
-	case <-t.C:
+	case <-tm.C:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

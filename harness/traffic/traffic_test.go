@@ -534,3 +534,63 @@ func TestRunWithBodiesTimesOut(t *testing.T) {
 		t.Errorf("run took %v; the 150 ms timeout should bound it", el)
 	}
 }
+
+func TestRunStartsAtTheGivenInstant(t *testing.T) {
+	rep := newReplica(t, nil)
+	urls := []string{rep.srv.URL, rep.srv.URL}
+	start := time.Now().Add(150 * time.Millisecond)
+	var hooked time.Time
+	var early []Outcome
+	sum, err := Run(context.Background(), testSchedule(20, 100*time.Millisecond, "ok"), urls,
+		Options{Start: start, Align: time.Hour, OnStart: func(origin time.Time) error {
+			hooked = origin
+			if d := time.Until(origin); d > 0 {
+				t.Errorf("OnStart called %v before the origin", d)
+			}
+			return nil
+		}}, func(o Outcome) error {
+			if o.Sent < 0 {
+				early = append(early, o)
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Start.Equal(start) || !hooked.Equal(start) {
+		t.Errorf("origin %v, OnStart got %v; want the given start %v (Start wins over Align)", sum.Start, hooked, start)
+	}
+	if len(early) > 0 {
+		t.Errorf("%d requests sent before the origin, first %+v", len(early), early[0])
+	}
+
+	stop := errors.New("no traffic today")
+	calls := 0
+	_, err = Run(context.Background(), testSchedule(4, 20*time.Millisecond, "ok"), urls,
+		Options{OnStart: func(time.Time) error { return stop }}, func(Outcome) error { calls++; return nil })
+	if !errors.Is(err, stop) || calls != 0 {
+		t.Errorf("OnStart's error: Run returned %v after %d outcomes, want the error and none sent", err, calls)
+	}
+	_, err = Run(context.Background(), testSchedule(4, 20*time.Millisecond, "ok"), urls,
+		Options{Start: time.Now().Add(-time.Minute)}, func(Outcome) error { calls++; return nil })
+	if err == nil || !strings.Contains(err.Error(), "passed") || calls != 0 {
+		t.Errorf("a start a minute ago: err %v after %d outcomes, want a refusal", err, calls)
+	}
+}
+
+func TestNextAligned(t *testing.T) {
+	base := time.Unix(1_700_000_004, 0) // a multiple of 12 s since the epoch
+	for _, tc := range []struct {
+		at    time.Duration
+		align time.Duration
+		want  time.Duration
+	}{
+		{0, time.Second, time.Second}, // on an edge: the next one
+		{300 * time.Millisecond, time.Second, time.Second},
+		{12_345 * time.Millisecond, 12 * time.Second, 24 * time.Second},
+	} {
+		if got := NextAligned(base.Add(tc.at), tc.align); !got.Equal(base.Add(tc.want)) {
+			t.Errorf("NextAligned(+%v, %v) = %v, want +%v", tc.at, tc.align, got.Sub(base), tc.want)
+		}
+	}
+}

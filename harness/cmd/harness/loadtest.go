@@ -27,9 +27,18 @@ the documents' probe patterns and a background population with Vegeta, attribute
 response to its client and checks the three requirements: no client above 1.1x its limit in
 any window, no client under its limit rejected, no rejection or 5xx because the store failed.
 
-The design under test (--algorithm, --mode) is gated: the exit code is 1 when one of its
-checks fails or the generator fell behind its schedule. With --matrix every other algorithm x
+The design under test (--algorithm, --mode) is gated. With --matrix every other algorithm x
 mode runs as a comparison that tests the document's claim about it, without gating.
+
+Exit codes: 0 every gate passed; 1 a promise broken or a gate failed (or a regression
+against --baseline); 2 the run could not be made (flags, Docker, the fleet); 3 generator-bound:
+the generator fell behind its schedule (or its shards' clocks disagreed by more than the
+lateness tolerance), so the figures are not evidence either way.
+
+--shards N sends every scenario from N generator shards, each a 'harness attack' process
+(--shard-runner process) or a container of rlharness/harness:dev on the host's network
+(--shard-runner container), all from one aligned start; their outcomes are merged and
+judged as one run.
 
 --time-scale F shrinks every duration (window, slices, sync interval, pattern timing, outage)
 by F and so raises every rate by 1/F: every ratio the checks test is preserved.
@@ -67,10 +76,10 @@ The first is gated, the others are comparisons.`,
 			loadtest.WriteVerdict(cmd.OutOrStdout(), sum)
 			fmt.Fprintf(cmd.OutOrStdout(), "summary: %s/summary.json\n", cfg.OutDir)
 			repErr := writeReport(cmd.OutOrStdout(), cfg.OutDir, baseline)
-			if !sum.Pass {
-				return &gateError{msg: fmt.Sprintf("the run failed its gates (%d failed); see %s/report.html", len(sum.Failed), cfg.OutDir)}
+			if sum.Interrupted { // neither verdict: what was measured is cut short
+				return &gateError{msg: fmt.Sprintf("the run was interrupted: summary.json holds what was measured so far, marked interrupted; see %s/report.html", cfg.OutDir)}
 			}
-			return repErr
+			return verdictError(sum.Pass, sum.GeneratorBound, len(sum.Failed), cfg.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()
@@ -94,6 +103,9 @@ The first is gated, the others are comparisons.`,
 	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
 	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this (0: 2% of a slice at the time scale, 20ms at 0.2)")
 	f.Float64Var(&cfg.Gates.MinRateRatio, "min-rate-ratio", cfg.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
+	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "generator shards per scenario, each sending its share of the clients (1: in this process)")
+	f.StringVar(&cfg.ShardRunner, "shard-runner", cfg.ShardRunner, "how shards run: process (harness attack on this machine) or container (the harness image, host networking)")
+	f.StringVar(&cfg.HarnessImage, "harness-image", loadtest.DefaultHarnessImage, "the container runner's image (scripts/build-images.sh harness)")
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringArrayVar(&targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,11 +23,7 @@ func main() {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "harness:", err)
-	var gate *gateError
-	if errors.As(err, &gate) {
-		os.Exit(1)
-	}
-	os.Exit(2)
+	os.Exit(exitCode(err))
 }
 
 // cancelOnSignal is the one handler of SIGINT and SIGTERM. The first cancels the command's
@@ -62,9 +57,3 @@ func cancelOnSignal(cancel context.CancelFunc, w interface{ WriteString(string) 
 		close(done)
 	}
 }
-
-// gateError is a run that completed but failed a check: exit 1, unlike a usage or
-// infrastructure error (exit 2).
-type gateError struct{ msg string }
-
-func (e *gateError) Error() string { return e.msg }

@@ -16,7 +16,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd())
+	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd(), newAttackCmd(), newJudgeCmd(), newDeployCmd())
 	addRunSubcommands(root, newRunClaimCheckCmd())
 	return root
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgeproof/rlharness/harness/loadtest"
+)
+
+func newAttackCmd() *cobra.Command {
+	def := loadtest.DefaultConfig()
+	ac := loadtest.AttackConfig{Schedule: def.ScheduleSpec()}
+	var shard, start string
+	cmd := &cobra.Command{
+		Use:   "attack --shard i/N --target URL... [--start TIME] --out DIR",
+		Short: "Send one shard of a load test's schedule; harness judge merges the shards",
+		Long: `Builds the whole schedule from the seed and flags (the same on every machine), sends the
+requests of the clients of shard i of N (client index mod N: every client on exactly one
+shard) at the targets, and writes DIR/shard-<i>/outcomes.csv and shard.json (shard, seed,
+start instant, clock offset). 'harness judge DIR' merges the shards and judges the whole run.
+
+Every shard must be given the same --start (RFC 3339, e.g. 2026-12-03T08:00:00Z); without it
+a shard starts at the next window edge since the epoch, which shards started within one
+window of each other agree on. --clock-ref HOST:PORT reads that Redis's TIME (several samples,
+the least round trip kept) so the judge can bound the skew between machines.
+
+In a Kubernetes Indexed Job give --shard '$JOB_COMPLETION_INDEX/N' (or '/N'): the index is
+read from the environment. Exit codes: 0 sent, 2 could not run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			i, n, err := loadtest.ParseShard(shard, os.Getenv)
+			if err != nil {
+				return err
+			}
+			ac.Shard, ac.Shards = i, n
+			if start != "" {
+				t, err := time.Parse(time.RFC3339Nano, start)
+				if err != nil {
+					return fmt.Errorf("--start %q: want an RFC 3339 time such as 2026-12-03T08:00:00Z: %w", start, err)
+				}
+				ac.Start = t
+			}
+			ac.Progress, ac.Commit = cmd.OutOrStdout(), commit()
+			m, err := loadtest.Attack(cmd.Context(), ac)
+			if err != nil {
+				return err
+			}
+			off := "not measured"
+			if m.ClockOffset != nil {
+				off = fmt.Sprintf("%v ± %v against %s", m.ClockOffset.Offset, m.ClockOffset.RTT/2, m.ClockOffset.Reference)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "shard %d/%d: %d of %d sent, clock offset %s; %s\n", m.Shard, m.Shards, m.Sent, m.Scheduled, off, loadtest.ShardDir(ac.OutDir, m.Shard))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&shard, "shard", "0/1", "this shard and the count, i/N from 0; '$JOB_COMPLETION_INDEX/N' or '/N' reads i from the environment")
+	f.StringArrayVar(&ac.Targets, "target", nil, "a replica's base URL (http://host:port), once per replica index; fewer are reused in turn")
+	f.StringVar(&start, "start", "", "the run's origin, the same for every shard (RFC 3339); empty: the next window edge")
+	f.StringVar(&ac.ClockRef, "clock-ref", "", "Redis host:port whose TIME every shard reads to measure its clock offset")
+	f.Float64Var(&ac.Schedule.TimeScale, "time-scale", ac.Schedule.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")
+	f.Float64Var(&ac.Schedule.Rate, "rate", ac.Schedule.Rate, "background population's aggregate rate, requests/s over all shards")
+	f.IntVar(&ac.Schedule.Clients, "clients", ac.Schedule.Clients, "background clients (HS1)")
+	f.Uint64Var(&ac.Schedule.Seed, "seed", ac.Schedule.Seed, "seed of the schedule: the same on every shard")
+	f.IntVar(&ac.Schedule.Replicas, "replicas", 0, "replica indexes the requests are spread over (0: one per --target)")
+	f.StringVar(&ac.Scenario, "scenario", "attack", "the run's name in the judge's summary")
+	f.StringVar(&ac.Algorithm, "algorithm", "", "what the target runs (fixed_window, sliding_window, token_bucket), for the document's claims")
+	f.StringVar(&ac.Mode, "mode", "", "the target's mode (central, split, delayed), for the document's claims")
+	f.StringVar(&ac.OutDir, "out", "runs/attack", "run directory; this shard writes DIR/shard-<i>")
+	return cmd
+}
+
+func newJudgeCmd() *cobra.Command {
+	var jc loadtest.JudgeConfig
+	jc.Gates = loadtest.DefaultConfig().Gates
+	var baseline string
+	cmd := &cobra.Command{
+		Use:   "judge DIR...",
+		Short: "Merge the shards of a run written by harness attack and judge the whole run",
+		Long: `Reads every shard (DIR is a shard's directory or a run directory holding shard-*/), checks
+that they are one run (one schedule, one start, every shard 0..N-1 once), rebuilds the
+schedule from the seed, merges the outcomes and judges them with the load test's accounting
+and gates. It reports every shard's clock offset and the largest skew between machines; a
+skew beyond the lateness tolerance marks the run generator-bound, as a late generator does.
+Writes summary.json, the merged outcomes and report.html to --out (default: the first DIR).
+
+Exit codes: 0 pass; 1 a promise broken or a gate failed (or a regression against
+--baseline); 2 the shards could not be read or do not form one run; 3 generator-bound.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if jc.OutDir == "" {
+				jc.OutDir = args[0]
+			}
+			jc.Commit = commit()
+			sum, err := loadtest.Judge(args, jc)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for _, r := range sum.Scenarios {
+				if sk := r.ClockSkew; sk != nil {
+					for _, o := range sk.Offsets {
+						off := "not measured"
+						if o.Known {
+							off = fmt.Sprintf("%v ± %v", o.Offset, o.RTT/2)
+						}
+						fmt.Fprintf(out, "shard %d on %s: clock offset %s\n", o.Shard, o.Host, off)
+					}
+					fmt.Fprintf(out, "clock skew between machines: %v (tolerance %v, measured %v)\n", sk.Max, sk.Tolerance, sk.Measured)
+				}
+			}
+			loadtest.WriteVerdict(out, sum)
+			fmt.Fprintf(out, "summary: %s/summary.json\n", jc.OutDir)
+			repErr := writeReport(out, jc.OutDir, baseline)
+			return verdictError(sum.Pass, sum.GeneratorBound, len(sum.Failed), jc.OutDir, repErr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&jc.OutDir, "out", "", "where summary.json and the report go (default: the first DIR)")
+	f.DurationVar(&jc.Gates.LatenessP99, "max-lateness", 0, "generator-bound when the p99 lateness exceeds this (0: 2% of a slice at the time scale); the clock-skew tolerance too")
+	f.Float64Var(&jc.Gates.MinRateRatio, "min-rate-ratio", jc.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
+	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
+	return cmd
+}
