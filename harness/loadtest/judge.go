@@ -111,7 +111,7 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 
 // faultChecks replaces the 1.1× gate of a fail-open scenario: during the outage a replica
 // decides alone, so the bound is one limit per node (the document); 1.1× applies again once
-// the store is back. No 5xx, ever.
+// the store is back. No 5xx, ever, and no request left unanswered while the store is away.
 func faultChecks(checks []accounting.Check, rep *accounting.Report, res *ScenarioResult, cfg Config) []accounting.Check {
 	out := make([]accounting.Check, 0, len(checks)+3)
 	for _, c := range checks {
@@ -131,6 +131,11 @@ func faultChecks(checks []accounting.Check, rep *accounting.Report, res *Scenari
 	}
 	out = append(out, accounting.NewCheck("5xx responses", float64(rep.Errors.Status5xx), accounting.OpEqual, 0,
 		"the store's failure must never become the client's error"))
+	// A limiter that hangs on its store until the client gives up has become the outage as
+	// surely as one that answers 500: every request while the store is away is answered.
+	out = append(out, accounting.NewCheck("errors while the store is away", float64(rep.ErrorsInFault), accounting.OpEqual, 0,
+		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d timeouts, %d connection errors in the whole run",
+			rep.Errors.Timeout, rep.Errors.Connection)))
 	return out
 }
 

@@ -127,10 +127,41 @@ func TestFailOpenGates(t *testing.T) {
 	if c := check(t, res, "overshoot after recovery"); !c.Pass {
 		t.Errorf("after recovery = %v, want pass (nothing accepted after the grace)", c)
 	}
+	if c := check(t, res, "errors while the store is away"); !c.Pass || c.Figure != 0 {
+		t.Errorf("errors while the store is away = %v, want a pass at 0: the 503 at 0.1 s came before the outage", c)
+	}
 	for _, c := range res.Checks {
 		if c.Name == "max overshoot" {
 			t.Error("the 1.1x gate applies across an outage")
 		}
+	}
+}
+
+// A limiter that hangs while its store is away (envoy's ratelimit waits REDIS_TIMEOUT) sends
+// no 5xx, but its clients time out: that is the outage the fail-open promise forbids.
+func TestFailOpenGateCatchesTimeoutsDuringTheOutage(t *testing.T) {
+	s, outs := handMade(t, map[string][]uint16{
+		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
+		"probe-" + schedule.PatternIntermittent: {200, 200, 200, 200},
+	})
+	faults := []accounting.Interval{{From: 200 * time.Millisecond, To: 500 * time.Millisecond}}
+	timeouts := 0
+	for i := range outs {
+		if faults[0].Contains(outs[i].Sent) {
+			outs[i].Code, outs[i].Err = 0, traffic.ErrTimeout
+			timeouts++
+		}
+	}
+	sc := Scenario{Name: "pause", Algorithm: string(limiters.SlidingWindow), Mode: "delayed", Fault: FaultPause, Gated: true}
+	res := judge(t, sc, s, outs, faults)
+	if c := check(t, res, "5xx responses"); !c.Pass {
+		t.Errorf("5xx check = %v, want a pass: no status at all came back", c)
+	}
+	if c := check(t, res, "errors while the store is away"); c.Pass || c.Figure != float64(timeouts) || timeouts == 0 {
+		t.Errorf("errors while the store is away = %v, want a failure at %d timeouts", c, timeouts)
+	}
+	if res.Pass {
+		t.Error("a limiter whose clients timed out during the outage passed the fail-open gates")
 	}
 }
 
