@@ -91,6 +91,12 @@ func NewTargeter(s *schedule.Schedule, urls []string, path, header string) veget
 	for i, u := range urls {
 		bases[i] = strings.TrimSuffix(u, "/") + path + "?" + seqParam
 	}
+	return targeter(s, func(r schedule.Request) string { return bases[r.Replica] }, header)
+}
+
+// targeter is NewTargeter and NewRoutedTargeter: the schedule's requests in order, each a GET
+// of base(request) followed by its index, naming its client in header.
+func targeter(s *schedule.Schedule, base func(schedule.Request) string, header string) vegeta.Targeter {
 	key := http.CanonicalHeaderKey(header)
 	ids := clientIDs(s)
 	var next atomic.Int64
@@ -101,7 +107,7 @@ func NewTargeter(s *schedule.Schedule, urls []string, path, header string) veget
 		}
 		r := s.Requests[i]
 		t.Method = http.MethodGet
-		t.URL = seqURL(bases[r.Replica], i)
+		t.URL = seqURL(base(r), i)
 		t.Header = http.Header{key: ids[r.Client : r.Client+1 : r.Client+1]}
 		return nil
 	}
