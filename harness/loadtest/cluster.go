@@ -65,7 +65,7 @@ const clusterPoll = 100 * time.Millisecond
 // the traffic. On one Redis, or without a master fault, it watches nothing.
 func watchCluster(ctx context.Context, fl fleet.Fleet, sc Scenario, start time.Time, outage time.Duration) (stop func() *result.ClusterFault) {
 	cf, ok := fl.(fleet.ClusterFleet)
-	if !ok || len(cf.StoreNodes()) == 0 || faultMember(sc.Fault) == fleet.RedisMember {
+	if !ok || len(cf.StoreNodes()) == 0 || sc.Fault == FaultNone || faultMember(sc.Fault) == fleet.RedisMember { // a fault's slot map only
 		return func() *result.ClusterFault { return nil }
 	}
 	nodes := cf.StoreNodes()

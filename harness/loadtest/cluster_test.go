@@ -14,6 +14,9 @@ import (
 // clusterConfig is quickConfig on a Redis Cluster store of 3 masters + 3 replicas.
 func clusterConfig(t *testing.T) Config {
 	cfg := quickConfig(t)
+	// Six redis-servers beside the replicas and the generator on two cores: four limiter
+	// replicas leave the generator the time to keep its schedule (the store is the point).
+	cfg.Replicas = 4
 	cfg.Store = fleet.StoreCluster
 	cfg.ClusterNodeTimeout = 2 * time.Second
 	return cfg
