@@ -23,6 +23,8 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/limiters"
+	"github.com/edgeproof/rlharness/targets/replica"
 )
 
 // Defaults applied to a zero Spec; the replica's own defaults are the same
@@ -32,8 +34,8 @@ const (
 	DefaultReplicas     = 8 // HS4
 	DefaultTarget       = TargetReplica
 	DefaultMode         = "delayed"
-	DefaultSyncInterval = 200 * time.Millisecond
-	DefaultStoreTimeout = 50 * time.Millisecond
+	DefaultSyncInterval = limiters.DefaultSyncInterval
+	DefaultStoreTimeout = replica.DefaultStoreTimeout
 	DefaultNetwork      = NetworkBridge
 )
 

@@ -22,7 +22,7 @@ const (
 	RecordBytes    = 48                           // HS6
 	Slices         = limiters.DefaultSlices       // HS7
 	Burst          = limiters.DefaultBurst        // HS8
-	OvershootGate  = 1.1                          // requirement 1: at most 1.1 × the limit
+	OvershootGate  = accounting.OvershootLimit    // requirement 1: at most 1.1 × the limit
 	DistSeed       = 20260730                     // dagitik.mjs: node assignment seed
 )
 
