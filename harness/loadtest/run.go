@@ -385,6 +385,15 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return acc.Add(o)
 	}
 
+	var resetCluster func(context.Context) error
+	if cfg.Store == fleet.StoreCluster {
+		reset, closeServers, err := storeResetter(ctx, fl)
+		if err != nil {
+			return res, fmt.Errorf("the cluster store before the run: %w", err)
+		}
+		defer closeServers()
+		resetCluster = reset
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// traffic.Run owns the start: it waits for a window edge of the replicas' epoch-aligned
@@ -398,8 +407,8 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	onStart := func(origin time.Time) error {
 		start = origin
 		// The store's command counts cover the traffic alone, not the fleet's start or the wait.
-		if cfg.Store == fleet.StoreCluster {
-			if err := resetStoreStats(ctx, fl); err != nil {
+		if resetCluster != nil {
+			if err := resetCluster(ctx); err != nil {
 				return fmt.Errorf("reset the store's command stats: %w", err)
 			}
 		}
