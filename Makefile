@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy test test-short test-envoy loadtest loadtest-full loadtest-peers loadtest-cluster test-cluster-faults model autoscale claimcheck bench lint clean
+.PHONY: all build deps images images-envoy test test-short test-envoy loadtest loadtest-full loadtest-peers loadtest-cluster test-cluster test-cluster-faults model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -62,10 +62,12 @@ CLUSTER_RUN_DIR ?= runs/cluster
 loadtest-cluster: build images
 	$(BIN)/harness loadtest --store cluster --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(CLUSTER_RUN_DIR) $(LOADTEST_FLAGS)
 
-# The master faults on a cluster as a test that asserts what the report says of each slot
-# range (about two minutes; make test runs the cluster's quick form, the design alone).
-test-cluster-faults: deps images
-	$(GO) test -tags loadtest -count=1 -timeout 10m -run TestClusterMasterFaults ./harness/loadtest
+# The cluster store's load tests: the design alone (nothing lost: the store agrees with what
+# the replicas accepted), then the master faults, asserting what the report says of each slot
+# range (about three minutes). Not in make test: one CI run of the design on the cluster saw
+# 77 false rejects (a replica over-counting on a busy machine), still open in issue 14.
+test-cluster test-cluster-faults: deps images
+	$(GO) test -tags loadtest -count=1 -timeout 12m -run 'TestCluster' ./harness/loadtest
 
 # The full run at the documents' own time scale: every scenario, report.html and junit.xml
 # in $(RUN_DIR). BASELINE=path/summary.json fails it on a regression.

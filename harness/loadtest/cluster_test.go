@@ -14,17 +14,14 @@ import (
 // clusterConfig is quickConfig on a Redis Cluster store of 3 masters + 3 replicas.
 func clusterConfig(t *testing.T) Config {
 	cfg := quickConfig(t)
-	// Six redis-servers beside the replicas and the generator on two cores: four limiter
-	// replicas leave the generator the time to keep its schedule (the store is the point).
-	cfg.Replicas = 4
 	cfg.Store = fleet.StoreCluster
 	cfg.ClusterNodeTimeout = 2 * time.Second
 	return cfg
 }
 
 // The design keeps its word on a Redis Cluster, and nothing is lost: every probe client's
-// count in the cluster is what the replicas accepted. The quick form, in make test.
-func TestLoadtestClusterDesign(t *testing.T) {
+// count in the cluster is what the replicas accepted (make test-cluster).
+func TestClusterDesign(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cfg := clusterConfig(t)
