@@ -255,6 +255,13 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	default:
 		start = time.Now()
 	}
+	// The pacer and the targeter (every client's ID in one slice: 200,000 of them) are built
+	// before the wait, so the first request leaves on the origin, not after them.
+	pacer := NewPacerFrom(s, start)
+	targeter := NewTargeter(s, urls, opts.Path, opts.ClientHeader)
+	if opts.Route != nil {
+		targeter = NewRoutedTargeter(s, opts.Route, opts.Path, opts.ClientHeader)
+	}
 	if err := WaitUntil(ctx, start); err != nil {
 		return Summary{}, err
 	}
@@ -269,11 +276,6 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	}
 	hard := time.AfterFunc(pacing+opts.Timeout+time.Second, func() { cancel(errDeadline) })
 	defer hard.Stop()
-	pacer := NewPacerFrom(s, start)
-	targeter := NewTargeter(s, urls, opts.Path, opts.ClientHeader)
-	if opts.Route != nil {
-		targeter = NewRoutedTargeter(s, opts.Route, opts.Path, opts.ClientHeader)
-	}
 	// No attack name: Vegeta would send it as one more header on every request.
 	results := atk.Attack(targeter, pacer, pacing, "")
 
