@@ -2,18 +2,14 @@ package claimtest
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	cc "github.com/edgeproof/rlharness/claimcheck"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/internal/dockertest"
 )
 
 // The same quick run with every member in a container (FROM scratch images, ports on
@@ -23,7 +19,7 @@ func TestClaimCheckInDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a fleet of containers: not with -short")
 	}
-	requireDocker(t, "claimcheck", "redis")
+	dockertest.Require(t, "claimcheck", "redis")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -42,32 +38,4 @@ func TestClaimCheckInDocker(t *testing.T) {
 		t.Fatal("the crash plan for 200 events injects no crash: the test proves nothing")
 	}
 	assertLikeModel(t, r)
-}
-
-// requireDocker skips only where Docker is truly absent (no daemon socket, no DOCKER_HOST)
-// and never under CI, and builds the images the test needs when they are missing.
-func requireDocker(t *testing.T, images ...string) {
-	t.Helper()
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		_, sockErr := os.Stat("/var/run/docker.sock")
-		if os.Getenv("CI") == "" && os.Getenv("DOCKER_HOST") == "" && errors.Is(sockErr, os.ErrNotExist) {
-			t.Skipf("needs Docker, and there is none here (no /var/run/docker.sock, no DOCKER_HOST): %v", err)
-		}
-		t.Fatalf("needs Docker (docker info: %v)", err)
-	}
-	var missing []string
-	for _, img := range images {
-		if exec.Command("docker", "image", "inspect", "rlharness/"+img+":dev").Run() != nil {
-			missing = append(missing, img)
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "build-images.sh")
-	t.Logf("building images %v with %s", missing, script)
-	if out, err := exec.Command(script, missing...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", script, missing, err, out)
-	}
 }

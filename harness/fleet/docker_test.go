@@ -3,47 +3,28 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/edgeproof/rlharness/internal/dockertest"
 )
 
-// requireDocker returns a Docker client, skipping the test only where Docker
-// is truly absent (no daemon socket, no DOCKER_HOST) and never under CI. It
-// builds the noop and redis images if they are missing.
+// requireDocker returns a Docker client once dockertest.Require has found Docker and
+// the noop and redis images.
 func requireDocker(t *testing.T) *testcontainers.DockerClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	dockertest.Require(t, "noop", "redis")
 	cli, err := dockerClient(ctx)
 	if err != nil {
-		_, sockErr := os.Stat("/var/run/docker.sock")
-		if os.Getenv("CI") == "" && os.Getenv("DOCKER_HOST") == "" && errors.Is(sockErr, os.ErrNotExist) {
-			t.Skipf("needs Docker, and there is none here (no /var/run/docker.sock, no DOCKER_HOST): %v", err)
-		}
 		t.Fatalf("needs Docker: %v", err)
-	}
-	var missing []string
-	for _, img := range []string{"noop", "redis"} {
-		if _, err := cli.ImageInspect(ctx, "rlharness/"+img+":dev"); err != nil {
-			missing = append(missing, img)
-		}
-	}
-	if len(missing) > 0 {
-		script := filepath.Join(repoRoot(t), "scripts", "build-images.sh")
-		t.Logf("building images %v with %s", missing, script)
-		out, err := exec.Command(script, missing...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %v: %v\n%s", script, missing, err, out)
-		}
 	}
 	return cli
 }

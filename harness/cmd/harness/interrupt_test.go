@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/internal/dockertest"
 )
 
 // buildHarness builds this command into a temporary directory.
@@ -64,23 +65,6 @@ func containers(t *testing.T, filter string) []string {
 	return strings.Fields(string(out))
 }
 
-// requireDocker skips where Docker is truly absent (never in CI) and fails without the images.
-func requireDocker(t *testing.T, images ...string) {
-	t.Helper()
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		_, sockErr := os.Stat("/var/run/docker.sock")
-		if os.Getenv("CI") == "" && os.Getenv("DOCKER_HOST") == "" && errors.Is(sockErr, os.ErrNotExist) {
-			t.Skipf("needs Docker, and there is none here (no /var/run/docker.sock, no DOCKER_HOST): %v", err)
-		}
-		t.Fatalf("needs Docker (docker info: %v)", err)
-	}
-	for _, img := range images {
-		if exec.Command("docker", "image", "inspect", "rlharness/"+img+":dev").Run() != nil {
-			t.Fatalf("needs the image rlharness/%s:dev: run scripts/build-images.sh %s", img, img)
-		}
-	}
-}
-
 // A real run, interrupted mid-traffic: one SIGINT tears the fleet down and leaves a
 // summary.json marked interrupted with what was measured; a second exits at once.
 func TestInterruptedRun(t *testing.T) {
@@ -105,7 +89,7 @@ func TestInterruptedRun(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.provider == "docker" {
-				requireDocker(t, "replica", "redis")
+				dockertest.Require(t, "replica", "redis")
 			}
 			tmp, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
 			cmd := exec.Command(bin, "loadtest", "--provider", tt.provider, "--network", "host", "--replicas", "2",
