@@ -175,10 +175,8 @@ func TestDockerReplicaTarget(t *testing.T) {
 	if !replicaWritten(t) {
 		t.Skip("targets/cmd/replica does not exist yet: the noop target covers the lifecycle")
 	}
-	cli := requireDocker(t)
-	if _, err := cli.ImageInspect(context.Background(), DefaultReplicaImage); err != nil {
-		t.Fatalf("%v: run scripts/build-images.sh replica", err)
-	}
+	dockertest.Require(t, "replica")
+	requireDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	f, err := DockerProvider{Logger: testLogger(t)}.Start(ctx, Spec{
