@@ -24,15 +24,6 @@ func (w *ring) slot(d int64) int {
 	return int(((d % int64(len(w.idx))) + int64(len(w.idx))) % int64(len(w.idx)))
 }
 
-// get is the count of slice d, zero when the ring no longer holds it.
-func (w *ring) get(d int64) int64 {
-	s := w.slot(d)
-	if w.idx[s] != d {
-		return 0
-	}
-	return w.count[s]
-}
-
 // add adds k to slice d, recycling the slot of an older slice.
 func (w *ring) add(d, k int64) {
 	s := w.slot(d)

@@ -2,7 +2,6 @@ package limiters
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -43,7 +42,6 @@ type Store interface {
 // same algorithm code as the single-node limiter.
 type MemoryStore struct {
 	local   *Local
-	mu      sync.Mutex
 	touches atomic.Int64
 }
 

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -113,20 +112,6 @@ func (f *fleet) waitReady(ctx context.Context, idx int) error {
 		return waitUntil(ctx, ReplicaMember(idx-1)+" at "+url+f.health, func(ctx context.Context) error { return HealthAt(ctx, url, f.health) }, dead)
 	}
 	return waitHealthy(ctx, ReplicaMember(idx-1), f.ReplicaURLs()[idx-1], dead)
-}
-
-// waitAllReady waits for Redis, then for every replica at once.
-func (f *fleet) waitAllReady(ctx context.Context) error {
-	if err := f.waitReady(ctx, 0); err != nil {
-		return err
-	}
-	errs := make([]error, f.replicas)
-	var wg sync.WaitGroup
-	for i := range f.replicas {
-		wg.Go(func() { errs[i] = f.waitReady(ctx, i+1) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // do runs op on the named member with the member locked, and with a context

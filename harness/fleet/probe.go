@@ -123,6 +123,4 @@ func freePorts(n int) ([]int, error) {
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-func replicaURL(port int) string { return "http://" + loopback(port) }
-
 var errTerminated = errors.New("fleet already terminated")

@@ -264,9 +264,6 @@ func (c Config) ScheduleSpec() result.ScheduleSpec {
 	return result.ScheduleSpec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
 }
 
-// buildSchedule is a scenario's traffic for the built-in replica.
-func buildSchedule(cfg Config) (schedule.Schedule, error) { return BuildSchedule(cfg.ScheduleSpec()) }
-
 // BuildSchedule is a scenario's traffic: the document's probe clients plus the background
 // population, each request to a replica drawn from the seeded generator. The same spec gives
 // the same schedule on every machine.
