@@ -36,7 +36,7 @@ func (e *PartialExchangeError) Unwrap() error { return e.Err }
 //
 // ARGV: now µs, key count, then per key the key and exchangeScript's fields for it.
 // Returns per key 0 (not served here) or exchangeScript's reply for it.
-var clusterExchangeScript = redis.NewScript("#!lua flags=allow-cross-slot-keys\n" + luaWindow + luaBucket + `
+var clusterExchangeScript = redis.NewScript("#!lua flags=allow-cross-slot-keys\n" + luaMark + luaWindow + luaBucket + luaExchangeOne + `
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local at, here = {}, {}
@@ -45,22 +45,15 @@ for k = 1, n do
   at[k] = a
   local r = redis.pcall('EXISTS', ARGV[a])
   here[k] = type(r) ~= 'table'
-  if ARGV[a+1] == 'w' then a = a + 6 + 2 * tonumber(ARGV[a+5]) else a = a + 6 end
+  local w = a + 5 -- the key, its mark, then its algorithm's arguments
+  if ARGV[w] == 'w' then a = w + 5 + 2 * tonumber(ARGV[w+4]) else a = w + 5 end
 end
 local res = {}
 for k = 1, n do
-  a = at[k]
   if not here[k] then
     res[k] = 0
-  elseif ARGV[a+1] == 'w' then
-    local np = tonumber(ARGV[a+5])
-    local pairs = {}
-    for i = 1, 2 * np do pairs[i] = ARGV[a+5+i] end
-    local _, out = window(ARGV[a], tonumber(ARGV[a+2]), tonumber(ARGV[a+3]), 0, ARGV[a+4], pairs)
-    res[k] = out
   else
-    local _, ts, t = bucket(ARGV[a], now, tonumber(ARGV[a+2]), tonumber(ARGV[a+3]), false, tonumber(ARGV[a+4]), ARGV[a+5])
-    res[k] = {ts, t}
+    res[k] = exchange(ARGV[at[k]], now, at[k] + 1)
   end
 end
 return res

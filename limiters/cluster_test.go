@@ -238,8 +238,8 @@ func TestRedisClusterFailoverLosesNothingBeyondTheSyncBound(t *testing.T) {
 	rdb := c.Client()
 	r := &Rule{Name: "failover", Algorithm: SlidingWindow, Limit: 1_000_000, Window: time.Hour, Slices: 4}
 	var nodes []*DelayedSync
-	for range 3 {
-		nodes = append(nodes, NewDelayedSync(NewRedisStore(rdb)))
+	for i := range 3 {
+		nodes = append(nodes, NewDelayedSync(NewRedisStore(rdb), NodeID(strconv.Itoa(i))))
 	}
 	const clients, interval = 100, 50 * time.Millisecond
 	victim := c.Masters()[0]
@@ -333,10 +333,10 @@ func TestRedisClusterFailoverLosesNothingBeyondTheSyncBound(t *testing.T) {
 
 // hashTotal is the sum of a window hash's slice counts.
 func hashTotal(h map[string]string) int64 {
+	counts, _ := WindowHash(h)
 	var sum int64
-	for _, v := range h {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		sum += n
+	for _, c := range counts {
+		sum += c.Count
 	}
 	return sum
 }

@@ -1,8 +1,10 @@
 package limiters
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,10 @@ type DelayedSync struct {
 	// fullView makes every sync pull the shared view of every client the node tracks, not
 	// only of those it has news of (FullView).
 	fullView bool
+	// node names this node in the store's push marks (NodeID); incs numbers the clients'
+	// counter incarnations, under mu.
+	node string
+	incs int64
 }
 
 // DelayedOption adjusts a DelayedSync.
@@ -41,6 +47,12 @@ type DelayedOption func(*DelayedSync)
 // node's view of every client is at most one interval old. It costs a round trip in
 // proportion to the clients tracked, not to the node's news.
 func FullView() DelayedOption { return func(n *DelayedSync) { n.fullView = true } }
+
+// NodeID names the node to the store, which then counts each of the node's pushes once even
+// when the node sends it again after an exchange that timed out but landed (PushMark). Every
+// node of a fleet needs its own ID, unique for the life of the store's keys: two nodes under
+// one ID would skip each other's counts. Without one, a push sent twice is counted twice.
+func NodeID(id string) DelayedOption { return func(n *DelayedSync) { n.node = id } }
 
 // syncState is what a node knows of one client.
 type syncState struct {
@@ -53,6 +65,9 @@ type syncState struct {
 	inflightSpent, pendSpent int64
 	seen                     int64
 	dirty                    bool // on the node's dirty list
+	// inc is this count's incarnation (PushMark.Inc); counted is every count the node made
+	// for the client since, pushed or not.
+	inc, counted int64
 }
 
 // NewDelayedSync returns a delayed-sync node over store.
@@ -73,6 +88,8 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 	s := n.clients[k]
 	if s == nil || *s.rule != *rule {
 		s = newSyncState(rule, nowNs)
+		n.incs++
+		s.inc = n.incs
 		n.clients[k] = s
 	}
 	s.seen = nowNs
@@ -83,6 +100,7 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 		allowed := avail >= 1
 		if allowed {
 			s.pendSpent++
+			s.counted++
 			avail--
 			n.markDirty(k, s)
 		}
@@ -98,6 +116,7 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 	allowed := sum(counts) < rule.Limit
 	if allowed {
 		s.pending.add(d, 1)
+		s.counted++
 		counts[len(counts)-1]++
 		n.markDirty(k, s)
 	}
@@ -158,17 +177,26 @@ func (n *DelayedSync) collect(now time.Time) {
 			continue // its counts fell out of the window before they were pushed
 		}
 		e := SyncEntry{Client: k.client, Rule: s.rule}
+		pushed := int64(0)
 		if s.rule.Algorithm == TokenBucket {
 			e.Spent = s.pendSpent
+			pushed = e.Spent
 			s.inflightSpent += s.pendSpent
 			s.pendSpent = 0
 		} else {
 			d, m := s.rule.sliceIndex(now), s.rule.slices()
 			e.Push = s.pending.appendCounts(nil, d, m)
+			// Oldest first: a store that holds part of the push already holds its oldest part.
+			slices.SortFunc(e.Push, func(a, b SliceCount) int { return cmp.Compare(a.Index, b.Index) })
 			for _, c := range e.Push {
 				s.inflight.add(c.Index, c.Count)
+				pushed += c.Count
 			}
 			s.pending.reset()
+		}
+		if n.node != "" {
+			// Counts that fell out of the window unpushed are the oldest: Base is past them.
+			e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted}
 		}
 		n.batch = append(n.batch, e)
 		n.keys = append(n.keys, k)

@@ -1,9 +1,11 @@
 package limiters
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,22 +39,46 @@ var keyEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D", ":", "%
 
 func escapeKey(s string) string { return keyEscaper.Replace(s) }
 
-// luaWindow counts one window hash: it adds the (slice, count) pairs of a push, drops
-// slices that left the window and, with a limit, adds 1 to the current slice when the window
-// holds fewer than limit. It returns allowed (0/1) and the flat list slice, count, ... of the
-// slices in the window.
+// luaMark reads and advances a node's push mark (PushMark) in a client's hash: field is the
+// node's field ("n:<node>", ” for no mark), holding "<inc>:<total>". It returns how many of
+// the push's first counts the hash holds already.
+const luaMark = `
+local function mark(key, field, inc, base, total)
+  if field == '' or total <= base then return 0 end
+  local have = 0
+  local v = redis.call('HGET', key, field)
+  if v then
+    local i, c = string.match(v, '^(%d+):(%d+)$')
+    if i == inc then have = tonumber(c) end
+  end
+  local skip = math.min(math.max(have - base, 0), total - base)
+  redis.call('HSET', key, field, inc .. ':' .. string.format('%d', math.max(have, total)))
+  return skip
+end
+`
+
+// luaWindow counts one window hash: it adds the (slice, count) pairs of a push, oldest
+// first, less the first skip counts (those the hash holds already), drops slices that left
+// the window and, with a limit, adds 1 to the current slice when the window holds fewer than
+// limit. It returns allowed (0/1) and the flat list slice, count, ... of the slices in the
+// window. Fields that are not slice indices are the nodes' push marks.
 const luaWindow = `
-local function window(key, d, n, limit, ttl, pairs)
+local function window(key, d, n, limit, ttl, pairs, skip)
   local first = d - n + 1
   for i = 1, #pairs, 2 do
-    if tonumber(pairs[i]) >= first then redis.call('HINCRBY', key, pairs[i], pairs[i+1]) end
+    local c = tonumber(pairs[i+1])
+    local s = math.min(skip, c)
+    c, skip = c - s, skip - s
+    if c > 0 and tonumber(pairs[i]) >= first then redis.call('HINCRBY', key, pairs[i], c) end
   end
   local kv = redis.call('HGETALL', key)
   local total = 0
   local out = {}
   for i = 1, #kv, 2 do
-    if tonumber(kv[i]) < first then redis.call('HDEL', key, kv[i])
-    else total = total + tonumber(kv[i+1]); out[#out+1] = tonumber(kv[i]); out[#out+1] = tonumber(kv[i+1]) end
+    local idx = tonumber(kv[i])
+    if idx == nil then
+    elseif idx < first then redis.call('HDEL', key, kv[i])
+    else total = total + tonumber(kv[i+1]); out[#out+1] = idx; out[#out+1] = tonumber(kv[i+1]) end
   end
   local allowed = 0
   if limit > 0 and total < limit then
@@ -98,7 +124,7 @@ end
 // windowScript decides one request on a window. ARGV: current slice, slices, limit, TTL ms.
 // Returns {allowed, slice, count, ...}.
 var windowScript = redis.NewScript(luaWindow + `
-local allowed, out = window(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], {})
+local allowed, out = window(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], {}, 0)
 table.insert(out, 1, allowed)
 return out
 `)
@@ -112,28 +138,59 @@ return {allowed, ts, at}
 
 // exchangeScript is one node's whole delayed-sync exchange in one command, so a sync costs
 // the store one command however many clients it carries. ARGV[1] is now in µs, then per key
-// either 'w', slice, slices, TTL ms, pair count, pairs... or 'b', rate, burst, spent, TTL ms.
+// the mark (field, inc, base, total: PushMark, field ” for none), then either 'w', slice,
+// slices, TTL ms, pair count, pairs... or 'b', rate, burst, spent, TTL ms.
 // Returns per key {slice, count, ...} or {tokens, at µs}.
-var exchangeScript = redis.NewScript(luaWindow + luaBucket + `
+var exchangeScript = redis.NewScript(luaMark + luaWindow + luaBucket + luaExchangeOne + `
 local now = tonumber(ARGV[1])
 local a = 2
 local res = {}
 for k = 1, #KEYS do
+  res[k], a = exchange(KEYS[k], now, a)
+end
+return res
+`)
+
+// luaExchangeOne is one key's part of an exchange: exchange(key, now, a) reads the key's
+// arguments from ARGV[a] on (exchangeScript's layout) and returns its reply and the index
+// of the next key's arguments.
+const luaExchangeOne = `
+local function exchange(key, now, a)
+  local skip = mark(key, ARGV[a], ARGV[a+1], tonumber(ARGV[a+2]), tonumber(ARGV[a+3]))
+  a = a + 4
   if ARGV[a] == 'w' then
     local np = tonumber(ARGV[a+4])
     local pairs = {}
     for i = 1, 2 * np do pairs[i] = ARGV[a+4+i] end
-    local _, out = window(KEYS[k], tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), 0, ARGV[a+3], pairs)
-    res[k] = out
-    a = a + 5 + 2 * np
-  else
-    local _, ts, at = bucket(KEYS[k], now, tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), false, tonumber(ARGV[a+3]), ARGV[a+4])
-    res[k] = {ts, at}
-    a = a + 5
+    local _, out = window(key, tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), 0, ARGV[a+3], pairs, skip)
+    return out, a + 5 + 2 * np
   end
+  local _, ts, at = bucket(key, now, tonumber(ARGV[a+1]), tonumber(ARGV[a+2]), false, tonumber(ARGV[a+3]) - skip, ARGV[a+4])
+  return {ts, at}, a + 5
 end
-return res
-`)
+`
+
+// WindowHash reads a window's hash as HGETALL returns it: its slice counts, oldest first,
+// without the nodes' push marks ("n:<node>" fields).
+func WindowHash(h map[string]string) ([]SliceCount, error) {
+	out := make([]SliceCount, 0, len(h))
+	for k, v := range h {
+		if strings.HasPrefix(k, "n:") {
+			continue
+		}
+		idx, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("window hash field %q is not a slice index: %w", k, err)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("window hash slice %d holds %q, not a count: %w", idx, v, err)
+		}
+		out = append(out, SliceCount{Index: idx, Count: n})
+	}
+	slices.SortFunc(out, func(a, b SliceCount) int { return cmp.Compare(a.Index, b.Index) })
+	return out, nil
+}
 
 // windowTTL keeps a window's hash until its newest slice has left the window.
 func windowTTL(r *Rule) int64 { return (r.Window + r.sliceLen()).Milliseconds() + 1 }
@@ -210,6 +267,11 @@ func (s *RedisStore) Exchange(ctx context.Context, now time.Time, entries []Sync
 
 // appendExchangeArgs appends one entry's part of the exchange script's ARGV.
 func appendExchangeArgs(args []any, e *SyncEntry, now time.Time) []any {
+	field := ""
+	if e.Mark.Node != "" {
+		field = "n:" + e.Mark.Node
+	}
+	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total)
 	if e.Rule.Algorithm == TokenBucket {
 		return append(args, "b", e.Rule.refillPerSecond(), e.Rule.Burst, e.Spent, bucketTTL(e.Rule))
 	}

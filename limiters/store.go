@@ -21,12 +21,28 @@ type SyncEntry struct {
 	Push []SliceCount
 	// Spent is the tokens taken locally (token bucket).
 	Spent int64
+	// Mark lets a store count a push once even when it is sent again: an exchange that
+	// timed out may have landed all the same, and the node pushes its counts again with the
+	// next sync. Zero: the store adds the push as it is.
+	Mark PushMark
 
 	// View is filled by the store: the shared counts of the slices in the window.
 	View []SliceCount
 	// Tokens and At are filled by the store: the shared bucket after the push.
 	Tokens float64
 	At     int64 // Unix nanoseconds
+}
+
+// PushMark places a push in its node's running count of one client. Base is the node's
+// count before the push's first count and Total after its last (Total - Base is the push:
+// the window's counts oldest slice first, or the tokens spent). The store keeps the highest
+// Total it has seen from Node for the client's counter incarnation Inc, and adds only the
+// part of a push above it: what an exchange that timed out but landed already counted is the
+// push's oldest part, since a node pushes its counts again in the order it counted them.
+type PushMark struct {
+	Node        string // empty: no mark
+	Inc         int64  // the node's incarnation of the client's count: a forgotten client starts anew
+	Base, Total int64
 }
 
 // Store holds the counters shared by the nodes of a fleet.
@@ -57,7 +73,8 @@ func (m *MemoryStore) Take(_ context.Context, client string, rule *Rule, now tim
 	return m.local.Take(client, rule, now), nil
 }
 
-// Exchange implements Store.
+// Exchange implements Store. It adds every push as it is, ignoring marks: an exchange
+// with it never fails, so no push is ever sent twice.
 func (m *MemoryStore) Exchange(_ context.Context, now time.Time, entries []SyncEntry) error {
 	m.touches.Add(1)
 	m.local.mu.Lock()

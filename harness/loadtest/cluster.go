@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
@@ -238,13 +237,16 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario
 			return accounting.NewCheck("store agrees with the accepted", 1, accounting.OpEqual, 0,
 				fmt.Sprintf("could not read %s's counters: %v", p.ID, err)), true
 		}
+		counts, err := limiters.WindowHash(h)
+		if err != nil {
+			return accounting.NewCheck("store agrees with the accepted", 1, accounting.OpEqual, 0,
+				fmt.Sprintf("%s's counters: %v", p.ID, err)), true
+		}
 		first := int64(math.MaxInt64)
 		var got int64
-		for k, v := range h {
-			idx, _ := strconv.ParseInt(k, 10, 64)
-			n, _ := strconv.ParseInt(v, 10, 64)
-			first = min(first, idx)
-			got += n
+		for _, c := range counts {
+			first = min(first, c.Index)
+			got += c.Count
 		}
 		var want, slack int64
 		for _, off := range p.AcceptedAt {

@@ -161,10 +161,13 @@ func storedCount(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.
 	if err != nil {
 		t.Fatal(err)
 	}
+	counts, err := limiters.WindowHash(h)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var sum int64
-	for _, v := range h {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		sum += n
+	for _, c := range counts {
+		sum += c.Count
 	}
 	return sum
 }

@@ -13,6 +13,7 @@ package replica
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,9 +49,16 @@ const (
 type Option func(*options)
 
 type options struct {
-	now func() time.Time
-	log *slog.Logger
+	now      func() time.Time
+	log      *slog.Logger
+	instance string
 }
+
+// WithInstance names this run of the replica to the counter store (delayed mode): with its
+// node index it tells the store whose push a count is, so a push the replica sends again
+// after an exchange that timed out but landed is counted once (limiters.NodeID). It must
+// differ between runs, since a restarted replica starts counting anew; the default is random.
+func WithInstance(id string) Option { return func(o *options) { o.instance = id } }
 
 // WithClock makes the replica take the time of every decision, sync and prune from now
 // (time.Now by default), so a test can run the same code on a clock it controls.
@@ -102,6 +110,9 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.instance == "" {
+		o.instance = rand.Text()[:10] // 50 random bits: no two runs of a fleet share one
+	}
 	r := &Replica{
 		cfg:    cfg,
 		header: cfg.clientHeaderKey(),
@@ -118,7 +129,8 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		r.limiter = &failOpen{store: limiters.NewCentral(limiters.NewRedisStore(r.rdb)), local: limiters.NewLocal(), guard: r.guard}
 	case Delayed:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
-		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb))
+		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb),
+			limiters.NodeID(strconv.Itoa(cfg.NodeIndex)+"-"+o.instance))
 	case Split:
 		r.limiter = limiters.NewSplit(cfg.NodeCount)
 	case PeerGCRA:
