@@ -111,7 +111,7 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		opt(&o)
 	}
 	if o.instance == "" {
-		o.instance = rand.Text()[:10] // 50 random bits: no two runs of a fleet share one
+		o.instance = rand.Text()[:6] // 30 random bits: two runs of one node index share one about once in a billion
 	}
 	r := &Replica{
 		cfg:    cfg,
