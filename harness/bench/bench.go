@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edgeproof/rlharness/limiters"
 	"io"
 	"log/slog"
 	"math"
@@ -30,9 +31,9 @@ import (
 // Fleet names in bench.json, one per target or mode measured.
 const (
 	FleetNoop    = "noop"
-	FleetDelayed = "delayed"
-	FleetCentral = "central"
-	FleetPeer    = fleet.ModePeerGCRA
+	FleetDelayed = string(limiters.ModeDelayed)
+	FleetCentral = string(limiters.ModeCentral)
+	FleetPeer    = string(fleet.ModePeerGCRA)
 )
 
 // Config is a bench run as the command line asks for it.
@@ -181,8 +182,8 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 // for the peer.
 func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network string) ([]result.FleetBench, []result.Profile, error) {
 	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
-	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "delayed", Replicas: cfg.Replicas, Network: network}}
-	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: "central", Replicas: cfg.Replicas, Network: network}}
+	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeDelayed, Replicas: cfg.Replicas, Network: network}}
+	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeCentral, Replicas: cfg.Replicas, Network: network}}
 	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: fleet.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
 	searched := []*member{noop, delayed}
 	switch {

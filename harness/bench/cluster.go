@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edgeproof/rlharness/limiters"
 	"os"
 	"os/exec"
 	"strconv"
@@ -51,7 +52,7 @@ func Cluster(ctx context.Context, cfg Config, provider fleet.Provider) *result.C
 			name  string
 			store string
 		}{{&cb.Single, FleetDelayed, fleet.StoreRedis}, {&cb.Cluster, FleetDelayed + "-cluster", fleet.StoreCluster}} {
-			spec := fleet.Spec{Target: fleet.TargetReplica, Mode: "delayed", Replicas: cfg.Replicas, Network: fleet.NetworkHost, Store: run.store}
+			spec := fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeDelayed, Replicas: cfg.Replicas, Network: fleet.NetworkHost, Store: run.store}
 			*run.res = clusterSteady(ctx, cfg, provider, run.name, spec, cb.Rate)
 			run.res.Network = fleet.NetworkHost
 			if run.res.Error != "" {

@@ -35,14 +35,14 @@ func decisionCases() []decisionCase {
 		{Name: "bucket", Algorithm: limiters.TokenBucket, Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Burst: limiters.DefaultBurst},
 	} {
 		for _, m := range []struct {
-			name string
+			mode limiters.Mode
 			new  func() limiters.Limiter
 		}{
-			{"central", func() limiters.Limiter { return limiters.NewCentral(limiters.NewMemoryStore()) }},
-			{"split", func() limiters.Limiter { return limiters.NewSplit(limiters.DefaultNodes) }},
-			{"delayed", func() limiters.Limiter { return limiters.NewDelayedSync(limiters.NewMemoryStore()) }},
+			{limiters.ModeCentral, func() limiters.Limiter { return limiters.NewCentral(limiters.NewMemoryStore()) }},
+			{limiters.ModeSplit, func() limiters.Limiter { return limiters.NewSplit(limiters.DefaultNodes) }},
+			{limiters.ModeDelayed, func() limiters.Limiter { return limiters.NewDelayedSync(limiters.NewMemoryStore()) }},
 		} {
-			out = append(out, decisionCase{string(r.Algorithm) + "/" + m.name, func(b *testing.B) {
+			out = append(out, decisionCase{string(r.Algorithm) + "/" + string(m.mode), func(b *testing.B) {
 				b.ReportAllocs()
 				lim := m.new()
 				now := time.Unix(1_800_000_000, 0)

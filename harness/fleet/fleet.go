@@ -33,7 +33,7 @@ import (
 const (
 	DefaultReplicas     = 8 // HS4
 	DefaultTarget       = TargetReplica
-	DefaultMode         = "delayed"
+	DefaultMode         = limiters.ModeDelayed
 	DefaultSyncInterval = limiters.DefaultSyncInterval
 	DefaultStoreTimeout = replica.DefaultStoreTimeout
 	DefaultNetwork      = NetworkBridge
@@ -48,7 +48,7 @@ const (
 
 // ModePeerGCRA is the replica's mode that decides with go-redis/redis_rate instead of our
 // limiters: a peer to compare with, in the same fleet and run.
-const ModePeerGCRA = "peer-gcra"
+const ModePeerGCRA = replica.PeerGCRA
 
 // Network modes of the Docker provider.
 const (
@@ -91,7 +91,7 @@ type Spec struct {
 	// Target is "replica" (default), "noop" or "worker".
 	Target string
 	// Mode is passed to every replica as --mode: central | split | delayed (default) | peer-gcra.
-	Mode string
+	Mode limiters.Mode
 	// Rules is the YAML rule file given to every replica (--rules); none if empty.
 	Rules []byte
 	// SyncInterval and StoreTimeout are passed to every replica; defaults 200ms and 50ms.
@@ -207,7 +207,7 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.Mode = DefaultMode
 	}
 	switch s.Mode {
-	case "central", "split", "delayed", ModePeerGCRA:
+	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed, ModePeerGCRA:
 	default:
 		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, ModePeerGCRA)
 	}
@@ -241,7 +241,7 @@ func (s Spec) conditions(provider, network string) Conditions {
 		StoreTimeout: s.StoreTimeout,
 	}
 	if s.Target == TargetReplica {
-		c.Mode = s.Mode
+		c.Mode = string(s.Mode)
 	}
 	return c
 }
@@ -260,7 +260,7 @@ func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
 		return args
 	}
 	args = append(args,
-		"--mode", s.Mode,
+		"--mode", string(s.Mode),
 		"--node-index", strconv.Itoa(i),
 		"--node-count", strconv.Itoa(s.Replicas),
 		"--sync-interval", s.SyncInterval.String(),

@@ -41,7 +41,7 @@ func (c Config) scenarios() []Scenario {
 	out := []Scenario{all[0]}
 	if c.FailOpen {
 		for _, f := range []string{FaultMasterKill, FaultMasterPause} {
-			out = append(out, Scenario{Name: all[0].Name + "/" + f, Algorithm: string(c.Algorithm), Mode: c.Mode, Fault: f, Gated: true})
+			out = append(out, Scenario{Name: all[0].Name + "/" + f, Algorithm: string(c.Algorithm), Mode: string(c.Mode), Fault: f, Gated: true})
 		}
 	}
 	return append(out, all[1:]...)
@@ -210,7 +210,7 @@ const agreementGuard = 100 * time.Millisecond
 // ones sent within agreementGuard of the oldest slice's edge.
 func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario, res *ScenarioResult,
 	start time.Time, outage accounting.Interval) (accounting.Check, bool) {
-	if sc.Mode != "delayed" || limiters.Algorithm(sc.Algorithm) == limiters.TokenBucket {
+	if limiters.Mode(sc.Mode) != limiters.ModeDelayed || limiters.Algorithm(sc.Algorithm) == limiters.TokenBucket {
 		return accounting.Check{}, false
 	}
 	iv := cfg.scaled(cfg.SyncInterval)

@@ -170,14 +170,14 @@ func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
 				Figure: fmt.Sprintf("boundary burst: x%.3f", probe(schedule.PatternBoundary).Overshoot), Confirmed: probe(schedule.PatternBoundary).Overshoot <= accounting.OvershootLimit})
 		}
 	}
-	switch sc.Mode {
-	case "split":
+	switch limiters.Mode(sc.Mode) {
+	case limiters.ModeSplit:
 		out = append(out, Claim{Text: "split quota rejects clients under their limit when their requests spread unevenly over nodes (document: 25 of 600)",
 			Figure: fmt.Sprintf("%d false rejects of %d clients", res.FalseRejects, countFalse(res)), Confirmed: res.FalseRejects > 0})
-	case "central":
+	case limiters.ModeCentral:
 		out = append(out, Claim{Text: "a central counter costs the store one command per request (document: 40,000/s at 40,000 req/s)",
 			Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s", res.StoreCmdPerSec, res.AchievedRate), Confirmed: res.StoreCmdPerSec >= 0.9*res.AchievedRate})
-	case "delayed":
+	case limiters.ModeDelayed:
 		iv := cfg.scaled(cfg.SyncInterval)
 		bound := float64(cfg.Replicas*cfg.shards()) / iv.Seconds()
 		text := fmt.Sprintf("delayed sync costs the store about nodes / interval commands, %.0f/s here (document: 40/s at 0.2 s)", bound)

@@ -171,7 +171,7 @@ func Judge(paths []string, jc JudgeConfig) (Summary, error) {
 	// The judge has the outcomes but not the store's counters: the central and delayed modes'
 	// claims are about store commands, so they are left to a run that read them.
 	claimed := sc
-	if claimed.Mode != "split" {
+	if limiters.Mode(claimed.Mode) != limiters.ModeSplit {
 		claimed.Mode = ""
 	}
 	fillResult(&res, &rep, cfg, claimed, probes, accounting.Interval{}, newLatency())

@@ -33,7 +33,7 @@ type Config struct {
 	Network      string             // bridge | host
 	Replicas     int                // HS4: 8
 	Algorithm    limiters.Algorithm // the design under test: sliding_window
-	Mode         string             // its mode: delayed
+	Mode         limiters.Mode      // its mode: delayed
 	SyncInterval time.Duration      // HS5 0.2 s, before scaling
 	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
 	TimeScale    float64            // every duration ×F, every rate ×1/F
@@ -94,7 +94,7 @@ func defaultGates() accounting.Gates {
 func DefaultConfig() Config {
 	return Config{
 		Provider: "docker", Network: fleet.NetworkBridge, Replicas: limiters.DefaultNodes,
-		Algorithm: limiters.SlidingWindow, Mode: "delayed",
+		Algorithm: limiters.SlidingWindow, Mode: limiters.ModeDelayed,
 		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: fleet.DefaultStoreTimeout,
 		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
@@ -128,7 +128,7 @@ func (c Config) check() error {
 		return fmt.Errorf("--algorithm: %w", err)
 	}
 	switch c.Mode {
-	case "central", "split", "delayed":
+	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed:
 	default:
 		return fmt.Errorf("--mode %q: use central, split or delayed", c.Mode)
 	}
@@ -195,7 +195,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	sum := Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
 		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: first.Replicas,
-			Algorithm: string(cfg.Algorithm), Mode: cfg.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval),
+			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), SyncInterval: cfg.scaled(cfg.SyncInterval),
 			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
 			Store: cfg.clusterStore()},

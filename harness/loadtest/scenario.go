@@ -26,27 +26,27 @@ type (
 
 // Scenarios lists what a run does: the design under test, its fail-open scenarios, and,
 // with matrix, every other algorithm × mode as a comparison.
-func Scenarios(design limiters.Algorithm, mode string, failOpen, matrix bool) []Scenario {
-	name := func(a limiters.Algorithm, m, f string) string {
+func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix bool) []Scenario {
+	name := func(a limiters.Algorithm, m limiters.Mode, f string) string {
 		n := fmt.Sprintf("%s/%s", a, m)
 		if f != "" {
 			n += "/" + f
 		}
 		return n
 	}
-	out := []Scenario{{Name: name(design, mode, ""), Algorithm: string(design), Mode: mode, Gated: true}}
+	out := []Scenario{{Name: name(design, mode, ""), Algorithm: string(design), Mode: string(mode), Gated: true}}
 	if failOpen {
 		for _, f := range []string{FaultStop, FaultPause} {
-			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: string(design), Mode: mode, Fault: f, Gated: true})
+			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: string(design), Mode: string(mode), Fault: f, Gated: true})
 		}
 	}
 	if matrix {
 		for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingWindow, limiters.TokenBucket} {
-			for _, m := range []string{"central", "split", "delayed"} {
+			for _, m := range []limiters.Mode{limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed} {
 				if a == design && m == mode {
 					continue
 				}
-				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: m})
+				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: string(m)})
 			}
 		}
 	}

@@ -76,6 +76,6 @@ func TestDelayedSyncExchanges(t *testing.T) {
 }
 
 func delayedExchanges(rate int, interval float64) (int64, int, error) {
-	row, ex, err := runDistributed(ModeDelayed, rate, interval, DistSeed)
+	row, ex, err := runDistributed(limiters.ModeDelayed, rate, interval, DistSeed)
 	return ex, row.Accepted, err
 }

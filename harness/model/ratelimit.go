@@ -113,13 +113,6 @@ func RunWindows() ([]WindowRow, error) {
 	return rows, nil
 }
 
-// Distributed modes, as dagitik.mjs names them.
-const (
-	ModeCentral = "central"
-	ModeSplit   = "split"
-	ModeDelayed = "delayed"
-)
-
 // DistRow is one line of dagitik.mjs's tables: one client rate under one mode.
 type DistRow = result.DistRow
 
@@ -135,13 +128,13 @@ type DistRow = result.DistRow
 //     in the store before any view is read (lockstep);
 //   - touches for delayed sync are what a replica's sync timer costs, one exchange per node
 //     per interval (nodes × window/interval), as the document counts them.
-func RunDistributed(mode string, rate int, interval float64, seed uint32) (DistRow, error) {
+func RunDistributed(mode limiters.Mode, rate int, interval float64, seed uint32) (DistRow, error) {
 	row, _, err := runDistributed(mode, rate, interval, seed)
 	return row, err
 }
 
 // runDistributed is RunDistributed, and the store exchanges its delayed-sync nodes made.
-func runDistributed(mode string, rate int, interval float64, seed uint32) (DistRow, int64, error) {
+func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32) (DistRow, int64, error) {
 	ctx := context.Background()
 	rule := Rule(limiters.SlidingWindow)
 	rnd := NewLCG(seed)
@@ -151,24 +144,24 @@ func runDistributed(mode string, rate int, interval float64, seed uint32) (DistR
 	nodes := make([]limiters.Limiter, Nodes)
 	for i := range nodes {
 		switch mode {
-		case ModeCentral:
+		case limiters.ModeCentral:
 			nodes[i] = limiters.NewCentral(store)
-		case ModeSplit:
+		case limiters.ModeSplit:
 			nodes[i] = limiters.NewSplit(Nodes)
-		case ModeDelayed:
+		case limiters.ModeDelayed:
 			nodes[i] = fleet.nodes[i]
 		default:
 			return DistRow{}, 0, fmt.Errorf("unknown mode %q (want central, split or delayed)", mode)
 		}
 	}
 	epoch := time.Unix(0, 0)
-	row := DistRow{ClientRate: rate, Mode: mode, Requests: n}
+	row := DistRow{ClientRate: rate, Mode: string(mode), Requests: n}
 	lastSync := 0.0
 	for i := range n {
 		t := float64(i) / float64(rate)
 		d := rnd.Intn(Nodes)
 		now := epoch.Add(time.Duration(int64(i) * int64(time.Second) / int64(rate)))
-		if mode == ModeDelayed && t-lastSync >= interval {
+		if mode == limiters.ModeDelayed && t-lastSync >= interval {
 			lastSync = t
 			if err := fleet.sync(ctx, now); err != nil {
 				return DistRow{}, 0, err
@@ -189,9 +182,9 @@ func runDistributed(mode string, rate int, interval float64, seed uint32) (DistR
 		row.FalseRejects = row.Rejected
 	}
 	switch mode {
-	case ModeCentral:
+	case limiters.ModeCentral:
 		row.Touches = store.Touches()
-	case ModeDelayed:
+	case limiters.ModeDelayed:
 		row.SyncInterval = interval
 		// The document counts what the nodes' sync timers cost, one round trip per node per
 		// interval, every interval of the window (dagitik.mjs: DUGUM × ⌊PENCERE / aralik⌋),
@@ -228,7 +221,7 @@ func RunRateLimit() (RateLimit, error) {
 		return out, err
 	}
 	for _, rate := range []int{10, 90} {
-		for _, mode := range []string{ModeCentral, ModeSplit, ModeDelayed} {
+		for _, mode := range []limiters.Mode{limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed} {
 			row, err := RunDistributed(mode, rate, SyncInterval.Seconds(), DistSeed)
 			if err != nil {
 				return out, err
@@ -237,7 +230,7 @@ func RunRateLimit() (RateLimit, error) {
 		}
 	}
 	for _, iv := range []float64{0.2, 1, 2, 5} {
-		row, err := RunDistributed(ModeDelayed, 90, iv, DistSeed)
+		row, err := RunDistributed(limiters.ModeDelayed, 90, iv, DistSeed)
 		if err != nil {
 			return out, err
 		}

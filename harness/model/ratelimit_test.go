@@ -66,16 +66,16 @@ func TestDistributedTableMatchesDocument(t *testing.T) {
 	// dagitik.out.txt: accepted, rejected, overshoot, false rejects, counter touches.
 	tests := []struct {
 		rate                                        int
-		mode                                        string
+		mode                                        limiters.Mode
 		accepted, rejected, overshoot, falseRejects int
 		touches                                     int64
 	}{
-		{10, ModeCentral, 600, 0, 0, 0, 600},
-		{10, ModeSplit, 575, 25, 0, 25, 0},
-		{10, ModeDelayed, 600, 0, 0, 0, 2400},
-		{90, ModeCentral, 600, 4800, 0, 0, 5400},
-		{90, ModeSplit, 600, 4800, 0, 0, 0},
-		{90, ModeDelayed, 609, 4791, 9, 0, 2400},
+		{10, limiters.ModeCentral, 600, 0, 0, 0, 600},
+		{10, limiters.ModeSplit, 575, 25, 0, 25, 0},
+		{10, limiters.ModeDelayed, 600, 0, 0, 0, 2400},
+		{90, limiters.ModeCentral, 600, 4800, 0, 0, 5400},
+		{90, limiters.ModeSplit, 600, 4800, 0, 0, 0},
+		{90, limiters.ModeDelayed, 609, 4791, 9, 0, 2400},
 	}
 	for _, tt := range tests {
 		r, err := RunDistributed(tt.mode, tt.rate, 0.2, DistSeed)
@@ -103,7 +103,7 @@ func TestSyncSweepMatchesDocument(t *testing.T) {
 		{5, 900, 300, "1.500", "1.6", false},
 	}
 	for _, tt := range tests {
-		r, err := RunDistributed(ModeDelayed, 90, tt.interval, DistSeed)
+		r, err := RunDistributed(limiters.ModeDelayed, 90, tt.interval, DistSeed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"github.com/edgeproof/rlharness/limiters"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -30,8 +31,8 @@ func BenchmarkDecide(b *testing.B) {
 	noop := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	for _, tc := range []struct {
 		name string
-		mode Mode
-	}{{"noop", ""}, {"split", Split}, {"delayed", Delayed}} {
+		mode limiters.Mode
+	}{{"noop", ""}, {"split", limiters.ModeSplit}, {"delayed", limiters.ModeDelayed}} {
 		var h http.Handler = noop
 		if tc.mode != "" {
 			r, _ := startReplica(b, Config{Mode: tc.mode, Redis: srv.Addr, SyncInterval: time.Hour, NodeCount: 8}, rules)

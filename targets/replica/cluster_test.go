@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"github.com/edgeproof/rlharness/limiters"
 	"slices"
 	"strings"
 	"testing"
@@ -45,11 +46,11 @@ func TestParseRedisAddrs(t *testing.T) {
 func TestReplicaOnRedisCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0, 2*time.Second)
 	rdb := c.Client()
-	for _, mode := range []Mode{Central, Delayed, PeerGCRA} {
+	for _, mode := range []limiters.Mode{limiters.ModeCentral, limiters.ModeDelayed, PeerGCRA} {
 		t.Run(string(mode), func(t *testing.T) {
 			rules := mustRules(t, "default: {limit: 10, window: 60s, algorithm: sliding_window, slices: 6}\n")
 			seeds := ClusterScheme + c.Addrs[0]
-			if mode == Delayed {
+			if mode == limiters.ModeDelayed {
 				seeds = strings.Join(c.Addrs, ",") // a plain list of seeds is a cluster too
 			}
 			_, a := startReplica(t, Config{Mode: mode, Redis: seeds, NodeCount: 2, NodeIndex: 0}, rules)
@@ -73,13 +74,13 @@ func TestReplicaOnRedisCluster(t *testing.T) {
 						allowed[cl]++
 					}
 				}
-				if mode == Delayed {
+				if mode == limiters.ModeDelayed {
 					time.Sleep(30 * time.Millisecond) // a sync interval (20 ms) between rounds
 				}
 			}
 			// Delayed sync may pass what the other node allowed unseen in one interval.
 			high := int64(10)
-			if mode == Delayed {
+			if mode == limiters.ModeDelayed {
 				high = 11
 			}
 			for _, cl := range clients {

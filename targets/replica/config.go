@@ -12,23 +12,12 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Mode is how a replica shares counts with the rest of its fleet.
-type Mode string
-
-// The distributed modes of the rate-limiter document.
-const (
-	// Central decides every request with one atomic round trip to the counter store.
-	Central Mode = "central"
-	// Split enforces limit/node-count alone, with no store.
-	Split Mode = "split"
-	// Delayed counts locally and exchanges counts with the store every sync interval.
-	Delayed Mode = "delayed"
-	// PeerGCRA is not ours: it decides with github.com/go-redis/redis_rate (GCRA, one Redis
-	// call per decision, the store's clock), so a benchmark can put a peer limiter beside
-	// ours in the same fleet. It takes the rule's limit per window with burst = the token
-	// bucket's burst, or the limit for the window algorithms.
-	PeerGCRA Mode = "peer-gcra"
-)
+// PeerGCRA is a replica mode that is not ours: it decides with github.com/go-redis/redis_rate
+// (GCRA, one Redis call per decision, the store's clock), so a benchmark can put a peer
+// limiter beside ours in the same fleet. It takes the rule's limit per window with burst =
+// the token bucket's burst, or the limit for the window algorithms. The replica's other
+// modes are limiters.ModeCentral, ModeSplit and ModeDelayed.
+const PeerGCRA limiters.Mode = "peer-gcra"
 
 // Defaults of the command line that are not figures of the document.
 const (
@@ -46,7 +35,7 @@ const (
 type Config struct {
 	Listen       string
 	Redis        string // the counter store: host:port, or a cluster's seeds (ParseRedisAddrs); central and delayed modes
-	Mode         Mode
+	Mode         limiters.Mode
 	NodeIndex    int
 	NodeCount    int
 	SyncInterval time.Duration
@@ -59,7 +48,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Listen:       DefaultListen,
-		Mode:         Delayed,
+		Mode:         limiters.ModeDelayed,
 		NodeIndex:    0,
 		NodeCount:    limiters.DefaultNodes,        // HS4
 		SyncInterval: limiters.DefaultSyncInterval, // HS5
@@ -129,7 +118,7 @@ Flags (a flag not given falls back to its environment variable):
 			}
 		}
 	}
-	cfg.Mode = Mode(mode)
+	cfg.Mode = limiters.Mode(mode)
 	return cfg, cfg.Validate()
 }
 
@@ -137,13 +126,13 @@ Flags (a flag not given falls back to its environment variable):
 func (c Config) Validate() error {
 	var errs []error
 	switch c.Mode {
-	case Central, Delayed, PeerGCRA:
+	case limiters.ModeCentral, limiters.ModeDelayed, PeerGCRA:
 		if c.Redis == "" {
 			errs = append(errs, fmt.Errorf("--redis is required in %s mode: give the counter store's host:port (or REPLICA_REDIS)", c.Mode))
 		} else if _, _, err := ParseRedisAddrs(c.Redis); err != nil {
 			errs = append(errs, err)
 		}
-	case Split:
+	case limiters.ModeSplit:
 	default:
 		errs = append(errs, fmt.Errorf("--mode %q is unknown: want central, split or delayed (or peer-gcra, a peer limiter for comparison)", c.Mode))
 	}

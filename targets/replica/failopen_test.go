@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"github.com/edgeproof/rlharness/limiters"
 	"slices"
 	"strings"
 	"sync"
@@ -53,7 +54,7 @@ func paced(t *testing.T, url, client string, n int, gap time.Duration) *tally {
 	return &c
 }
 
-var failOpenModes = []Mode{Central, Delayed}
+var failOpenModes = []limiters.Mode{limiters.ModeCentral, limiters.ModeDelayed}
 
 // The store killed mid-test: an under-limit client sees no 429 and no 5xx, the replica
 // says it is degraded; the store restarted empty: the replica reconnects, syncs again,
@@ -144,7 +145,7 @@ func TestFailOpenStorePausedLatency(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if !r.Degraded() && mode == Central {
+			if !r.Degraded() && mode == limiters.ModeCentral {
 				t.Error("central replica not degraded with the store paused")
 			}
 			srv.Resume()
@@ -187,7 +188,7 @@ func TestDelayedSyncTwoReplicasWithinTenPercent(t *testing.T) {
 	)
 	var urls []string
 	for i := range 2 {
-		_, ts := startReplica(t, Config{Mode: Delayed, Redis: srv.Addr, NodeIndex: i, NodeCount: 2,
+		_, ts := startReplica(t, Config{Mode: limiters.ModeDelayed, Redis: srv.Addr, NodeIndex: i, NodeCount: 2,
 			SyncInterval: 20 * time.Millisecond}, rules, WithLogger((&logBuffer{}).logger()))
 		urls = append(urls, ts.URL)
 	}

@@ -124,14 +124,14 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	r.scrape = promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{})
 	r.guard = newStoreGuard(cfg.StoreTimeout, r.m, r.log, r.now)
 	switch cfg.Mode {
-	case Central:
+	case limiters.ModeCentral:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		r.limiter = &failOpen{store: limiters.NewCentral(limiters.NewRedisStore(r.rdb)), local: limiters.NewLocal(), guard: r.guard}
-	case Delayed:
+	case limiters.ModeDelayed:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb),
 			limiters.NodeID(strconv.Itoa(cfg.NodeIndex)+"-"+o.instance))
-	case Split:
+	case limiters.ModeSplit:
 		r.limiter = limiters.NewSplit(cfg.NodeCount)
 	case PeerGCRA:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"encoding/json"
+	"github.com/edgeproof/rlharness/limiters"
 	"net"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func TestLimitThen429WithHeaders(t *testing.T) {
 		{429, `"default";r=0;t=9`, "9"},
 		{429, `"default";r=0;t=9`, "9"},
 	}
-	for _, mode := range []Mode{Split, Central, Delayed} {
+	for _, mode := range []limiters.Mode{limiters.ModeSplit, limiters.ModeCentral, limiters.ModeDelayed} {
 		t.Run(string(mode), func(t *testing.T) {
 			clock := &testClock{t: slice0.Add(1500 * time.Millisecond)}
 			cfg := Config{Mode: mode, Redis: srv.Addr, SyncInterval: time.Hour}
@@ -68,7 +69,7 @@ rules:
   - {name: gold, match: {class: gold}, limit: 10, window: 10s, algorithm: token_bucket, burst: 2}
 `)
 	clock := &testClock{t: slice0}
-	_, ts := startReplica(t, Config{Mode: Split}, rules, WithClock(clock.Now))
+	_, ts := startReplica(t, Config{Mode: limiters.ModeSplit}, rules, WithClock(clock.Now))
 	for i, w := range []struct {
 		status    int
 		rl, retry string
@@ -91,7 +92,7 @@ rules:
 // Without a usable client ID the answer is a 400 naming the header, and nothing is counted.
 func TestBadClientIDIs400AndUncounted(t *testing.T) {
 	rules := mustRules(t, "default: {limit: 5, window: 10s, algorithm: fixed_window}\n")
-	_, ts := startReplica(t, Config{Mode: Split, ClientHeader: "X-Api-Key"}, rules)
+	_, ts := startReplica(t, Config{Mode: limiters.ModeSplit, ClientHeader: "X-Api-Key"}, rules)
 	long := strings.Repeat("a", MaxClientIDBytes+1)
 	tests := []struct {
 		name    string
@@ -120,7 +121,7 @@ func TestBadClientIDIs400AndUncounted(t *testing.T) {
 		t.Error("a 400 was counted as a decision")
 	}
 	// The error names the header as configured, here the default.
-	_, ts2 := startReplica(t, Config{Mode: Split}, rules)
+	_, ts2 := startReplica(t, Config{Mode: limiters.ModeSplit}, rules)
 	if a := ask(t, ts2.URL, "-"); a.status != 400 || a.body != `{"error":"missing client ID: send it in the X-Client-ID header"}`+"\n" {
 		t.Errorf("default header: %d %q", a.status, a.body)
 	}
@@ -133,7 +134,7 @@ func TestBadClientIDIs400AndUncounted(t *testing.T) {
 
 func TestHealthzAndMetrics(t *testing.T) {
 	srv := redistest.Start(t)
-	r, ts := startReplica(t, Config{Mode: Delayed, Redis: srv.Addr, NodeCount: 2}, nil)
+	r, ts := startReplica(t, Config{Mode: limiters.ModeDelayed, Redis: srv.Addr, NodeCount: 2}, nil)
 	if a, err := httpClient.Get(ts.URL + "/healthz"); err != nil || a.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", a, err)
 	}
@@ -182,7 +183,7 @@ func TestReloadKeepsOldRulesOnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log logBuffer
-	r, ts := startReplica(t, Config{Mode: Split, RulesPath: path}, rules, WithLogger(log.logger()))
+	r, ts := startReplica(t, Config{Mode: limiters.ModeSplit, RulesPath: path}, rules, WithLogger(log.logger()))
 	policy := func() string { return ask(t, ts.URL, "c").header.Get("RateLimit-Policy") }
 	if p := policy(); p != `"default";q=3;w=10` {
 		t.Fatalf("before reload: %q", p)
@@ -217,7 +218,7 @@ func TestRunStopsOnBadRules(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.yaml")
 	writeFile(t, path, "default:\n  limit: 10\n  window: 1s\n  algorithm: fixed_window\n  slicez: 3\n")
 	cfg := DefaultConfig()
-	cfg.Mode, cfg.Listen, cfg.RulesPath = Split, "127.0.0.1:0", path
+	cfg.Mode, cfg.Listen, cfg.RulesPath = limiters.ModeSplit, "127.0.0.1:0", path
 	err := Run(context.Background(), cfg)
 	if err == nil || err.Error() != path+`:5: unknown key "slicez" in the default rule (want one of limit, window, algorithm, slices, burst)` {
 		t.Fatalf("Run: %v", err)
@@ -228,7 +229,7 @@ func TestRunStopsOnBadRules(t *testing.T) {
 func TestServeFlushesOnShutdown(t *testing.T) {
 	srv := redistest.Start(t)
 	cfg := DefaultConfig()
-	cfg.Mode, cfg.Redis, cfg.SyncInterval = Delayed, srv.Addr, time.Hour // only the final sync
+	cfg.Mode, cfg.Redis, cfg.SyncInterval = limiters.ModeDelayed, srv.Addr, time.Hour // only the final sync
 	r, err := New(cfg, nil, WithLogger((&logBuffer{}).logger()))
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 func newLoadtestCmd() *cobra.Command {
 	cfg := loadtest.DefaultConfig()
-	var algorithm string
+	var algorithm, mode string
 	var verbose bool
 	var baseline string
 	var targets []string
@@ -51,6 +51,7 @@ The first is gated, the others are comparisons.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Algorithm = limiters.Algorithm(algorithm)
+			cfg.Mode = limiters.Mode(mode)
 			for _, path := range targets {
 				if path == loadtest.BuiltinTarget {
 					cfg.Targets = append(cfg.Targets, nil)
@@ -87,7 +88,7 @@ The first is gated, the others are comparisons.`,
 	f.StringVar(&cfg.Network, "network", cfg.Network, "docker networking: bridge (ports published on 127.0.0.1) or host")
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "limiter replicas (HS4)")
 	f.StringVar(&algorithm, "algorithm", string(cfg.Algorithm), "design under test: fixed_window, sliding_window or token_bucket")
-	f.StringVar(&cfg.Mode, "mode", cfg.Mode, "design under test: central, split or delayed")
+	f.StringVar(&mode, "mode", string(cfg.Mode), "design under test: central, split or delayed")
 	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
 	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
 	f.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")

@@ -1,0 +1,16 @@
+package limiters
+
+// Mode names how the nodes of a fleet share their counts: the rate-limiter document's
+// three distributed modes. Its spelling is the one flags, rule files and result files use.
+type Mode string
+
+// The distributed modes.
+const (
+	// ModeCentral decides every request with one atomic round trip to the store (Central).
+	ModeCentral Mode = "central"
+	// ModeSplit enforces limit/node count alone on each node, with no store (Split).
+	ModeSplit Mode = "split"
+	// ModeDelayed counts locally and exchanges counts with the store every sync interval
+	// (DelayedSync): the document's choice.
+	ModeDelayed Mode = "delayed"
+)
