@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/edgeproof/rlharness/internal/service"
 	"io"
 	"log/slog"
 	"net"
@@ -60,24 +61,21 @@ func (c Config) Role() string {
 func ParseFlags(name string, args []string, env func(string) (string, bool), out io.Writer) (Config, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
-	get := func(k, def string) string {
-		if v, ok := env("CLAIMCHECK_" + k); ok {
-			return v
-		}
-		return def
-	}
 	var c Config
 	var placement, deletion string
-	fs.StringVar(&c.Listen, "listen", get("LISTEN", DefaultListen), "HTTP listen address: the producer's /events, everyone's /healthz [CLAIMCHECK_LISTEN]")
-	fs.StringVar(&c.Redis, "redis", get("REDIS", ""), "Redis address host:port: queue, store, ledger [CLAIMCHECK_REDIS]")
-	nodeIndex := fs.String("node-index", get("NODE_INDEX", "0"), "this process's index; below --producers it is a producer [CLAIMCHECK_NODE_INDEX]")
-	nodeCount := fs.String("node-count", get("NODE_COUNT", "1"), "processes in the pipeline [CLAIMCHECK_NODE_COUNT]")
-	producers := fs.String("producers", get("PRODUCERS", strconv.Itoa(DefaultProducers)), "how many of the nodes are producers [CLAIMCHECK_PRODUCERS]")
-	fs.StringVar(&placement, "placement", get("PLACEMENT", string(DefaultPlacement)), "attach (proof in the message) or claim (proof in the store) [CLAIMCHECK_PLACEMENT]")
-	fs.StringVar(&deletion, "deletion", get("DELETION", string(DefaultDeletion)), "immediate (consumer deletes) or ttl (payload expires) [CLAIMCHECK_DELETION]")
-	ttl := fs.String("ttl", get("TTL", DefaultTTL.String()), "payload time-to-live under --deletion ttl (DD11, scaled) [CLAIMCHECK_TTL]")
-	vis := fs.String("visibility", get("VISIBILITY", DefaultVisibility.String()), "idle time before an unacknowledged entry is reclaimed [CLAIMCHECK_VISIBILITY]")
+	fs.StringVar(&c.Listen, "listen", DefaultListen, "HTTP listen address: the producer's /events, everyone's /healthz [CLAIMCHECK_LISTEN]")
+	fs.StringVar(&c.Redis, "redis", "", "Redis address host:port: queue, store, ledger [CLAIMCHECK_REDIS]")
+	nodeIndex := fs.String("node-index", "0", "this process's index; below --producers it is a producer [CLAIMCHECK_NODE_INDEX]")
+	nodeCount := fs.String("node-count", "1", "processes in the pipeline [CLAIMCHECK_NODE_COUNT]")
+	producers := fs.String("producers", strconv.Itoa(DefaultProducers), "how many of the nodes are producers [CLAIMCHECK_PRODUCERS]")
+	fs.StringVar(&placement, "placement", string(DefaultPlacement), "attach (proof in the message) or claim (proof in the store) [CLAIMCHECK_PLACEMENT]")
+	fs.StringVar(&deletion, "deletion", string(DefaultDeletion), "immediate (consumer deletes) or ttl (payload expires) [CLAIMCHECK_DELETION]")
+	ttl := fs.String("ttl", DefaultTTL.String(), "payload time-to-live under --deletion ttl (DD11, scaled) [CLAIMCHECK_TTL]")
+	vis := fs.String("visibility", DefaultVisibility.String(), "idle time before an unacknowledged entry is reclaimed [CLAIMCHECK_VISIBILITY]")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := service.EnvFallback(fs, "CLAIMCHECK_", env); err != nil {
 		return c, err
 	}
 	var err error

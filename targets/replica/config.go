@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/edgeproof/rlharness/internal/service"
 	"io"
 	"net/textproto"
 	"strings"
@@ -57,19 +58,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// flagEnv pairs each flag with the environment variable that stands in for it.
-var flagEnv = []struct{ flag, env string }{
-	{"listen", "REPLICA_LISTEN"},
-	{"redis", "REPLICA_REDIS"},
-	{"mode", "REPLICA_MODE"},
-	{"node-index", "REPLICA_NODE_INDEX"},
-	{"node-count", "REPLICA_NODE_COUNT"},
-	{"sync-interval", "REPLICA_SYNC_INTERVAL"},
-	{"store-timeout", "REPLICA_STORE_TIMEOUT"},
-	{"rules", "REPLICA_RULES"},
-	{"client-header", "REPLICA_CLIENT_HEADER"},
-}
-
 // ParseFlags reads a replica's configuration from args (without the program name); a flag
 // missing from args takes its environment variable (looked up with lookupEnv, os.LookupEnv
 // in main), else its default. Usage and errors go to output. It returns flag.ErrHelp for
@@ -106,17 +94,8 @@ Flags (a flag not given falls back to its environment variable):
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q: every setting is a flag (see --help)", fs.Arg(0))
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for _, fe := range flagEnv {
-		if given[fe.flag] {
-			continue
-		}
-		if v, ok := lookupEnv(fe.env); ok && v != "" {
-			if err := fs.Set(fe.flag, v); err != nil {
-				return cfg, fmt.Errorf("%s=%q: %v (it stands in for --%s)", fe.env, v, err, fe.flag)
-			}
-		}
+	if err := service.EnvFallback(fs, "REPLICA_", lookupEnv); err != nil {
+		return cfg, err
 	}
 	cfg.Mode = limiters.Mode(mode)
 	return cfg, cfg.Validate()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/edgeproof/rlharness/internal/service"
 	"io"
 	"log/slog"
 	"net"
@@ -88,16 +89,10 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	fs.DurationVar(&c.MaxQueue, "max-queue", c.MaxQueue, "work queued ahead beyond which a request is shed with 503 [env WORKER_MAX_QUEUE]")
 	fs.DurationVar(&c.UtilWindow, "util-window", c.UtilWindow, "sliding window of the utilisation gauge [env WORKER_UTIL_WINDOW]")
 	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "time after start before /healthz answers 200 [env WORKER_WARMUP]")
-	env := map[string]string{"listen": "WORKER_LISTEN", "saturation": "WORKER_SATURATION", "rate-scale": "WORKER_RATE_SCALE",
-		"max-queue": "WORKER_MAX_QUEUE", "util-window": "WORKER_UTIL_WINDOW", "warmup": "WORKER_WARMUP"}
-	for fl, key := range env {
-		if v, ok := lookupEnv(key); ok && v != "" {
-			if err := fs.Set(fl, v); err != nil {
-				return c, fmt.Errorf("%s=%q: %w", key, v, err)
-			}
-		}
-	}
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := service.EnvFallback(fs, "WORKER_", lookupEnv); err != nil {
 		return c, err
 	}
 	return c, c.Validate()

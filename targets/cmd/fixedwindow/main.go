@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/edgeproof/rlharness/internal/service"
 )
 
 type limiter struct {
@@ -67,13 +69,22 @@ func main() {
 }
 
 func run() error {
-	listen := flag.String("listen", ":8080", "address to listen on")
-	limit := flag.Int64("limit", 600, "requests per window per client")
-	window := flag.Duration("window", time.Minute, "window length; windows start at multiples of it since the Unix epoch")
-	addr := flag.String("redis", "", "Redis host:port to count in; in memory if empty")
-	param := flag.String("param", "client", "query parameter that names the client")
-	reject := flag.Int("reject-status", http.StatusTooManyRequests, "status of a rejected request")
-	flag.Parse()
+	fs := flag.NewFlagSet("fixedwindow", flag.ContinueOnError)
+	listen := fs.String("listen", ":8080", "address to listen on [env FIXEDWINDOW_LISTEN]")
+	limit := fs.Int64("limit", 600, "requests per window per client [env FIXEDWINDOW_LIMIT]")
+	window := fs.Duration("window", time.Minute, "window length; windows start at multiples of it since the Unix epoch [env FIXEDWINDOW_WINDOW]")
+	addr := fs.String("redis", "", "Redis host:port to count in; in memory if empty [env FIXEDWINDOW_REDIS]")
+	param := fs.String("param", "client", "query parameter that names the client [env FIXEDWINDOW_PARAM]")
+	reject := fs.Int("reject-status", http.StatusTooManyRequests, "status of a rejected request [env FIXEDWINDOW_REJECT_STATUS]")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if err := service.EnvFallback(fs, "FIXEDWINDOW_", os.LookupEnv); err != nil {
+		return err
+	}
 	if *limit < 1 || *window <= 0 {
 		return fmt.Errorf("--limit must be >= 1 and --window > 0 (got %d, %s)", *limit, *window)
 	}

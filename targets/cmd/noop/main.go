@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/edgeproof/rlharness/internal/service"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM;
@@ -23,11 +25,15 @@ const shutdownGrace = 5 * time.Second
 
 func main() {
 	fs := flag.NewFlagSet("noop", flag.ContinueOnError)
-	listen := fs.String("listen", envOr("NOOP_LISTEN", ":8080"), "address to listen on, host:port [env NOOP_LISTEN]")
+	listen := fs.String("listen", ":8080", "address to listen on, host:port [env NOOP_LISTEN]")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
+		os.Exit(2)
+	}
+	if err := service.EnvFallback(fs, "NOOP_", os.LookupEnv); err != nil {
+		fmt.Fprintln(os.Stderr, "noop:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -36,13 +42,6 @@ func main() {
 		slog.Error("noop target failed", "err", err)
 		os.Exit(1)
 	}
-}
-
-func envOr(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok && v != "" {
-		return v
-	}
-	return def
 }
 
 // run serves until ctx is cancelled, then drains in-flight requests.
