@@ -180,10 +180,10 @@ func (f *fleet) waitStore(ctx context.Context) error {
 	return rediscluster.WaitReady(ctx, f.StoreNodes(), f.masters)
 }
 
-// startCluster starts a cluster store's nodes with run(j, port, args) on free port pairs
-// (client port and bus port), waits until each answers, and joins them with the host's
-// redis-cli --cluster create.
-func (f *fleet) startCluster(ctx context.Context, spec Spec, dir string, run func(j, port int, args []string) (member, error)) error {
+// startCluster starts a cluster store's nodes with b.node on free port pairs (client port
+// and bus port), waits until each answers, and joins them with the host's redis-cli
+// --cluster create.
+func (f *fleet) startCluster(ctx context.Context, spec Spec, b backend) error {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		return fmt.Errorf("a Redis Cluster store is created with redis-cli, which is not on PATH (%w): apt-get install -y redis-tools", err)
@@ -202,8 +202,8 @@ func (f *fleet) startCluster(ctx context.Context, spec Spec, dir string, run fun
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for j, p := range ports {
-		args := append(rediscluster.ServerArgs(p, dir, spec.ClusterNodeTimeout), "--protected-mode", "no")
-		m, err := run(j, p, args)
+		args := append(rediscluster.ServerArgs(p, b.dataDir(), spec.ClusterNodeTimeout), "--protected-mode", "no")
+		m, err := b.node(ctx, j, p, args)
 		f.members[1+f.replicas+j] = m
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -55,161 +56,119 @@ type DockerProvider struct {
 // Start starts Redis, then the replicas, each in its own container labelled
 // rlharness=1 and rlharness.run=<run id>, and waits until all are healthy.
 // Leftovers of killed runs are removed first (Cleanup).
-func (p DockerProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error) {
-	begin := time.Now()
-	spec, err = spec.withDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("fleet spec: %w", err)
-	}
-	if err := spec.customFor("docker", target.StartDocker); err != nil {
-		return nil, err
-	}
-	log := loggerOr(p.Logger).With("provider", "docker")
-	redisImage := p.RedisImage
-	if redisImage == "" {
-		redisImage = DefaultRedisImage
-	}
-	targetImage := spec.Image
-	if targetImage == "" {
-		targetImage = "rlharness/" + spec.Target + ":dev"
-	}
+func (p DockerProvider) Start(ctx context.Context, spec Spec) (Fleet, error) {
+	return start(ctx, spec, p.Logger, "docker", target.StartDocker, &dockerRun{redisImage: p.RedisImage})
+}
 
+// dockerRun is what one fleet holds of Docker: its backend in start.
+type dockerRun struct {
+	cli                     *testcontainers.DockerClient
+	log                     *slog.Logger
+	spec                    Spec
+	redisImage, targetImage string
+	network                 *testcontainers.DockerNetwork // nil in host mode
+}
+
+// prepare connects to Docker, removes leftovers of killed runs and checks that
+// both images are here: none is ever pulled.
+func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
+	d.spec, d.log = spec, log
+	if d.redisImage == "" {
+		d.redisImage = DefaultRedisImage
+	}
+	d.targetImage = spec.Image
+	if d.targetImage == "" {
+		d.targetImage = "rlharness/" + spec.Target + ":dev"
+	}
 	cli, err := dockerClient(ctx)
 	if err != nil {
-		return nil, err
+		return Conditions{}, err
 	}
+	d.cli = cli
 	if err := cleanupOrphans(ctx, cli, log); err != nil {
 		log.Warn("could not remove leftovers of earlier runs", "err", err)
 	}
-	for _, img := range []string{redisImage, targetImage} {
+	for _, img := range []string{d.redisImage, d.targetImage} {
 		if _, err := cli.ImageInspect(ctx, img); err != nil {
 			if cerrdefs.IsNotFound(err) {
-				return nil, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
+				return Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
 			}
-			return nil, fmt.Errorf("inspect docker image %s: %w", img, err)
+			return Conditions{}, fmt.Errorf("inspect docker image %s: %w", img, err)
 		}
 	}
-
 	cond := spec.conditions("docker", spec.Network)
-	cond.RedisImage, cond.TargetImage = redisImage, targetImage
-	f := newFleet(log, cond, spec.Replicas)
-	d := &dockerRun{cli: cli, log: log, spec: spec}
-	f.teardown = d.teardown
-	defer func() {
-		if err != nil {
-			// Leave nothing behind, whatever ctx says now.
-			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if terr := f.Terminate(tctx); terr != nil {
-				log.Error("could not clean up a fleet that failed to start", "run", spec.RunID, "err", terr)
-			}
-		}
-	}()
-
-	ports, err := freePorts(1 + spec.Replicas)
-	if err != nil {
-		return nil, err
-	}
-	if spec.Network == NetworkBridge {
-		d.network, err = tcnetwork.New(ctx, tcnetwork.WithLabels(d.labels("")))
-		if err != nil {
-			return nil, fmt.Errorf("create docker network for run %s: %w", spec.RunID, err)
-		}
-	}
-
-	redisTarget, err := d.startStore(ctx, f, redisImage, ports[0])
-	if err != nil {
-		return nil, err
-	}
-
-	env := make(map[string]string, len(spec.ExtraEnv))
-	for k, v := range spec.ExtraEnv {
-		env[k] = v
-	}
-	innerPort := targetPort
-	if spec.Custom != nil {
-		innerPort = spec.Custom.Port
-		f.health = spec.Custom.Health
-		d.files = make(map[string][]testcontainers.ContainerFile, spec.Replicas)
-		for i := range spec.Replicas {
-			d.files[ReplicaMember(i)] = spec.customFiles(spec.customVars(i, ports[1+i], redisTarget))
-		}
-	}
-	errs := make([]error, spec.Replicas)
-	var wg sync.WaitGroup
-	for i := range spec.Replicas {
-		port := ports[1+i]
-		f.setAddr(1+i, loopback(port))
-		listen := ":" + strconv.Itoa(innerPort)
-		if spec.Network == NetworkHost {
-			listen = loopback(port)
-		}
-		args := spec.targetArgs(i, listen, redisTarget, containerRules)
-		menv := env
-		if spec.Custom != nil {
-			menv = spec.customEnv(spec.customVars(i, port, redisTarget))
-		}
-		wg.Go(func() {
-			m, err := d.run(ctx, ReplicaMember(i), targetImage, args, menv, innerPort, port)
-			f.members[1+i] = m
-			if err == nil {
-				err = f.waitReady(ctx, 1+i)
-				if err != nil {
-					err = d.withLogs(ctx, m, err)
-				}
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	f.started(begin)
-	return f, nil
+	cond.RedisImage, cond.TargetImage = d.redisImage, d.targetImage
+	return cond, nil
 }
 
-// startStore starts the counter store, one Redis or a cluster, and returns the address
-// the replicas reach it on.
-func (d *dockerRun) startStore(ctx context.Context, f *fleet, image string, port int) (string, error) {
-	if d.spec.Store == StoreCluster {
-		// Nodes tell clients and each other their own addresses: on host networking those are
-		// the 127.0.0.1 ports the host and the replicas reach too.
-		if d.spec.Network != NetworkHost {
-			return "", fmt.Errorf("a Redis Cluster store runs on host networking only (--network host): its nodes announce their own addresses")
-		}
-		err := f.startCluster(ctx, d.spec, "/tmp", func(j, p int, args []string) (member, error) {
-			return d.run(ctx, RedisNodeMember(j), image, args, nil, p, p)
-		})
-		return f.RedisAddr(), err
+// setup creates the run's bridge network, labelled like its containers.
+func (d *dockerRun) setup(ctx context.Context, _ *fleet) error {
+	// Nodes tell clients and each other their own addresses: on host networking those are
+	// the 127.0.0.1 ports the host and the replicas reach too.
+	if d.spec.Store == StoreCluster && d.spec.Network != NetworkHost {
+		return fmt.Errorf("a Redis Cluster store runs on host networking only (--network host): its nodes announce their own addresses")
 	}
-	redisArgs := []string{"--save", "", "--appendonly", "no", "--protected-mode", "no"}
-	redisTarget := redisAlias + ":" + strconv.Itoa(redisPort)
-	if d.spec.Network == NetworkHost {
-		redisArgs = append(redisArgs, "--bind", "127.0.0.1", "--port", strconv.Itoa(port))
-		redisTarget = loopback(port)
-	} else {
-		redisArgs = append(redisArgs, "--bind", "0.0.0.0", "--port", strconv.Itoa(redisPort))
+	if d.spec.Network != NetworkBridge {
+		return nil
 	}
-	f.setAddr(0, loopback(port))
 	var err error
-	f.members[0], err = d.run(ctx, RedisMember, image, redisArgs, nil, redisPort, port)
+	d.network, err = tcnetwork.New(ctx, tcnetwork.WithLabels(d.labels("")))
 	if err != nil {
-		return "", err
+		return fmt.Errorf("create docker network for run %s: %w", d.spec.RunID, err)
 	}
-	if err := f.waitReady(ctx, 0); err != nil {
-		return "", d.withLogs(ctx, f.members[0], err)
-	}
-	return redisTarget, nil
+	return nil
 }
 
-// dockerRun is what one fleet holds of Docker.
-type dockerRun struct {
-	cli     *testcontainers.DockerClient
-	log     *slog.Logger
-	spec    Spec
-	network *testcontainers.DockerNetwork             // nil in host mode
-	files   map[string][]testcontainers.ContainerFile // a custom target's files, by member; read-only once members start
+// redis starts the one Redis: on a bridge network the replicas reach it by its
+// alias, on the host's network at its host port.
+func (d *dockerRun) redis(ctx context.Context, port int) (member, string, error) {
+	args := []string{"--save", "", "--appendonly", "no", "--protected-mode", "no"}
+	redis := redisAlias + ":" + strconv.Itoa(redisPort)
+	if d.spec.Network == NetworkHost {
+		args = append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port))
+		redis = loopback(port)
+	} else {
+		args = append(args, "--bind", "0.0.0.0", "--port", strconv.Itoa(redisPort))
+	}
+	m, err := d.run(ctx, RedisMember, d.redisImage, args, nil, nil, redisPort, port)
+	return m, redis, err
+}
+
+func (d *dockerRun) node(ctx context.Context, j, port int, args []string) (member, error) {
+	return d.run(ctx, RedisNodeMember(j), d.redisImage, args, nil, nil, port, port)
+}
+
+// dataDir is inside the node's container.
+func (d *dockerRun) dataDir() string { return "/tmp" }
+
+// replica starts replica i with the rule file and, for a custom target, its
+// own files and environment.
+func (d *dockerRun) replica(ctx context.Context, i, port int, redis string) (member, error) {
+	spec := d.spec
+	inner := targetPort
+	if spec.Custom != nil {
+		inner = spec.Custom.Port
+	}
+	listen := ":" + strconv.Itoa(inner)
+	if spec.Network == NetworkHost {
+		listen = loopback(port)
+	}
+	var files []testcontainers.ContainerFile
+	if len(spec.Rules) > 0 {
+		files = append(files, testcontainers.ContainerFile{
+			Reader:            bytes.NewReader(spec.Rules),
+			ContainerFilePath: containerRules,
+			FileMode:          0o444,
+		})
+	}
+	env := maps.Clone(spec.ExtraEnv)
+	if spec.Custom != nil {
+		v := spec.customVars(i, port, redis)
+		files = append(files, spec.customFiles(v)...)
+		env = spec.customEnv(v)
+	}
+	args := spec.targetArgs(i, listen, redis, containerRules)
+	return d.run(ctx, ReplicaMember(i), d.targetImage, args, env, files, inner, port)
 }
 
 func (d *dockerRun) labels(member string) map[string]string {
@@ -224,26 +183,19 @@ func (d *dockerRun) labels(member string) map[string]string {
 	return l
 }
 
-// run creates and starts one member's container. In bridge mode the
-// container port is published on 127.0.0.1:hostPort, fixed so that the
-// address stays the same after a stop and start; in host mode the member
-// listens on hostPort itself.
-func (d *dockerRun) run(ctx context.Context, name, image string, args []string, env map[string]string, port, hostPort int) (member, error) {
+// run creates and starts one member's container with files copied in. In
+// bridge mode the container port is published on 127.0.0.1:hostPort, fixed so
+// that the address stays the same after a stop and start; in host mode the
+// member listens on hostPort itself.
+func (d *dockerRun) run(ctx context.Context, name, image string, args []string, env map[string]string, files []testcontainers.ContainerFile, port, hostPort int) (member, error) {
 	req := testcontainers.ContainerRequest{
 		Image:  image,
 		Name:   "rlharness-" + d.spec.RunID + "-" + name,
 		Cmd:    args,
 		Env:    env,
 		Labels: d.labels(name),
+		Files:  files,
 	}
-	if name != RedisMember && !strings.HasPrefix(name, "redis-node-") && len(d.spec.Rules) > 0 {
-		req.Files = []testcontainers.ContainerFile{{
-			Reader:            bytes.NewReader(d.spec.Rules),
-			ContainerFilePath: containerRules,
-			FileMode:          0o444,
-		}}
-	}
-	req.Files = append(req.Files, d.files[name]...)
 	if d.network != nil {
 		req.Networks = []string{d.network.Name}
 		if name == RedisMember {
@@ -274,8 +226,7 @@ func (d *dockerRun) run(ctx context.Context, name, image string, args []string, 
 	return &dockerMember{cli: d.cli, ctr: dc, port: port, bridge: d.network != nil}, nil
 }
 
-// withLogs adds the tail of a member's output to a readiness error: that is
-// where a replica says why it is not ready.
+// withLogs adds the tail of the container's log to err.
 func (d *dockerRun) withLogs(ctx context.Context, m member, err error) error {
 	dm, ok := m.(*dockerMember)
 	if !ok || dm == nil {

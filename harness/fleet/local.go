@@ -37,137 +37,114 @@ type LocalProvider struct {
 // replicas, and waits until all are healthy. Members' output goes to
 // <member>.log in a temporary directory that Terminate removes; a member
 // that fails to become ready has the tail of its log in the error.
-func (p LocalProvider) Start(ctx context.Context, spec Spec) (_ Fleet, err error) {
-	begin := time.Now()
-	spec, err = spec.withDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("fleet spec: %w", err)
-	}
-	if err := spec.customFor("local", target.StartProcess); err != nil {
-		return nil, err
-	}
-	log := loggerOr(p.Logger).With("provider", "local")
-	redisBin, err := findRedisServer(p.RedisServer)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "rlharness-"+spec.RunID+"-")
-	if err != nil {
-		return nil, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
-	}
-	f := newFleet(log, spec.conditions("local", "loopback"), spec.Replicas)
-	l := &localRun{dir: dir}
-	f.teardown = l.teardown
-	defer func() {
-		if err != nil {
-			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if terr := f.Terminate(tctx); terr != nil {
-				log.Error("could not clean up a fleet that failed to start", "run", spec.RunID, "err", terr)
-			}
-		}
-	}()
-
-	bin := spec.Binary
-	if bin == "" {
-		if bin, err = buildTarget(ctx, spec.Target, dir); err != nil {
-			return nil, err
-		}
-	} else if bin, err = exec.LookPath(bin); err != nil {
-		return nil, fmt.Errorf("target binary: %w", err)
-	}
-	f.cond.RedisBinary, f.cond.TargetBinary = redisBin, bin
-	rules := filepath.Join(dir, "rules.yaml")
-	if len(spec.Rules) > 0 {
-		if err := os.WriteFile(rules, spec.Rules, 0o644); err != nil {
-			return nil, fmt.Errorf("write the rule file: %w", err)
-		}
-	}
-	ports, err := freePorts(1 + spec.Replicas)
-	if err != nil {
-		return nil, err
-	}
-
-	if spec.Store == StoreCluster {
-		err := f.startCluster(ctx, spec, dir, func(j, _ int, args []string) (member, error) {
-			m := l.add(log, RedisNodeMember(j), redisBin, args, childEnv(nil))
-			_, err := m.start(ctx)
-			return m, err
-		})
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		redisArgs := []string{
-			"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--protected-mode", "no",
-			"--daemonize", "no", "--dir", dir,
-		}
-		f.setAddr(0, loopback(ports[0]))
-		redis := l.add(log, RedisMember, redisBin, redisArgs, childEnv(nil))
-		f.members[0] = redis
-		if _, err := redis.start(ctx); err != nil {
-			return nil, err
-		}
-		if err := f.waitReady(ctx, 0); err != nil {
-			return nil, redis.withLog(err)
-		}
-	}
-
-	env := childEnv(spec.ExtraEnv)
-	if spec.Custom != nil {
-		f.health = spec.Custom.Health
-	}
-	for i := range spec.Replicas {
-		addr := loopback(ports[1+i])
-		f.setAddr(1+i, addr)
-		m := l.add(log, ReplicaMember(i), bin, spec.targetArgs(i, addr, f.RedisAddr(), rules), env)
-		if spec.Custom != nil {
-			v := spec.customVars(i, ports[1+i], f.RedisAddr())
-			m.env = childEnv(spec.customEnv(v))
-			if m.dir, err = spec.writeCustomFiles(dir, v); err != nil {
-				return nil, err
-			}
-		}
-		f.members[1+i] = m
-		if _, err := m.start(ctx); err != nil {
-			return nil, err
-		}
-	}
-	errs := make([]error, spec.Replicas)
-	var wg sync.WaitGroup
-	for i := range spec.Replicas {
-		wg.Go(func() {
-			if err := f.waitReady(ctx, 1+i); err != nil {
-				errs[i] = l.members[1+i].withLog(err)
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	f.started(begin)
-	return f, nil
+func (p LocalProvider) Start(ctx context.Context, spec Spec) (Fleet, error) {
+	return start(ctx, spec, p.Logger, "local", target.StartProcess, &localRun{redisBin: p.RedisServer})
 }
 
-// localRun is what one fleet holds of the local machine.
+// localRun is what one fleet holds of the local machine: its backend in start.
 type localRun struct {
-	dir     string
+	log           *slog.Logger
+	spec          Spec
+	dir           string
+	redisBin, bin string
+	rules         string // the rule file's path, written if spec.Rules is set
+
+	mu      sync.Mutex // replicas are added in parallel
 	members []*localMember
 }
 
-func (l *localRun) add(log *slog.Logger, name, bin string, args, env []string) *localMember {
+// prepare finds redis-server and makes the run's directory.
+func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
+	l.spec, l.log = spec, log
+	var err error
+	if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
+		return Conditions{}, err
+	}
+	if l.dir, err = os.MkdirTemp("", "rlharness-"+spec.RunID+"-"); err != nil {
+		return Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
+	}
+	l.rules = filepath.Join(l.dir, "rules.yaml")
+	return spec.conditions("local", "loopback"), nil
+}
+
+// setup builds the target (or finds Spec.Binary) and writes the rule file.
+func (l *localRun) setup(ctx context.Context, f *fleet) error {
+	var err error
+	if l.bin = l.spec.Binary; l.bin == "" {
+		if l.bin, err = buildTarget(ctx, l.spec.Target, l.dir); err != nil {
+			return err
+		}
+	} else if l.bin, err = exec.LookPath(l.bin); err != nil {
+		return fmt.Errorf("target binary: %w", err)
+	}
+	f.cond.RedisBinary, f.cond.TargetBinary = l.redisBin, l.bin
+	if len(l.spec.Rules) > 0 {
+		if err := os.WriteFile(l.rules, l.spec.Rules, 0o644); err != nil {
+			return fmt.Errorf("write the rule file: %w", err)
+		}
+	}
+	return nil
+}
+
+func (l *localRun) redis(ctx context.Context, port int) (member, string, error) {
+	args := []string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "no",
+		"--daemonize", "no", "--dir", l.dir,
+	}
+	m := l.add(RedisMember, l.redisBin, args, childEnv(nil))
+	_, err := m.start(ctx)
+	return m, loopback(port), err
+}
+
+func (l *localRun) node(ctx context.Context, j, _ int, args []string) (member, error) {
+	m := l.add(RedisNodeMember(j), l.redisBin, args, childEnv(nil))
+	_, err := m.start(ctx)
+	return m, err
+}
+
+func (l *localRun) dataDir() string { return l.dir }
+
+// replica starts replica i; a custom target runs in its own directory with its
+// files and environment.
+func (l *localRun) replica(ctx context.Context, i, port int, redis string) (member, error) {
+	spec := l.spec
+	m := l.add(ReplicaMember(i), l.bin, spec.targetArgs(i, loopback(port), redis, l.rules), childEnv(spec.ExtraEnv))
+	if spec.Custom != nil {
+		v := spec.customVars(i, port, redis)
+		m.env = childEnv(spec.customEnv(v))
+		var err error
+		if m.dir, err = spec.writeCustomFiles(l.dir, v); err != nil {
+			return m, err
+		}
+	}
+	_, err := m.start(ctx)
+	return m, err
+}
+
+// withLogs adds the tail of the member's log file to err.
+func (l *localRun) withLogs(_ context.Context, m member, err error) error {
+	if lm, ok := m.(*localMember); ok {
+		return lm.withLog(err)
+	}
+	return err
+}
+
+func (l *localRun) add(name, bin string, args, env []string) *localMember {
 	m := &localMember{
-		log: log, name: name, bin: bin, args: args, env: env, dir: l.dir,
+		log: l.log, name: name, bin: bin, args: args, env: env, dir: l.dir,
 		logPath: filepath.Join(l.dir, name+".log"),
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.members = append(l.members, m)
 	return m
 }
 
 // teardown stops every member at once, then removes the run's directory.
 func (l *localRun) teardown(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	errs := make([]error, len(l.members))
 	var wg sync.WaitGroup
 	for i, m := range l.members {

@@ -1,0 +1,128 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// backend is what a provider brings to start: how to run each member, and what
+// the members share. start owns the order, the waits and the cleanup, so both
+// providers start a fleet the same way.
+type backend interface {
+	// prepare checks what the run needs before anything of it exists (images,
+	// executables) and returns the fleet's conditions so far. Nothing is torn
+	// down when it fails, so it creates only what it removes itself.
+	prepare(ctx context.Context, spec Spec, log *slog.Logger) (Conditions, error)
+	// setup makes what the members share once teardown can undo it: a network,
+	// a built binary, a rule file. It may add to f.cond.
+	setup(ctx context.Context, f *fleet) error
+	// redis starts the single Redis on host port and returns it with the
+	// address the replicas reach it on.
+	redis(ctx context.Context, port int) (member, string, error)
+	// node starts cluster node j on port with redis-server's args.
+	node(ctx context.Context, j, port int, args []string) (member, error)
+	// dataDir is where a cluster node keeps its nodes.conf.
+	dataDir() string
+	// replica starts replica i listening on host port, with redis the address
+	// of the store as the replicas reach it.
+	replica(ctx context.Context, i, port int, redis string) (member, error)
+	// withLogs adds the tail of m's output to a readiness error: that is where
+	// a member says why it is not ready.
+	withLogs(ctx context.Context, m member, err error) error
+	// teardown removes every member and everything setup made, including
+	// what a half-started run left.
+	teardown(ctx context.Context) error
+}
+
+// start is both providers' Start: spec's defaults, the store first and waited
+// for, then every replica started and waited for in parallel. On error the
+// fleet is terminated, whatever ctx says by then.
+func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind string, b backend) (_ Fleet, err error) {
+	begin := time.Now()
+	spec, err = spec.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("fleet spec: %w", err)
+	}
+	if err := spec.customFor(provider, kind); err != nil {
+		return nil, err
+	}
+	log := loggerOr(logger).With("provider", provider)
+	cond, err := b.prepare(ctx, spec, log)
+	if err != nil {
+		return nil, err
+	}
+	f := newFleet(log, cond, spec.Replicas)
+	f.teardown = b.teardown
+	defer func() {
+		if err != nil {
+			// Leave nothing behind, whatever ctx says now.
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if terr := f.Terminate(tctx); terr != nil {
+				log.Error("could not clean up a fleet that failed to start", "run", spec.RunID, "err", terr)
+			}
+		}
+	}()
+
+	if err := b.setup(ctx, f); err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(1 + spec.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	redis, err := f.startStore(ctx, spec, b, ports[0])
+	if err != nil {
+		return nil, err
+	}
+
+	if spec.Custom != nil {
+		f.health = spec.Custom.Health
+	}
+	for i := range spec.Replicas {
+		f.setAddr(1+i, loopback(ports[1+i]))
+	}
+	errs := make([]error, spec.Replicas)
+	var wg sync.WaitGroup
+	for i := range spec.Replicas {
+		wg.Go(func() {
+			m, err := b.replica(ctx, i, ports[1+i], redis)
+			f.members[1+i] = m
+			if err == nil {
+				if err = f.waitReady(ctx, 1+i); err != nil {
+					err = b.withLogs(ctx, m, err)
+				}
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	f.started(begin)
+	return f, nil
+}
+
+// startStore starts the counter store, one Redis on port or a cluster, waits
+// until it answers, and returns the address the replicas reach it on.
+func (f *fleet) startStore(ctx context.Context, spec Spec, b backend, port int) (string, error) {
+	if spec.Store == StoreCluster {
+		err := f.startCluster(ctx, spec, b)
+		return f.RedisAddr(), err
+	}
+	f.setAddr(0, loopback(port))
+	m, redis, err := b.redis(ctx, port)
+	f.members[0] = m
+	if err != nil {
+		return "", err
+	}
+	if err := f.waitReady(ctx, 0); err != nil {
+		return "", b.withLogs(ctx, m, err)
+	}
+	return redis, nil
+}
