@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,20 +11,12 @@ import (
 	"github.com/edgeproof/rlharness/internal/rediscluster"
 )
 
-func TestLocalClusterStore(t *testing.T) {
-	clusterStoreLifecycle(t, LocalProvider{Logger: testLogger(t)}, NetworkHost)
-}
-
-func TestDockerClusterStore(t *testing.T) {
-	cli := requireDocker(t)
-	ctx := context.Background()
-	if _, err := cli.ImageInspect(ctx, DefaultReplicaImage); err != nil {
-		script := filepath.Join(repoRoot(t), "scripts", "build-images.sh")
-		if out, err := exec.Command(script, "replica").CombinedOutput(); err != nil {
-			t.Fatalf("%s replica: %v\n%s", script, err, out)
-		}
+func TestClusterStore(t *testing.T) {
+	for _, p := range providers(t) {
+		t.Run(p.name, func(t *testing.T) {
+			clusterStoreLifecycle(t, p.start(t, "replica", "redis"), NetworkHost)
+		})
 	}
-	clusterStoreLifecycle(t, DockerProvider{Logger: testLogger(t)}, NetworkHost)
 }
 
 // clusterStoreLifecycle runs two central-mode replicas over a cluster store of 3 masters +

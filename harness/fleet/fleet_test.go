@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/edgeproof/rlharness/internal/dockertest"
 )
 
 func TestSpecDefaults(t *testing.T) {
@@ -101,6 +105,208 @@ func TestOrphaned(t *testing.T) {
 		if got := orphaned(labels); got != tc.want {
 			t.Errorf("orphaned(owner %q) = %v, want %v", tc.owner, got, tc.want)
 		}
+	}
+}
+
+// testProvider is one provider as the table tests run it, with what only it can set up
+// and check.
+type testProvider struct {
+	name string
+	// start returns the provider, logging to t, once it can run here: Docker's fails or
+	// skips where there is no Docker (dockertest.Require) and builds the images named
+	// (rlharness/<name>:dev) that are missing.
+	start func(t *testing.T, images ...string) Provider
+	// noopConditions says whether c is what the provider records of a noop fleet on the
+	// default network.
+	noopConditions func(c Conditions) bool
+	// exiting makes spec's target one that exits at once.
+	exiting func(spec Spec) Spec
+	// ruleFile is the rule file as replica i of f sees it.
+	ruleFile func(ctx context.Context, f Fleet, i int) ([]byte, error)
+	// leftBehind lists what of run runID is still there; f is the fleet, nil when Start failed.
+	leftBehind func(t *testing.T, runID string, f Fleet) []string
+}
+
+// providers are both providers, for the tests that every provider must pass.
+func providers(t *testing.T) []testProvider {
+	t.Helper()
+	return []testProvider{
+		{
+			name: "docker",
+			start: func(t *testing.T, images ...string) Provider {
+				requireDocker(t)
+				dockertest.Require(t, images...)
+				return DockerProvider{Logger: testLogger(t)}
+			},
+			noopConditions: func(c Conditions) bool {
+				return c.Provider == "docker" && c.Network == "bridge" && c.RedisImage == DefaultRedisImage && c.TargetImage == DefaultNoopImage
+			},
+			exiting: func(s Spec) Spec {
+				// The redis image as the target: redis-server rejects --listen and exits.
+				s.Image = DefaultRedisImage
+				return s
+			},
+			ruleFile: func(ctx context.Context, f Fleet, i int) ([]byte, error) {
+				rc, err := f.(*fleet).members[1+i].(*dockerMember).ctr.CopyFileFromContainer(ctx, containerRules)
+				if err != nil {
+					return nil, err
+				}
+				defer rc.Close()
+				return io.ReadAll(rc)
+			},
+			leftBehind: func(t *testing.T, runID string, _ Fleet) []string {
+				cli, err := dockerClient(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs, ns := labelled(t, cli, LabelRun+"="+runID)
+				return append(cs, ns...)
+			},
+		},
+		{
+			name:  "local",
+			start: func(t *testing.T, _ ...string) Provider { return LocalProvider{Logger: testLogger(t)} },
+			noopConditions: func(c Conditions) bool {
+				return c.Provider == "local" && c.Network == "loopback" && c.RedisBinary != "" && c.TargetBinary != ""
+			},
+			exiting: func(s Spec) Spec {
+				// A binary that exits at once never becomes healthy.
+				s.Binary = "false"
+				return s
+			},
+			ruleFile: func(_ context.Context, f Fleet, i int) ([]byte, error) {
+				return os.ReadFile(filepath.Join(f.(*fleet).members[1+i].(*localMember).dir, "rules.yaml"))
+			},
+			leftBehind: func(t *testing.T, runID string, f Fleet) []string {
+				var left []string
+				if f != nil {
+					for _, m := range f.(*fleet).members {
+						if lm, ok := m.(*localMember); ok && lm.proc.running() {
+							left = append(left, lm.name+" (pid "+itoa(lm.proc.cmd.Process.Pid)+") still runs")
+						}
+					}
+				}
+				dirs, err := filepath.Glob(filepath.Join(os.TempDir(), "rlharness-"+runID+"-*"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return append(left, dirs...)
+			},
+		},
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	for _, p := range providers(t) {
+		t.Run(p.name, func(t *testing.T) {
+			f := scenario(t, p.start(t, "noop", "redis"), Spec{Replicas: 2, Target: TargetNoop})
+			c := f.Conditions()
+			if !p.noopConditions(c) {
+				t.Errorf("conditions = %+v", c)
+			}
+			if left := p.leftBehind(t, c.RunID, f); len(left) > 0 {
+				t.Errorf("left behind after terminate: %v", left)
+			}
+		})
+	}
+}
+
+// TestEightReplicas starts the default fleet: every replica gets the rule file.
+func TestEightReplicas(t *testing.T) {
+	for _, p := range providers(t) {
+		t.Run(p.name, func(t *testing.T) {
+			prov := p.start(t, "noop", "redis")
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+			defer cancel()
+			rules := []byte("default:\n  limit: 600\n  window: 60s\n")
+			f, err := prov.Start(ctx, Spec{Target: TargetNoop, Rules: rules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Terminate(context.Background())
+			c := f.Conditions()
+			if c.Replicas != DefaultReplicas || len(f.ReplicaURLs()) != DefaultReplicas {
+				t.Fatalf("replicas = %d, urls = %d, want %d", c.Replicas, len(f.ReplicaURLs()), DefaultReplicas)
+			}
+			t.Logf("%s fleet, redis + %d noop replicas on %s, started in %s", p.name, c.Replicas, c.Network, c.StartupTime.Round(time.Millisecond))
+			// Read the rule file back from the last replica.
+			got, err := p.ruleFile(ctx, f, DefaultReplicas-1)
+			if err != nil {
+				t.Fatalf("rule file in replica-%d: %v", DefaultReplicas-1, err)
+			}
+			if !bytes.Equal(got, rules) {
+				t.Errorf("rule file in replica-%d = %q, want %q", DefaultReplicas-1, got, rules)
+			}
+			// What a running fleet holds is found, so that finding nothing after Terminate means something.
+			if left := p.leftBehind(t, c.RunID, nil); len(left) == 0 {
+				t.Errorf("leftBehind finds nothing of running fleet %s", c.RunID)
+			}
+			begin := time.Now()
+			if err := f.Terminate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("terminated in %s", time.Since(begin).Round(time.Millisecond))
+			if left := p.leftBehind(t, c.RunID, f); len(left) > 0 {
+				t.Errorf("left behind after terminate: %v", left)
+			}
+			if len(f.ReplicaURLs()) != DefaultReplicas {
+				t.Errorf("%d replica URLs after terminate, want %d", len(f.ReplicaURLs()), DefaultReplicas)
+			}
+		})
+	}
+}
+
+// TestStartFailureCleansUp starts a target that exits at once: Start must fail fast with
+// the target's output and leave nothing behind.
+func TestStartFailureCleansUp(t *testing.T) {
+	for _, p := range providers(t) {
+		t.Run(p.name, func(t *testing.T) {
+			prov := p.start(t, "noop", "redis")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			spec := p.exiting(Spec{RunID: "fail-" + newRunID(), Replicas: 1, Target: TargetNoop})
+			begin := time.Now()
+			_, err := prov.Start(ctx, spec)
+			if err == nil {
+				t.Fatal("start with a target that exits: no error")
+			}
+			t.Logf("after %s, error as the user sees it: %v", time.Since(begin).Round(time.Millisecond), err)
+			if time.Since(begin) > 20*time.Second {
+				t.Errorf("took %s to notice the target exited", time.Since(begin))
+			}
+			if left := p.leftBehind(t, spec.RunID, nil); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestReplicaTarget runs central-mode replicas: their decisions land in the fleet's Redis,
+// before and after Redis restarts under them.
+func TestReplicaTarget(t *testing.T) {
+	if !replicaWritten(t) {
+		t.Skip("targets/cmd/replica does not exist yet: the noop target covers the lifecycle")
+	}
+	for _, p := range providers(t) {
+		t.Run(p.name, func(t *testing.T) {
+			prov := p.start(t, "replica", "redis")
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+			defer cancel()
+			f, err := prov.Start(ctx, Spec{Replicas: 2, Mode: "central", Rules: replicaRules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Terminate(context.Background())
+			checkDecisionsReachRedis(ctx, t, f)
+			// Restarted Redis is empty, at the same address: replicas reconnect.
+			step(t, "restart redis under replicas", f.Restart(ctx, RedisMember))
+			for i, u := range f.ReplicaURLs() {
+				if err := Healthz(ctx, u); err != nil {
+					t.Errorf("replica-%d after redis restart: %v", i, err)
+				}
+			}
+			checkDecisionsReachRedis(ctx, t, f)
+		})
 	}
 }
 
