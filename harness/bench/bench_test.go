@@ -449,17 +449,22 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 4 {
-		t.Fatalf("%d layouts, want 4", len(ls))
+	if len(ls) != 5 {
+		t.Fatalf("%d layouts, want 5", len(ls))
 	}
 	for _, l := range ls {
 		if l.Clients != 2000 || l.PerClient <= 0 || l.SampleUsage <= 0 || l.Samples == 0 || l.Estimate != float64(48*l.Records) {
 			t.Errorf("%+v", l)
 		}
 	}
-	ours, doc := ls[2], ls[3]
+	ours, marked, doc := ls[2], ls[3], ls[4]
 	if ours.Records != 12 || doc.Records != 12 || ours.SampleUsage*3 > doc.SampleUsage {
 		t.Errorf("12-slice client: ours %.0f B (MEMORY USAGE), the document's layout %.0f B: want ours under a third", ours.SampleUsage, doc.SampleUsage)
+	}
+	// Eight push marks of about 20 B each on top of the slices, still under the document's.
+	if extra := marked.SampleUsage - ours.SampleUsage; extra < 8*10 || extra > 8*40 || marked.SampleUsage > doc.SampleUsage {
+		t.Errorf("12-slice client pushed by 8 replicas: %.0f B, without marks %.0f B, the document's %.0f B: want 8 marks of 10-40 B each, under the document's",
+			marked.SampleUsage, ours.SampleUsage, doc.SampleUsage)
 	}
 }
 

@@ -185,7 +185,7 @@ func shardMemory(ctx context.Context, redisBin string, clients, masters int) ([]
 	}
 	var sliding *layout
 	for _, l := range layouts() {
-		if strings.HasPrefix(l.name, "sliding_window") && strings.Contains(l.name, "ours") {
+		if strings.HasPrefix(l.name, "sliding_window, 12 slices (ours") {
 			sliding = &l
 		}
 	}

@@ -114,6 +114,34 @@ func layouts() []layout {
 			return nil
 		}
 	}
+	// marked loads every client as nodes replicas leave it: each pushes some of the window's
+	// slices under its own push mark (limiters.NodeID), so the hash holds a mark per replica.
+	marked := func(r *limiters.Rule, nodes int) func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
+		return func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
+			st := limiters.NewRedisStore(rdb)
+			d := now.UnixNano() / int64(slice)
+			entries := make([]limiters.SyncEntry, 0, loadBatch)
+			for start := 0; start < len(ids); start += loadBatch {
+				for node := range nodes {
+					entries = entries[:0]
+					for _, id := range ids[start:min(start+loadBatch, len(ids))] {
+						e := limiters.SyncEntry{Client: id, Rule: r}
+						var total int64
+						for k := node; k < r.Slices; k += nodes {
+							e.Push = append(e.Push, limiters.SliceCount{Index: d - int64(r.Slices-1-k), Count: 1 + int64(k)})
+							total += 1 + int64(k)
+						}
+						e.Mark = limiters.PushMark{Node: strconv.Itoa(node) + "-ABCDEF", Inc: 1, Total: total}
+						entries = append(entries, e)
+					}
+					if err := st.Exchange(ctx, now, entries); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+	}
 	oursKeys := func(r *limiters.Rule) func(string, time.Time) []string {
 		return func(id string, _ time.Time) []string { return []string{limiters.Key(id, r)} }
 	}
@@ -127,6 +155,9 @@ func layouts() []layout {
 			records: 1, load: ours(&bucket, 0), keysOf: oursKeys(&bucket)},
 		{name: "sliding_window, 12 slices (ours: one hash per client)", keys: "rl:{client}:default:sliding_window → {slice: count} × 12",
 			records: sliding.Slices, load: ours(&sliding, sliding.Slices), keysOf: oursKeys(&sliding)},
+		{name: "sliding_window, 12 slices, pushed by 8 replicas (ours, with each replica's push mark)",
+			keys:    "rl:{client}:default:sliding_window → {slice: count} × 12, {n:<node>: inc:total} × 8",
+			records: sliding.Slices, load: marked(&sliding, limiters.DefaultNodes), keysOf: oursKeys(&sliding)},
 		{name: "sliding_window, 12 slices (the document's: one key per slice)", keys: "rl:{client}:default:sliding_window:<slice> → count, × 12 keys",
 			records: sliding.Slices,
 			load: func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
