@@ -22,14 +22,11 @@ func clusterConfig(t *testing.T) Config {
 // The design keeps its word on a Redis Cluster, and nothing is lost: every probe client's
 // count in the cluster is what the replicas accepted (make test-cluster).
 func TestClusterDesign(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cfg := clusterConfig(t)
 	cfg.FailOpen = false
-	sum, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := runMeasured(ctx, t, cfg)
 	if len(sum.Scenarios) != 1 || sum.Config.Store != fleet.StoreCluster {
 		t.Fatalf("%d scenarios on store %q, want the design on the cluster", len(sum.Scenarios), sum.Config.Store)
 	}

@@ -41,14 +41,30 @@ func quickConfig(t *testing.T) Config {
 	return cfg
 }
 
-func TestLoadtestDesignKeepsItsWord(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	cfg := quickConfig(t)
+// runMeasured runs cfg, and once more when the run was generator-bound: such a run says the
+// machine did not keep the schedule (CI saw one stall of 235 ms in the first scenario after
+// the unit tests), and the harness itself gives no verdict on the limiter from it. The
+// second run is judged whatever it says.
+func runMeasured(ctx context.Context, t *testing.T, cfg Config) Summary {
+	t.Helper()
 	sum, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sum.GeneratorBound {
+		t.Logf("generator-bound run (%v): running it once more", sum.Failed)
+		if sum, err = Run(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sum
+}
+
+func TestLoadtestDesignKeepsItsWord(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cfg := quickConfig(t)
+	sum := runMeasured(ctx, t, cfg)
 	if len(sum.Scenarios) != 3 {
 		t.Fatalf("%d scenarios, want the design and its two fail-open scenarios", len(sum.Scenarios))
 	}
