@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,6 +203,51 @@ func TestPushMarkCountsEachCountOnce(t *testing.T) {
 					t.Errorf("store holds %.2f, want %.0f", got, tc.want)
 				}
 			})
+		}
+	}
+}
+
+// ScriptCommands names every command the store's scripts run inside Redis, so a harness that
+// counts round trips from INFO commandstats can leave them out: a command missing from it
+// (as HGET was when the push marks came) counts one round trip per client per sync.
+func TestScriptCommandsNameWhatTheScriptsRun(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	rs := NewRedisStore(rdb)
+	now := time.Unix(1_800_000_400, 0)
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range testRules {
+		if _, err := rs.Take(ctx, "central", &r, now); err != nil {
+			t.Fatal(err)
+		}
+		node := NewDelayedSync(rs, NodeID("n"))
+		for range 2 {
+			if _, err := node.Allow(ctx, "delayed", &r, now); err != nil {
+				t.Fatal(err)
+			}
+			if err := node.Sync(ctx, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{"evalsha": true, "eval": true, "info": true, "config|resetstat": true, "hello": true, "client|setinfo": true}
+	for _, c := range ScriptCommands {
+		known[c] = true
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, _, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		if cmd := strings.TrimPrefix(name, "cmdstat_"); !known[cmd] {
+			t.Errorf("the scripts ran %s, which ScriptCommands does not name", cmd)
 		}
 	}
 }

@@ -8,16 +8,20 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // scriptInternal are the commands the limiters' Lua scripts run inside Redis: ours
 // (limiters/redis.go, limiters/cluster.go) and redis_rate's GCRA (TIME, GET, SET). INFO commandstats counts them
 // beside the EVALSHA that ran them; they are the store's work, not round trips.
-var scriptInternal = map[string]bool{
-	"hincrby": true, "hgetall": true, "hdel": true, "pexpire": true, "hmget": true, "hset": true,
-	"time": true, "get": true, "set": true,
-	"exists": true, // the cluster exchange's first pass (limiters/cluster.go)
-}
+var scriptInternal = func() map[string]bool {
+	m := map[string]bool{"time": true, "get": true, "set": true} // redis_rate's
+	for _, c := range limiters.ScriptCommands {
+		m[c] = true
+	}
+	return m
+}()
 
 // harnessOwn are the commands the harness itself sends the store around a measurement.
 func harnessOwn(cmd string) bool {

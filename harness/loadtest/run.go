@@ -476,11 +476,19 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	return res, nil
 }
 
-// scriptInternal are the commands the limiter's Lua scripts call inside Redis. INFO
-// commandstats counts them beside the EVALSHA that ran them; they are work for the store but
-// not round trips, so they are left out of the touches.
-var scriptInternal = map[string]bool{"hincrby": true, "hgetall": true, "hdel": true, "pexpire": true, "hmget": true, "hset": true,
-	"exists": true} // exists: the cluster exchange's first pass (limiters/cluster.go)
+// scriptInternal are the commands the limiter's Lua scripts call inside Redis
+// (limiters.ScriptCommands). INFO commandstats counts them beside the EVALSHA that ran them;
+// they are work for the store but not round trips, so they are left out of the touches.
+var scriptInternal = commandSet(limiters.ScriptCommands)
+
+// commandSet is a set of command names.
+func commandSet(cmds []string) map[string]bool {
+	m := make(map[string]bool, len(cmds))
+	for _, c := range cmds {
+		m[c] = true
+	}
+	return m
+}
 
 // storeCommands reads what Redis itself executed since the stats were reset: touches are the
 // commands the replicas sent (script calls, pings, plain commands), ops every command
