@@ -14,3 +14,7 @@ const (
 	// (DelayedSync): the document's choice.
 	ModeDelayed Mode = "delayed"
 )
+
+// Modes lists the distributed modes in the order the document's tables give them, so that a
+// model's table and a load test's comparison matrix walk them alike.
+func Modes() []Mode { return []Mode{ModeCentral, ModeSplit, ModeDelayed} }

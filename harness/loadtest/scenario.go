@@ -42,7 +42,7 @@ func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix b
 	}
 	if matrix {
 		for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingWindow, limiters.TokenBucket} {
-			for _, m := range []limiters.Mode{limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed} {
+			for _, m := range limiters.Modes() {
 				if a == design && m == mode {
 					continue
 				}

@@ -221,7 +221,7 @@ func RunRateLimit() (RateLimit, error) {
 		return out, err
 	}
 	for _, rate := range []int{10, 90} {
-		for _, mode := range []limiters.Mode{limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed} {
+		for _, mode := range limiters.Modes() {
 			row, err := RunDistributed(mode, rate, SyncInterval.Seconds(), DistSeed)
 			if err != nil {
 				return out, err

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/edgeproof/rlharness/internal/service"
 	"io"
 	"log/slog"
 	"net"
@@ -22,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	cc "github.com/edgeproof/rlharness/claimcheck"
+	"github.com/edgeproof/rlharness/internal/service"
 )
 
 // Defaults of the command line.

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/edgeproof/rlharness/internal/service"
 	"io"
 	"net/textproto"
 	"strings"
 	"time"
 
+	"github.com/edgeproof/rlharness/internal/service"
 	"github.com/edgeproof/rlharness/limiters"
 )
 

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"github.com/edgeproof/rlharness/internal/service"
-	"github.com/edgeproof/rlharness/limiters"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgeproof/rlharness/internal/service"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 func envMap(m map[string]string) func(string) (string, bool) {

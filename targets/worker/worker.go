@@ -9,7 +9,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/edgeproof/rlharness/internal/service"
 	"io"
 	"log/slog"
 	"net"
@@ -20,6 +19,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/edgeproof/rlharness/internal/service"
 )
 
 // Saturation is the saturation throughput of one replica, requests/s (M19, an input of 003).

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -62,44 +63,68 @@ func (l *limiter) take(ctx context.Context, id string, now time.Time) (bool, err
 }
 
 func main() {
-	if err := run(); err != nil {
+	cfg, err := parseFlags(os.Args[1:], os.LookupEnv, os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		// As the other targets (service.Main): a bad flag, environment value or combination is 2.
+		fmt.Fprintln(os.Stderr, "fixedwindow:", err)
+		os.Exit(2)
+	}
+	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "fixedwindow:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// config is the command line: see the package comment.
+type config struct {
+	listen, redis, param string
+	limit                int64
+	window               time.Duration
+	reject               int
+}
+
+// parseFlags reads the command line from args (without the program name); a flag not given
+// takes its FIXEDWINDOW_* variable (looked up with lookupEnv), else its default. Usage and
+// malformed flags go to out; it returns flag.ErrHelp for -h/--help.
+func parseFlags(args []string, lookupEnv func(string) (string, bool), out io.Writer) (config, error) {
+	var c config
 	fs := flag.NewFlagSet("fixedwindow", flag.ContinueOnError)
-	listen := fs.String("listen", ":8080", "address to listen on [env FIXEDWINDOW_LISTEN]")
-	limit := fs.Int64("limit", 600, "requests per window per client [env FIXEDWINDOW_LIMIT]")
-	window := fs.Duration("window", time.Minute, "window length; windows start at multiples of it since the Unix epoch [env FIXEDWINDOW_WINDOW]")
-	addr := fs.String("redis", "", "Redis host:port to count in; in memory if empty [env FIXEDWINDOW_REDIS]")
-	param := fs.String("param", "client", "query parameter that names the client [env FIXEDWINDOW_PARAM]")
-	reject := fs.Int("reject-status", http.StatusTooManyRequests, "status of a rejected request [env FIXEDWINDOW_REJECT_STATUS]")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+	fs.SetOutput(out)
+	fs.StringVar(&c.listen, "listen", ":8080", "address to listen on [env FIXEDWINDOW_LISTEN]")
+	fs.Int64Var(&c.limit, "limit", 600, "requests per window per client [env FIXEDWINDOW_LIMIT]")
+	fs.DurationVar(&c.window, "window", time.Minute, "window length; windows start at multiples of it since the Unix epoch [env FIXEDWINDOW_WINDOW]")
+	fs.StringVar(&c.redis, "redis", "", "Redis host:port to count in; in memory if empty [env FIXEDWINDOW_REDIS]")
+	fs.StringVar(&c.param, "param", "client", "query parameter that names the client [env FIXEDWINDOW_PARAM]")
+	fs.IntVar(&c.reject, "reject-status", http.StatusTooManyRequests, "status of a rejected request [env FIXEDWINDOW_REJECT_STATUS]")
+	if err := fs.Parse(args); err != nil {
+		return c, err
 	}
-	if err := service.EnvFallback(fs, "FIXEDWINDOW_", os.LookupEnv); err != nil {
-		return err
+	if err := service.EnvFallback(fs, "FIXEDWINDOW_", lookupEnv); err != nil {
+		return c, err
 	}
-	if *limit < 1 || *window <= 0 {
-		return fmt.Errorf("--limit must be >= 1 and --window > 0 (got %d, %s)", *limit, *window)
+	if c.limit < 1 || c.window <= 0 {
+		return c, fmt.Errorf("--limit must be >= 1 and --window > 0 (got %d, %s)", c.limit, c.window)
 	}
-	l := &limiter{limit: *limit, window: *window, counts: map[string]int64{}}
-	if *addr != "" {
-		l.rdb = redis.NewClient(&redis.Options{Addr: *addr, DialTimeout: 50 * time.Millisecond,
+	return c, nil
+}
+
+// run serves decisions until SIGINT or SIGTERM.
+func run(c config) error {
+	l := &limiter{limit: c.limit, window: c.window, counts: map[string]int64{}}
+	if c.redis != "" {
+		l.rdb = redis.NewClient(&redis.Options{Addr: c.redis, DialTimeout: 50 * time.Millisecond,
 			ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond, MaxRetries: -1})
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		id := r.URL.Query().Get(*param)
+		id := r.URL.Query().Get(c.param)
 		if id == "" {
-			http.Error(w, "missing query parameter "+*param, http.StatusBadRequest)
+			http.Error(w, "missing query parameter "+c.param, http.StatusBadRequest)
 			return
 		}
 		ok, err := l.take(r.Context(), id, time.Now())
@@ -107,12 +132,12 @@ func run() error {
 			log.Warn("store unreachable: letting the request through", "err", err)
 		}
 		if !ok {
-			w.WriteHeader(*reject)
+			w.WriteHeader(c.reject)
 			return
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: c.listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	go func() {
@@ -121,7 +146,7 @@ func run() error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Info("fixedwindow listening", "listen", *listen, "limit", *limit, "window", *window, "redis", *addr)
+	log.Info("fixedwindow listening", "listen", c.listen, "limit", c.limit, "window", c.window, "redis", c.redis)
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
