@@ -1,10 +1,8 @@
 package limiters
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -185,9 +183,7 @@ func (n *DelayedSync) collect(now time.Time) {
 			s.pendSpent = 0
 		} else {
 			d, m := s.rule.sliceIndex(now), s.rule.slices()
-			e.Push = s.pending.appendCounts(nil, d, m)
-			// Oldest first: a store that holds part of the push already holds its oldest part.
-			slices.SortFunc(e.Push, func(a, b SliceCount) int { return cmp.Compare(a.Index, b.Index) })
+			e.Push = s.pending.appendCounts(nil, d, m) // oldest first, as a mark needs
 			for _, c := range e.Push {
 				s.inflight.add(c.Index, c.Count)
 				pushed += c.Count

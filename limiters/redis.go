@@ -40,7 +40,7 @@ var keyEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D", ":", "%
 func escapeKey(s string) string { return keyEscaper.Replace(s) }
 
 // luaMark reads and advances a node's push mark (PushMark) in a client's hash: field is the
-// node's field ("n:<node>", ” for no mark), holding "<inc>:<total>". It returns how many of
+// node's field ("n:<node>", empty for no mark), holding "<inc>:<total>". It returns how many of
 // the push's first counts the hash holds already.
 const luaMark = `
 local function mark(key, field, inc, base, total)
@@ -138,7 +138,7 @@ return {allowed, ts, at}
 
 // exchangeScript is one node's whole delayed-sync exchange in one command, so a sync costs
 // the store one command however many clients it carries. ARGV[1] is now in µs, then per key
-// the mark (field, inc, base, total: PushMark, field ” for none), then either 'w', slice,
+// the mark (field, inc, base, total: PushMark, an empty field for none), then either 'w', slice,
 // slices, TTL ms, pair count, pairs... or 'b', rate, burst, spent, TTL ms.
 // Returns per key {slice, count, ...} or {tokens, at µs}.
 var exchangeScript = redis.NewScript(luaMark + luaWindow + luaBucket + luaExchangeOne + `

@@ -73,12 +73,12 @@ func (w *ring) set(counts []SliceCount) {
 	}
 }
 
-// appendCounts appends the non-empty slices among the n ending at d.
+// appendCounts appends the non-empty slices among the n ending at d, oldest first: a push
+// must be in that order, since a store that holds part of it already holds its oldest part.
 func (w *ring) appendCounts(dst []SliceCount, d int64, n int) []SliceCount {
-	first := d - int64(n) + 1
-	for i, x := range w.idx {
-		if x >= first && x <= d && w.count[i] != 0 {
-			dst = append(dst, SliceCount{Index: x, Count: w.count[i]})
+	for x := d - int64(n) + 1; x <= d; x++ {
+		if s := w.slot(x); w.idx[s] == x && w.count[s] != 0 {
+			dst = append(dst, SliceCount{Index: x, Count: w.count[s]})
 		}
 	}
 	return dst
