@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -107,4 +108,29 @@ func (b barrier) Exchange(ctx context.Context, now time.Time, batch []limiters.S
 		batch[i].View, batch[i].Tokens, batch[i].At = views[i].View, views[i].Tokens, views[i].At
 	}
 	return nil
+}
+
+// timerTouches is what the nodes' sync timers cost the store over one window: a fleet of
+// n nodes, each already holding the client (the steady state of a client every node
+// serves), synced by a timer every interval for one window, each node counting the
+// exchanges it made. It is the document's "counter touches" of delayed sync, DUGUM ×
+// ⌊PENCERE / aralik⌋ (dagitik.mjs), made by the code instead of computed beside it: a node
+// that skipped a tracked client, or exchanged more than once a sync, would change it.
+func timerTouches(ctx context.Context, n int, rule *limiters.Rule, window, interval time.Duration) (int64, error) {
+	if interval <= 0 {
+		return 0, fmt.Errorf("sync interval %v: want a positive interval", interval)
+	}
+	l := newLockstep(n)
+	epoch := time.Unix(0, 0)
+	for i, node := range l.nodes {
+		if _, err := node.Allow(ctx, "client", rule, epoch); err != nil {
+			return 0, fmt.Errorf("node %d: %w", i, err)
+		}
+	}
+	for at := interval; at <= window; at += interval {
+		if err := l.sync(ctx, epoch.Add(at)); err != nil {
+			return 0, err
+		}
+	}
+	return l.touches(), nil
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestLockstepSync(t *testing.T) {
 // The delayed-sync rows' nodes are DelayedSync making one exchange per node per sync: the
 // document's model syncs on the first request an interval after the last (290 times in the
 // window at 90/s and 0.2 s, floating point shifting a few), so the nodes make 8 × 290; the
-// document's touches are its timer's, 8 × 300.
+// document's touches are its timer's, 8 × 300, which the nodes count on a timer (TestTimerTouches).
 func TestDelayedSyncExchanges(t *testing.T) {
 	tests := []struct {
 		rate     int
@@ -77,5 +78,40 @@ func TestDelayedSyncExchanges(t *testing.T) {
 
 func delayedExchanges(rate int, interval float64) (int64, int, error) {
 	row, ex, err := runDistributed(limiters.ModeDelayed, rate, interval, DistSeed)
+	if err == nil && row.RunExchanges != ex {
+		err = fmt.Errorf("the row says the run made %d exchanges, the nodes counted %d", row.RunExchanges, ex)
+	}
 	return ex, row.Accepted, err
+}
+
+// The document's touches are the nodes' timers over one window: each node that holds the
+// client makes one exchange a tick, whatever it has to push.
+func TestTimerTouches(t *testing.T) {
+	ctx := context.Background()
+	rule := Rule(limiters.SlidingWindow)
+	tests := []struct {
+		nodes    int
+		window   time.Duration
+		interval time.Duration
+		want     int64
+	}{
+		{8, time.Minute, 200 * time.Millisecond, 2400}, // dagitik.mjs: 8 × ⌊60 / 0.2⌋
+		{8, time.Minute, time.Second, 480},
+		{8, time.Minute, 2 * time.Second, 240},
+		{8, time.Minute, 5 * time.Second, 96},
+		{3, 10 * time.Second, 3 * time.Second, 9}, // ticks at 3, 6 and 9 s
+		{1, time.Second, 2 * time.Second, 0},      // no tick inside the window
+	}
+	for _, tt := range tests {
+		got, err := timerTouches(ctx, tt.nodes, &rule, tt.window, tt.interval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%d nodes, %v window, every %v: %d exchanges, want %d", tt.nodes, tt.window, tt.interval, got, tt.want)
+		}
+	}
+	if _, err := timerTouches(ctx, 8, &rule, time.Minute, 0); err == nil {
+		t.Error("a zero interval was accepted")
+	}
 }

@@ -126,8 +126,10 @@ type DistRow = result.DistRow
 //     client it tracks (limiters.FullView); the model syncs all of them at one instant, on
 //     the first request at least one interval after the last sync, and every node's push is
 //     in the store before any view is read (lockstep);
-//   - touches for delayed sync are what a replica's sync timer costs, one exchange per node
-//     per interval (nodes × window/interval), as the document counts them.
+//   - touches for delayed sync are what the nodes' sync timers cost, as the document counts
+//     them: a fleet of DelayedSync nodes, each holding the client, synced every interval for
+//     one window, each counting its own exchanges (timerTouches). The run's own syncs, on
+//     requests, are RunExchanges.
 func RunDistributed(mode limiters.Mode, rate int, interval float64, seed uint32) (DistRow, error) {
 	row, _, err := runDistributed(mode, rate, interval, seed)
 	return row, err
@@ -186,12 +188,15 @@ func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32)
 		row.Touches = store.Touches()
 	case limiters.ModeDelayed:
 		row.SyncInterval = interval
-		// The document counts what the nodes' sync timers cost, one round trip per node per
-		// interval, every interval of the window (dagitik.mjs: DUGUM × ⌊PENCERE / aralik⌋),
-		// not the syncs its own driving makes; fleet.touches() is the latter (see
-		// TestDelayedSyncExchanges).
-		iv := time.Duration(interval * float64(time.Second))
-		row.Touches = int64(Nodes) * int64(Window/iv)
+		// The document counts what the nodes' sync timers cost over the window (dagitik.mjs:
+		// DUGUM × ⌊PENCERE / aralik⌋); the nodes count it themselves, on a timer. The run's
+		// own syncs fall on requests (fleet.touches(), see TestDelayedSyncExchanges).
+		t, err := timerTouches(ctx, Nodes, &rule, Window, time.Duration(interval*float64(time.Second)))
+		if err != nil {
+			return DistRow{}, 0, fmt.Errorf("delayed sync's timer: %w", err)
+		}
+		row.Touches = t
+		row.RunExchanges = fleet.touches()
 	}
 	row.TouchesPerSec = float64(row.Touches) / Window.Seconds()
 	row.Ratio = float64(row.Accepted) / Limit

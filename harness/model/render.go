@@ -3,7 +3,10 @@ package model
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // WriteRateLimit prints the rate-limiter document's tables as aligned text, one per
@@ -45,6 +48,7 @@ func WriteRateLimit(w io.Writer, m RateLimit) error {
 			r.Accepted, r.Rejected, r.Overshoot, r.FalseRejects, r.Touches)
 	}
 	tw.Flush()
+	writeTimerNote(w, m.Distributed, func(r DistRow) string { return fmt.Sprintf("%d/s", r.ClientRate) })
 
 	fmt.Fprintf(w, "\nDelayed sync, client rate 90/s (burst): sync interval sweep\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -53,7 +57,27 @@ func WriteRateLimit(w io.Writer, m RateLimit) error {
 		fmt.Fprintf(tw, "%g s\t%d\t%d\tx%.3f\t%.1f\t%s\t\n", r.SyncInterval, r.Accepted, r.Overshoot, r.Ratio,
 			r.TouchesPerSec, passWord(r.Passes))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeTimerNote(w, m.SyncSweep, func(r DistRow) string { return fmt.Sprintf("%g s", r.SyncInterval) })
+	return nil
+}
+
+// writeTimerNote says where delayed sync's touches come from, and what the rows' own runs
+// made, the nodes syncing on requests rather than on a timer.
+func writeTimerNote(w io.Writer, rows []DistRow, label func(DistRow) string) {
+	var runs []string
+	for _, r := range rows {
+		if r.Mode == string(limiters.ModeDelayed) {
+			runs = append(runs, fmt.Sprintf("%d (%s)", r.RunExchanges, label(r)))
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "delayed sync's touches: %d nodes' sync timers over one window, each node counting its exchanges;\n", Nodes)
+	fmt.Fprintf(w, "  the runs above synced on requests and made %s\n", strings.Join(runs, ", "))
 }
 
 func passWord(ok bool) string {

@@ -26,15 +26,18 @@ type WindowRow struct {
 // DistRow is one line of the distributed-counter tables (dagitik.mjs): one client rate
 // under one mode.
 type DistRow struct {
-	ClientRate    int     `json:"client_rate"`
-	Mode          string  `json:"mode"`
-	SyncInterval  float64 `json:"sync_interval_s,omitempty"`
-	Requests      int     `json:"requests"`
-	Accepted      int     `json:"accepted"`
-	Rejected      int     `json:"rejected"`
-	Overshoot     int     `json:"overshoot"`
-	FalseRejects  int     `json:"false_rejects"`
-	Touches       int64   `json:"touches"`
+	ClientRate   int     `json:"client_rate"`
+	Mode         string  `json:"mode"`
+	SyncInterval float64 `json:"sync_interval_s,omitempty"`
+	Requests     int     `json:"requests"`
+	Accepted     int     `json:"accepted"`
+	Rejected     int     `json:"rejected"`
+	Overshoot    int     `json:"overshoot"`
+	FalseRejects int     `json:"false_rejects"`
+	Touches      int64   `json:"touches"`
+	// RunExchanges is, for delayed sync, the store exchanges the nodes made in this run,
+	// syncing on requests; Touches is what their timers cost over a window.
+	RunExchanges  int64   `json:"run_exchanges,omitempty"`
 	TouchesPerSec float64 `json:"touches_per_s"`
 	Ratio         float64 `json:"ratio"`
 	Passes        bool    `json:"passes"`
