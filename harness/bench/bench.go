@@ -178,8 +178,9 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 // the same replicas, of 8 limiter replicas in delayed sync and of the peer, searched in turn
 // step by step; then each generator profiled over one step at the lower generator ceiling;
 // then, at the same shared rate (half the lower of the no-op and delayed ceilings), each
-// fleet in turn for the latency, and the store's commands in central and delayed sync and
-// for the peer.
+// fleet once for its p99 and the store's commands in central and delayed sync and for the
+// peer; then the no-op and delayed fleets in turn, a few runs each at the shared rate and
+// at half of it, for the latency the limiter adds.
 func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network string) ([]result.FleetBench, []result.Profile, error) {
 	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
 	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeDelayed, Replicas: cfg.Replicas, Network: network}}
@@ -266,9 +267,9 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 			return out(), profiles, err
 		}
 	}
-	// The no-op fleet once more at the same rate: the spread between its two runs is the
-	// noise floor of the latency the limiter adds (figure 6).
-	if err := noop.repeat(ctx, cfg, shared); err != nil {
+	// The latency the limiter adds (figure 6): the no-op and delayed fleets in turn, a few
+	// runs each, at the shared rate and at half of it.
+	if err := latencyRounds(ctx, cfg, noop, delayed, latencyRates(shared, cfg.Search.Min)); err != nil {
 		return out(), profiles, err
 	}
 	for _, m := range searched {
@@ -390,19 +391,6 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 	}
 	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
 		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
-	return nil
-}
-
-// repeat runs the fleet's steady step again and keeps it beside the first.
-func (m *member) repeat(ctx context.Context, cfg Config, rate float64) error {
-	st, err := m.stepper(cfg).send(ctx, rate)
-	if err != nil {
-		m.res.Error = err.Error()
-		return fmt.Errorf("%s steady run, repeated: %w", m.name, err)
-	}
-	m.res.Repeat = &st
-	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  (again: the noise floor)  %s\n",
-		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), verdict(st))
 	return nil
 }
 

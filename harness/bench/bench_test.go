@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,9 +229,11 @@ func measured() result.Bench {
 			{Name: RateName, NsPerOp: 50, VsRate: 1},
 		},
 		Fleets: []result.FleetBench{
-			{Name: FleetNoop, Network: "host", Conditions: cond(""), Ceiling: 4000, Steps: ceilSteps, Steady: step(1500, 1.0)},
+			{Name: FleetNoop, Network: "host", Conditions: cond(""), Ceiling: 4000, Steps: ceilSteps, Steady: step(1500, 1.0),
+				Rounds: []result.Step{*step(1500, 1.0), *step(1500, 1.2), *step(1500, 0.9)}},
 			{Name: FleetVegeta, Network: "host", Conditions: cond(""), Ceiling: 5000, Steps: ceilSteps},
 			{Name: FleetDelayed, Network: "host", Conditions: cond("delayed"), Ceiling: 3000, Steps: ceilSteps, Steady: step(1500, 1.3),
+				Rounds:         []result.Step{*step(1500, 1.3), *step(1500, 1.2), *step(1500, 1.4)},
 				StoreCmdPerSec: 30, StoreCmdPerRequest: 30.0 / 1500},
 			{Name: FleetCentral, Network: "host", Conditions: cond("central"), Steady: step(1500, 2),
 				StoreCmdPerSec: 1500, StoreCmdPerRequest: 1},
@@ -303,7 +306,7 @@ func TestFiguresJudgeEveryTarget(t *testing.T) {
 	if c := figs[6].Conditions; !strings.Contains(c, "cores 2, docker/host networking, 8 replicas + Redis") || !strings.Contains(c, "1000✓ 1500✗") {
 		t.Errorf("ceiling conditions %q", c)
 	}
-	if c := figs[13].Conditions; !strings.Contains(c, "rate asked 1500 req/s") || !strings.Contains(c, "for 5 s") {
+	if c := figs[13].Conditions; !strings.Contains(c, "rate asked 1500 req/s") || !strings.Contains(c, "for 5 s") || !strings.Contains(c, "medians of 3 and 3 runs") {
 		t.Errorf("latency conditions %q", c)
 	}
 }
@@ -468,38 +471,76 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	}
 }
 
-// The latency figure shows the no-op fleet's own spread between two runs at one rate, and
-// says when the added p99 is within it.
-func TestLatencyFigureShowsTheNoiseFloor(t *testing.T) {
-	p99 := func(ms float64) *result.Step {
-		return &result.Step{Rate: 1500, Achieved: 1500, Duration: 5 * time.Second, Sustained: true,
-			Latency: accounting.Percentiles{P50: time.Millisecond, P99: time.Duration(ms * float64(time.Millisecond))}}
+// The latency figure is the median of each fleet's runs at a rate, beside the no-op
+// fleet's own spread; it says when the added p99 is within that spread, and when it falls
+// with the rate by more than the spread.
+func TestLatencyFiguresTakeMediansAndShowTheSpread(t *testing.T) {
+	run := func(rate float64, p99ms ...float64) []result.Step {
+		var out []result.Step
+		for _, v := range p99ms {
+			out = append(out, result.Step{Rate: rate, Achieved: rate, Duration: 5 * time.Second, Sustained: true,
+				Latency: accounting.Percentiles{P50: time.Millisecond, P99: time.Duration(v * float64(time.Millisecond))}})
+		}
+		return out
 	}
 	for _, tt := range []struct {
-		name                          string
-		noop, again, delayed          float64
-		status, display, noteContains string
+		name            string
+		noop, delayed   []result.Step
+		status, display []string
+		notes           []string // a substring of each row's note; "" for none
 	}{
-		{"added p99 above the target but within the floor", 1.0, 2.0, 1.8, result.StatusNotMet,
-			"1.80 - 1.00 = +0.80 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 2.00 = ±1.00 ms", "cannot resolve 0.5 ms"},
-		{"above the floor", 1.0, 1.1, 2.0, result.StatusNotMet,
-			"2.00 - 1.00 = +1.00 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 1.10 = ±0.10 ms", ""},
-		{"met", 1.0, 1.5, 1.3, result.StatusMet,
-			"1.30 - 1.00 = +0.30 ms (p50 +0.00 ms); noise floor: no-op twice 1.00 / 1.50 = ±0.50 ms", ""},
+		{"above the target but within the spread",
+			run(1500, 1.0, 2.0, 1.2), run(1500, 1.8, 1.9, 3.0),
+			[]string{result.StatusNotMet}, []string{"1.90 - 1.20 = +0.70 ms (p50 +0.00 ms); no-op's own p99 1.00 to 2.00 ms: a spread of 1.00 ms"},
+			[]string{"cannot resolve 0.5 ms"}},
+		{"met", run(1500, 1.0, 1.1, 1.2), run(1500, 1.3, 1.4, 9.0),
+			[]string{result.StatusMet}, []string{"1.40 - 1.10 = +0.30 ms (p50 +0.00 ms); no-op's own p99 1.00 to 1.20 ms: a spread of 0.20 ms"},
+			[]string{""}},
+		{"falls with the rate by more than the spread",
+			append(run(1500, 1.0, 1.1, 1.2), run(750, 0.8, 0.9, 0.8)...), append(run(1500, 3.0, 3.1, 3.2), run(750, 1.0, 0.9, 0.9)...),
+			[]string{result.StatusNotMet, result.StatusNoTarget},
+			[]string{"3.10 - 1.10 = +2.00 ms (p50 +0.00 ms); no-op's own p99 1.00 to 1.20 ms: a spread of 0.20 ms",
+				"0.90 - 0.80 = +0.10 ms (p50 +0.00 ms); no-op's own p99 0.80 to 0.90 ms: a spread of 0.10 ms"},
+			[]string{"", "falls from +2.00 ms at 1500 req/s to +0.10 ms here"}},
+		{"the same at both rates", append(run(1500, 1.0, 1.1, 1.2), run(750, 0.8, 0.9, 0.8)...), append(run(1500, 2.0, 2.1, 2.2), run(750, 1.8, 1.7, 1.9)...),
+			[]string{result.StatusNotMet, result.StatusNoTarget}, nil, []string{"", ""}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := map[string]*result.FleetBench{
-				FleetNoop:    {Name: FleetNoop, Steady: p99(tt.noop), Repeat: p99(tt.again)},
-				FleetDelayed: {Name: FleetDelayed, Steady: p99(tt.delayed)},
+				FleetNoop:    {Name: FleetNoop, Rounds: tt.noop},
+				FleetDelayed: {Name: FleetDelayed, Rounds: tt.delayed},
 			}
-			f := latencyFigure(result.Bench{Cores: 2}, fs)
-			if f.Status != tt.status || f.Display != tt.display {
-				t.Errorf("got %q %q, want %q %q", f.Status, f.Display, tt.status, tt.display)
+			got := latencyFigures(result.Bench{Cores: 2}, fs)
+			if len(got) != len(tt.status) {
+				t.Fatalf("%d rows, want %d: %+v", len(got), len(tt.status), got)
 			}
-			if (tt.noteContains == "") != (f.Note == "") || !strings.Contains(f.Note, tt.noteContains) {
-				t.Errorf("note %q, want it to say %q", f.Note, tt.noteContains)
+			for i, f := range got {
+				if f.Status != tt.status[i] || (tt.display != nil && f.Display != tt.display[i]) {
+					t.Errorf("row %d: got %q %q, want %q %q", i, f.Status, f.Display, tt.status[i], tt.display)
+				}
+				if (tt.notes[i] == "") != (f.Note == "") || !strings.Contains(f.Note, tt.notes[i]) {
+					t.Errorf("row %d: note %q, want it to say %q", i, f.Note, tt.notes[i])
+				}
 			}
 		})
+	}
+	if got := latencyFigures(result.Bench{}, map[string]*result.FleetBench{FleetNoop: {Name: FleetNoop}, FleetDelayed: {Name: FleetDelayed}}); len(got) != 1 || got[0].Status != result.StatusNotMeasured {
+		t.Errorf("no rounds: %+v, want one row not measured", got)
+	}
+}
+
+func TestLatencyRates(t *testing.T) {
+	for _, tt := range []struct {
+		shared, floor float64
+		want          []float64
+	}{
+		{1688, 100, []float64{1688, 844}},
+		{150, 100, []float64{150, 100}},
+		{100, 100, []float64{100}},
+	} {
+		if got := latencyRates(tt.shared, tt.floor); !slices.Equal(got, tt.want) {
+			t.Errorf("latencyRates(%v, %v) = %v, want %v", tt.shared, tt.floor, got, tt.want)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -51,7 +50,7 @@ func Figures(b result.Bench) []result.BenchFigure {
 		ceil = append(ceil, ceilingFigure(b, fs))
 		store = append(store, storeFigure(b, fs))
 		peer = append(peer, peerFigures(b, fs)...)
-		lat = append(lat, latencyFigure(b, fs))
+		lat = append(lat, latencyFigures(b, fs)...)
 	}
 	if len(nets) == 0 {
 		for _, it := range []struct {
@@ -352,33 +351,6 @@ func memoryFigures(b result.Bench) []result.BenchFigure {
 		out = append(out, f)
 	}
 	return out
-}
-
-func latencyFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchFigure {
-	f := result.BenchFigure{Item: 6, Name: "p99 added by the limiter (delayed - no-op)", Unit: "ms", Target: fmt.Sprintf("<= %.1f ms", TargetAddedP99Ms)}
-	if m := missing(fs, FleetNoop, FleetDelayed); m != "" || fs[FleetNoop].Steady == nil || fs[FleetDelayed].Steady == nil {
-		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
-		return f
-	}
-	n, d := fs[FleetNoop].Steady, fs[FleetDelayed].Steady
-	f.Value = ms(d.Latency.P99) - ms(n.Latency.P99)
-	f.Display = fmt.Sprintf("%.2f - %.2f = %+.2f ms (p50 %+.2f ms)", ms(d.Latency.P99), ms(n.Latency.P99), f.Value, ms(d.Latency.P50)-ms(n.Latency.P50))
-	f.Status = status(f.Value <= TargetAddedP99Ms)
-	f.Conditions = fleetCond(b, fs[FleetDelayed], fmt.Sprintf("rate asked %.0f req/s (half the lower ceiling) for %.0f s each, achieved %.0f / %.0f, HDR p99 of every answer",
-		d.Rate, d.Duration.Seconds(), d.Achieved, n.Achieved))
-	var notes []string
-	if r := fs[FleetNoop].Repeat; r != nil {
-		floor := math.Abs(ms(r.Latency.P99) - ms(n.Latency.P99))
-		f.Display += fmt.Sprintf("; noise floor: no-op twice %.2f / %.2f = ±%.2f ms", ms(n.Latency.P99), ms(r.Latency.P99), floor)
-		if f.Value > TargetAddedP99Ms && f.Value <= floor {
-			notes = append(notes, fmt.Sprintf("the added p99 is within the noise floor (the no-op fleet's p99 moved %.2f ms between two runs at the same rate): this machine cannot resolve %.1f ms", floor, TargetAddedP99Ms))
-		}
-	}
-	if !d.Sustained || !n.Sustained {
-		notes = append(notes, "a steady run was not sustained: "+strings.TrimPrefix(d.Why+"; "+n.Why, "; "))
-	}
-	f.Note = strings.Join(notes, "; ")
-	return f
 }
 
 // WriteTable prints the table: one row per figure with its value, target and status, and

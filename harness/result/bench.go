@@ -78,10 +78,10 @@ type FleetBench struct {
 	Capped  bool    `json:"ceiling_capped,omitempty"`
 	Steps   []Step  `json:"steps,omitempty"`
 	Steady  *Step   `json:"steady,omitempty"`
-	// Repeat is the steady run sent again after every fleet's (the no-op fleet's): how far
-	// one fleet's p99 moves between two runs at one rate on this machine, the noise floor of
-	// the latency the limiter adds.
-	Repeat *Step `json:"steady_repeat,omitempty"`
+	// Rounds are the fleet's runs for the latency the limiter adds (figure 6): at each rate,
+	// a few runs taken in turn with the other fleet's, so that both see the machine alike;
+	// one fleet's own spread over them is the noise floor.
+	Rounds []Step `json:"latency_rounds,omitempty"`
 	// StoreCommands counts the top-level commands the replicas sent the store in the steady
 	// run (INFO commandstats without the commands the scripts run inside Redis); StoreOps
 	// counts them all.

@@ -34,7 +34,8 @@ was met and its conditions (cores, networking, rate asked, duration):
   3. store commands/s, delayed sync over central, at the same offered rate
   4. a peer, go-redis/redis_rate (replica --mode peer-gcra), in the same run: ceiling, p99, store
   5. store memory per tracked client: 200,000 clients through each counter layout
-  6. p99 added by the limiter at half the ceiling, beside the no-op fleet's own spread over two runs
+  6. p99 added by the limiter at half the ceiling and at a quarter: medians of 3 runs of each fleet
+     taken in turn, beside the no-op fleet's own spread over its runs
 
 Writes bench.json and report.html to --out. The heavy parts (fleets, the 200,000-client load)
 should not share the machine with another load test: make bench runs this under flock.`,
