@@ -202,14 +202,17 @@ func (r *Replica) decide(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": problem})
 		return
 	}
-	rule := r.rules.Load().For(id, req.Header.Get(ClassHeader))
+	rules := r.rules.Load()
+	rule := rules.For(id, req.Header.Get(ClassHeader))
 	dec := r.allow(req.Context(), id, rule, r.now())
 
+	// The field names in Go's canonical form, so that setting them allocates no key; the
+	// policy's value is made once per rule. On the wire both are the same as before.
 	h := w.Header()
-	h.Set("RateLimit-Policy", policyField(rule))
+	h[headerPolicy] = rules.policyHeader(rule)
 	if dec.Allowed {
 		r.m.decisions.WithLabelValues(rule.Name, outcomeAllowed).Inc()
-		h.Set("RateLimit", limitField(rule.Name, dec.Remaining, ceilSeconds(dec.ResetAfter)))
+		h.Set(headerLimit, limitField(rule.Name, dec.Remaining, ceilSeconds(dec.ResetAfter)))
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 		return
@@ -218,7 +221,7 @@ func (r *Replica) decide(w http.ResponseWriter, req *http.Request) {
 	// The draft asks that Retry-After not point before the end of the effective window,
 	// so with nothing left both say when the next request can pass.
 	retry := max(ceilSeconds(dec.RetryAfter), 1)
-	h.Set("RateLimit", limitField(rule.Name, dec.Remaining, retry))
+	h.Set(headerLimit, limitField(rule.Name, dec.Remaining, retry))
 	h.Set("Retry-After", strconv.FormatInt(retry, 10))
 	writeJSON(w, http.StatusTooManyRequests, map[string]any{
 		"error": "rate limit exceeded", "rule": rule.Name, "retry_after": retry,
@@ -315,6 +318,12 @@ func clientID(h http.Header, key, name string) (id, problem string) {
 	}
 	return vals[0], ""
 }
+
+// The RateLimit header fields' names as http.Header keys (canonical form).
+const (
+	headerPolicy = "Ratelimit-Policy" // RateLimit-Policy
+	headerLimit  = "Ratelimit"        // RateLimit
+)
 
 // policyField is the RateLimit-Policy field value (draft-ietf-httpapi-ratelimit-headers-11
 // §3): the rule's name as an sf-string, its quota and window in seconds. Rule names are

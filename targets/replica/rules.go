@@ -54,6 +54,28 @@ type Rules struct {
 	Source  string // the file it came from
 	Default limiters.Rule
 	Named   []NamedRule
+	// policies are the rules' RateLimit-Policy field values, one header value per rule,
+	// made once (policyHeader).
+	policies map[*limiters.Rule][]string
+}
+
+// policyHeader returns the rule's RateLimit-Policy field as a header value. The field
+// depends on the rule alone, so it is made once when the rules are parsed, and the value
+// is shared by every response under these rules: nothing may modify it.
+func (s *Rules) policyHeader(rule *limiters.Rule) []string {
+	if v, ok := s.policies[rule]; ok {
+		return v
+	}
+	return []string{policyField(rule)}
+}
+
+// index makes every rule's RateLimit-Policy value; the rules must not change afterwards.
+func (s *Rules) index() {
+	s.policies = map[*limiters.Rule][]string{&s.Default: {policyField(&s.Default)}}
+	for i := range s.Named {
+		r := &s.Named[i].Rule
+		s.policies[r] = []string{policyField(r)}
+	}
 }
 
 // For returns the rule for a client: the first named rule that matches, else the default.
@@ -103,6 +125,7 @@ func ParseRules(name string, data []byte) (*Rules, error) {
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
 	}
+	rules.index()
 	return rules, nil
 }
 

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,31 @@ func TestLoadRulesMissingFile(t *testing.T) {
 	_, err := LoadRules(filepath.Join(t.TempDir(), "nope.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "REPLICA_RULES") {
 		t.Fatalf("error %v, want one that names --rules / REPLICA_RULES", err)
+	}
+}
+
+// The header keys are the canonical forms of the draft's field names, and every rule's
+// policy value is made once, as policyField makes it.
+func TestPolicyHeaderIsMadeOncePerRule(t *testing.T) {
+	if http.CanonicalHeaderKey("RateLimit-Policy") != headerPolicy || http.CanonicalHeaderKey("RateLimit") != headerLimit {
+		t.Fatalf("header keys %q, %q are not canonical", headerPolicy, headerLimit)
+	}
+	rules := mustRules(t, "default: {limit: 600, window: 60s, algorithm: sliding_window, slices: 12}\n"+
+		"rules:\n  - {name: gold, match: {class: gold}, limit: 6000, window: 90s, algorithm: token_bucket, burst: 100}\n")
+	for _, tt := range []struct {
+		class, want string
+	}{{"", `"default";q=600;w=60`}, {"gold", `"gold";q=6000;w=90`}} {
+		rule := rules.For("c", tt.class)
+		got := rules.policyHeader(rule)
+		if len(got) != 1 || got[0] != tt.want || got[0] != policyField(rule) {
+			t.Errorf("class %q: %q, want [%q]", tt.class, got, tt.want)
+		}
+		if again := rules.policyHeader(rule); &again[0] != &got[0] {
+			t.Errorf("class %q: the value was made again", tt.class)
+		}
+	}
+	other := limiters.Rule{Name: "x", Limit: 5, Window: time.Second}
+	if got := rules.policyHeader(&other); len(got) != 1 || got[0] != `"x";q=5;w=1` {
+		t.Errorf("a rule from elsewhere: %q", got)
 	}
 }
