@@ -178,23 +178,7 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-func TestStoreTouchesLeavesOutScriptsAndTheHarness(t *testing.T) {
-	info := "# Commandstats\r\n" +
-		"cmdstat_evalsha:calls=400,usec=900,usec_per_call=2.25,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_eval:calls=2,usec=10,usec_per_call=5.00,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_ping:calls=3,usec=1,usec_per_call=0.33,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_hincrby:calls=4800,usec=900,usec_per_call=0.19,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_time:calls=100,usec=9,usec_per_call=0.09,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_exists:calls=50,usec=9,usec_per_call=0.18,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_info:calls=7,usec=9,usec_per_call=1.29,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_config|resetstat:calls=1,usec=9,usec_per_call=9.00,rejected_calls=0,failed_calls=0\r\n"
-	touches, ops, err := storeTouches(info)
-	if err != nil || touches != 405 || ops != 5355 {
-		t.Errorf("touches %d ops %d (%v), want 405 and 5355", touches, ops, err)
-	}
-	if _, _, err := storeTouches("cmdstat_get:calls=x,usec=1\r\n"); err == nil {
-		t.Error("a malformed count was accepted")
-	}
+func TestInfoField(t *testing.T) {
 	if v, err := infoField("# Memory\r\nused_memory:1234\r\nused_memory_human:1.2K\r\n", "used_memory"); err != nil || v != 1234 {
 		t.Errorf("used_memory %d (%v), want 1234", v, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/internal/commandstats"
 	"github.com/edgeproof/rlharness/internal/rediscluster"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -137,10 +138,10 @@ func storeResetter(ctx context.Context, fl fleet.Fleet) (reset func(context.Cont
 	return reset, func() { closeAll(servers) }, nil
 }
 
-// storeCommandsAll is storeCommands summed over the store's masters at the end of the run
+// storeCommandsAll is commandstats.Read summed over the store's masters at the end of the run
 // (a cluster's replicas replay their masters' writes; a master killed during the run took
 // its counts with it).
-func storeCommandsAll(ctx context.Context, fl fleet.Fleet, internal map[string]bool) (touches, ops int64, err error) {
+func storeCommandsAll(ctx context.Context, fl fleet.Fleet, internal commandstats.Set) (touches, ops int64, err error) {
 	servers := fleet.StoreServers(fl)
 	defer closeAll(servers)
 	cluster := len(servers) > 1
@@ -151,7 +152,7 @@ func storeCommandsAll(ctx context.Context, fl fleet.Fleet, internal map[string]b
 				continue
 			}
 		}
-		t, o, err := storeCommands(ctx, c, internal)
+		t, o, err := commandstats.Read(ctx, c, internal)
 		if err != nil {
 			return touches, ops, fmt.Errorf("%s: %w", addr, err)
 		}

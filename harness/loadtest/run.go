@@ -24,6 +24,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/internal/commandstats"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -453,7 +454,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		}
 	}
 	if rdb != nil {
-		res.StoreCommands, res.StoreOps, err = storeCommands(context.WithoutCancel(ctx), rdb, sys.scriptCommands())
+		res.StoreCommands, res.StoreOps, err = commandstats.Read(context.WithoutCancel(ctx), rdb, sys.scriptCommands())
 		if err != nil {
 			cfg.Logger.Warn("store command stats", "err", err)
 		}
@@ -479,49 +480,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 // scriptInternal are the commands the limiter's Lua scripts call inside Redis
 // (limiters.ScriptCommands). INFO commandstats counts them beside the EVALSHA that ran them;
 // they are work for the store but not round trips, so they are left out of the touches.
-var scriptInternal = commandSet(limiters.ScriptCommands)
-
-// commandSet is a set of command names.
-func commandSet(cmds []string) map[string]bool {
-	m := make(map[string]bool, len(cmds))
-	for _, c := range cmds {
-		m[c] = true
-	}
-	return m
-}
-
-// storeCommands reads what Redis itself executed since the stats were reset: touches are the
-// commands the replicas sent (script calls, pings, plain commands), ops every command
-// including those run inside scripts. The harness's own INFO and CONFIG are left out.
-func storeCommands(ctx context.Context, rdb *redis.Client, internal map[string]bool) (touches, ops int64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	info, err := rdb.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return 0, 0, fmt.Errorf("INFO commandstats: %w", err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		cmd := strings.TrimPrefix(name, "cmdstat_")
-		if cmd == "info" || strings.HasPrefix(cmd, "config") || strings.HasPrefix(cmd, "client") || cmd == "hello" {
-			continue
-		}
-		for _, f := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				var n int64
-				fmt.Sscan(v, &n)
-				ops += n
-				if !internal[cmd] {
-					touches += n
-				}
-			}
-		}
-	}
-	return touches, ops, nil
-}
+var scriptInternal = commandstats.NewSet(limiters.ScriptCommands...)
 
 // injectFault takes the store down at outage.From and brings it back at outage.To.
 func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.Time, outage accounting.Interval, log *slog.Logger) error {

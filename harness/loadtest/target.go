@@ -17,6 +17,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/internal/commandstats"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -126,15 +127,11 @@ func (s sut) storeAddr(fl fleet.Fleet) string {
 // scriptCommands are the commands the system's scripts run inside the store, which count as
 // store work (ops) but not as round trips (touches): the built-in replica's, or those the
 // target file lists.
-func (s sut) scriptCommands() map[string]bool {
+func (s sut) scriptCommands() commandstats.Set {
 	if s.t == nil {
 		return scriptInternal
 	}
-	m := make(map[string]bool, len(s.t.Store.Scripts))
-	for _, c := range s.t.Store.Scripts {
-		m[strings.ToLower(c)] = true
-	}
-	return m
+	return commandstats.NewSet(s.t.Store.Scripts...)
 }
 
 // options are how the traffic names the client and what else each request carries.
