@@ -65,8 +65,8 @@ type latencyPoint struct {
 	noop, delayed []result.Step
 }
 
-// p99s returns the runs' p99 and p50 in ms, and whether every run was sustained.
-func p99s(steps []result.Step) (p99, p50 []float64, sustained bool) {
+// percentiles returns the runs' p99 and p50 in ms, and whether every run was sustained.
+func percentiles(steps []result.Step) (p99, p50 []float64, sustained bool) {
 	sustained = true
 	for _, st := range steps {
 		p99 = append(p99, ms(st.Latency.P99))
@@ -122,8 +122,8 @@ func latencyFigures(b result.Bench, fs map[string]*result.FleetBench) []result.B
 	var out []result.BenchFigure
 	var added, spread []float64
 	for i, p := range points {
-		n99, n50, nOK := p99s(p.noop)
-		d99, d50, dOK := p99s(p.delayed)
+		n99, n50, nOK := percentiles(p.noop)
+		d99, d50, dOK := percentiles(p.delayed)
 		v := median(d99) - median(n99)
 		lo, hi := slices.Min(n99), slices.Max(n99)
 		added, spread = append(added, v), append(spread, hi-lo)
@@ -160,7 +160,7 @@ func rateWhy(i int) string {
 	if i == 0 {
 		return "half the lower ceiling"
 	}
-	return "a quarter of the lower ceiling"
+	return "half the rate above, at least the search's lowest rate"
 }
 
 // decisionCost names the dearest in-process decision of figure 1, when it was measured.
