@@ -141,6 +141,9 @@ func (s sut) options(sched *schedule.Schedule) traffic.Options {
 	}
 	r := s.t.Request
 	opts := traffic.Options{Path: r.Path, ClientHeader: r.ClientHeader, Timeout: r.Timeout}
+	if s.t.Responses.JSON != nil {
+		opts.Status = s.judge
+	}
 	if r.ClientHeader != "" && r.Method == http.MethodGet && len(r.Headers) == 0 {
 		return opts
 	}
@@ -175,10 +178,21 @@ func (s sut) options(sched *schedule.Schedule) traffic.Options {
 // every check judges a target by its declared meanings. The built-in replica's statuses
 // are the harness's already.
 func (s sut) status(code uint16) uint16 {
-	if s.t == nil || code == 0 {
-		return code
+	if s.t == nil || code == 0 || s.t.Responses.JSON != nil {
+		return code // a JSON rule's verdict was made as the body was read (judge)
 	}
-	switch s.t.Responses.Of(int(code)) {
+	return uint16(harnessStatus(s.t.Responses.Of(int(code)), int(code)))
+}
+
+// judge is the harness's status for a target that says its decision in the body (a JSON
+// rule), from the status and the body as the response is read.
+func (s sut) judge(code int, body []byte) int {
+	return harnessStatus(s.t.Responses.Decide(code, body), code)
+}
+
+// harnessStatus is the harness's own status for a verdict on a response with status code.
+func harnessStatus(v target.Verdict, code int) int {
+	switch v {
 	case target.Accepted:
 		return http.StatusOK
 	case target.Rejected:

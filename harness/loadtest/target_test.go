@@ -187,3 +187,55 @@ func TestPeerTable(t *testing.T) {
 		t.Errorf("envoy row %+v stop %+v", e, e.Stop)
 	}
 }
+
+// TestTargetJSONRule sends through a server that answers every decision 200 and says it in
+// the body, as gubernator does: the sut's options read the body, and what the sink sees is
+// the harness's own 200, 429 or error.
+func TestTargetJSONRule(t *testing.T) {
+	tg := mustTarget(t, `name: g
+start: {url: "http://127.0.0.1:1"}
+request: {path: /v1/GetRateLimits, client: {body: '{"requests":[{"unique_key":"{{client}}"}]}'}}
+responses:
+  accepted: [200]
+  error: [500]
+  json: {field: responses.0.status, accepted: [UNDER_LIMIT], rejected: [OVER_LIMIT], error_field: responses.0.error}
+clients: [{limit: 600, window: 12s}]
+`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		switch body := string(b); {
+		case strings.Contains(body, "under"):
+			io.WriteString(w, `{"responses":[{"status":"UNDER_LIMIT","error":""}]}`)
+		case strings.Contains(body, "over"):
+			io.WriteString(w, `{"responses":[{"status":"OVER_LIMIT","error":""}]}`)
+		case strings.Contains(body, "peer"):
+			io.WriteString(w, `{"responses":[{"status":"UNDER_LIMIT","error":"peer is not ready"}]}`)
+		case strings.Contains(body, "teapot"):
+			w.WriteHeader(http.StatusTeapot)
+		default:
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	ids := []string{"under", "over", "peer", "teapot", "down"}
+	want := []uint16{200, 429, 500, 500, 500}
+	sched := schedule.Schedule{Duration: 20 * time.Millisecond}
+	for i, id := range ids {
+		sched.Clients = append(sched.Clients, schedule.Client{ID: id, Limit: 1, Window: time.Second})
+		sched.Requests = append(sched.Requests, schedule.Request{At: time.Duration(i) * time.Millisecond, Client: int32(i)})
+	}
+	sys := sut{t: tg}
+	got := make([]uint16, len(ids))
+	_, err := traffic.Run(context.Background(), &sched, []string{srv.URL}, sys.options(&sched), func(o traffic.Outcome) error {
+		got[o.Index] = sys.status(o.Code)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ids {
+		if got[i] != want[i] {
+			t.Errorf("client %s: %d, want %d", ids[i], got[i], want[i])
+		}
+	}
+}

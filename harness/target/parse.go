@@ -418,7 +418,7 @@ func (p *parser) responses(n *yaml.Node) Responses {
 	if n == nil {
 		return r
 	}
-	m := p.fields(n, "responses", false, "accepted", "rejected", "error")
+	m := p.fields(n, "responses", false, "accepted", "rejected", "error", "json")
 	if m == nil {
 		return r
 	}
@@ -426,10 +426,14 @@ func (p *parser) responses(n *yaml.Node) Responses {
 	r.Accepted = p.codes(m, "accepted", seen)
 	r.Rejected = p.codes(m, "rejected", seen)
 	r.Error = p.codes(m, "error", seen)
+	if j := m["json"]; j != nil {
+		r.JSON = p.jsonRule(j)
+	}
 	if len(r.Accepted) == 0 {
 		p.errf(n, "responses.accepted", "missing: list the statuses of an accepted request, as [200]")
 	}
-	if len(r.Rejected) == 0 {
+	// With a JSON rule the body says rejected; a status may say it too, but need not.
+	if len(r.Rejected) == 0 && m["json"] == nil {
 		p.errf(n, "responses.rejected", "missing: list the statuses of a rejected request, as [429]")
 	}
 	return r

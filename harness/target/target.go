@@ -112,6 +112,9 @@ type Request struct {
 // transport failure, is an error.
 type Responses struct {
 	Accepted, Rejected, Error []int
+	// JSON, when set, reads the decision of a response with an accepted status from its
+	// body (Decide).
+	JSON *JSONRule
 }
 
 // Verdict is what a response amounts to.

@@ -124,6 +124,10 @@ type Options struct {
 	// in the schedule, r a copy of the request it may change (method, URL, headers, body).
 	// It is called from many goroutines.
 	Shape func(index int, r *http.Request)
+	// Status, when set, reads each response's body (64 KiB at most) and records
+	// Status(code, body) as its status: for a target that says its decision in the body.
+	// It is called from many goroutines.
+	Status func(code int, body []byte) int
 	// Route, when set, names each request's replica base URL as it is sent, in place of
 	// urls[Replica]: for a replica set that changes while the run goes (autoscaling). The
 	// urls argument may then be empty. It is called from many goroutines.
@@ -224,7 +228,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{
-		Transport:     withShape(opts.Shape, withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: bodyTimeout(opts), base: transport})),
+		Transport:     withStatus(opts.Status, withShape(opts.Shape, withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: bodyTimeout(opts), base: transport}))),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	atk := vegeta.NewAttacker(
@@ -359,9 +363,10 @@ type ctxTransport struct {
 }
 
 // bodyTimeout is ctxTransport's whole-request bound: the request timeout for runs with
-// bodies or a Shape (which may give a request one), none (the transport's) for the rest.
+// bodies or a Shape (which may give a request one) or a Status (whose body is read), none
+// (the transport's) for the rest.
 func bodyTimeout(opts Options) time.Duration {
-	if opts.Body == nil && opts.Shape == nil {
+	if opts.Body == nil && opts.Shape == nil && opts.Status == nil {
 		return 0
 	}
 	return opts.Timeout
