@@ -10,13 +10,15 @@
 #   rlharness/envoy-ratelimit:dev  envoyproxy/ratelimit's src/service_cmd at $ENVOY_RATELIMIT_VERSION, built
 #                          static with `go install` into a temporary GOBIN, so its dependencies stay
 #                          out of this module (not in the default set: it compiles for ~2 minutes)
+#   rlharness/gubernator:dev  gubernator-io/gubernator's cmd/gubernator at $GUBERNATOR_VERSION, built
+#                          the same way (not in the default set: it compiles for ~2 minutes)
 #   rlharness/harness:dev  static ./harness/cmd/harness: the load generator's shards (loadtest
 #                          --shard-runner container, the Kubernetes Job under deploy/)
 #   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
 #                          redis-server plus every library ldd lists and the dynamic loader
 #
-# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|fixedwindow|harness|envoy-ratelimit|redis ...]
-#        (default: all but envoy-ratelimit)
+# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|fixedwindow|harness|envoy-ratelimit|gubernator|redis ...]
+#        (default: all but envoy-ratelimit and gubernator)
 # Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
 # GO (go binary, default go), DOCKER (docker binary, default docker).
 set -euo pipefail
@@ -97,6 +99,29 @@ DOCKERFILE
 	docker_build "rlharness/envoy-ratelimit:dev" "$ctx"
 }
 
+GUBERNATOR_VERSION=${GUBERNATOR_VERSION:-v2.13.0}
+
+# gubernator_image: gubernator's daemon in a scratch image. Every address comes from the
+# target file's environment (GUBER_*); tracing is off, since nothing here collects it.
+gubernator_image() {
+	local ctx="$WORK/gubernator"
+	mkdir -p "$ctx/rootfs/tmp"
+	log "compiling github.com/gubernator-io/gubernator/v2/cmd/gubernator@$GUBERNATOR_VERSION (go install, outside this module)"
+	(cd "$WORK" && CGO_ENABLED=0 GOOS=linux GOBIN="$ctx/bin" GOFLAGS=-mod=mod "$GO" install -trimpath -ldflags='-s -w' \
+		"github.com/gubernator-io/gubernator/v2/cmd/gubernator@$GUBERNATOR_VERSION")
+	cp "$ctx/bin/gubernator" "$ctx/rootfs/gubernator"
+	chmod 1777 "$ctx/rootfs/tmp"
+	cat >"$ctx/Dockerfile" <<'DOCKERFILE'
+FROM scratch
+COPY rootfs/ /
+USER 65534:65534
+ENV OTEL_TRACES_EXPORTER=none GUBER_LOG_LEVEL=warn
+EXPOSE 1050
+ENTRYPOINT ["/gubernator"]
+DOCKERFILE
+	docker_build "rlharness/gubernator:dev" "$ctx"
+}
+
 # harness_image: the harness itself in a scratch image, for the generator shards. It runs as
 # nobody and writes only under the directory it is given (a bind mount or a volume).
 harness_image() {
@@ -166,8 +191,9 @@ for image in "${images[@]}"; do
 	replica | noop | claimcheck | worker | fixedwindow) go_image "$image" ;;
 	harness) harness_image ;;
 	envoy-ratelimit) envoy_image ;;
+	gubernator) gubernator_image ;;
 	redis) redis_image ;;
-	*) die "unknown image '$image': use replica, noop, claimcheck, worker, fixedwindow, harness, envoy-ratelimit or redis" ;;
+	*) die "unknown image '$image': use replica, noop, claimcheck, worker, fixedwindow, harness, envoy-ratelimit, gubernator or redis" ;;
 	esac
 done
 log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"
