@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy test test-short test-envoy loadtest loadtest-full loadtest-peers loadtest-cluster test-cluster test-cluster-faults model autoscale claimcheck bench lint clean
+.PHONY: all build deps images images-envoy images-gubernator test test-short test-envoy test-gubernator loadtest loadtest-full loadtest-peers loadtest-cluster test-cluster test-cluster-faults model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -25,6 +25,11 @@ images: deps
 images-envoy: deps
 	scripts/build-images.sh envoy-ratelimit
 
+# gubernator FROM scratch, compiled with go install outside this module (about two minutes on
+# 2 cores the first time).
+images-gubernator: deps
+	scripts/build-images.sh gubernator
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
@@ -43,6 +48,11 @@ test: deps images lint
 # envoyproxy/ratelimit started from its target file: one 200 and one 429 (after the image).
 test-envoy: deps images-envoy
 	$(GO) test -tags envoy -count=1 -timeout 5m -run TestEnvoy ./harness/loadtest
+
+# gubernator started from its target files (BATCHING and GLOBAL), two nodes on host
+# networking each: UNDER_LIMIT three times, then OVER_LIMIT, read through the JSON rule.
+test-gubernator: deps images-gubernator
+	$(GO) test -tags gubernator -count=1 -timeout 5m -run TestGubernator ./harness/loadtest
 
 model: build
 	$(BIN)/harness model ratelimit

@@ -211,6 +211,9 @@ func (d *dockerRun) run(ctx context.Context, name, image string, args []string, 
 		}
 	} else {
 		req.HostConfigModifier = func(hc *container.HostConfig) { hc.NetworkMode = "host" }
+		// Each its own name, not the host's: peers that gossip (gubernator's memberlist) name
+		// a node by its hostname.
+		req.Hostname = req.Name
 	}
 	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: req,
