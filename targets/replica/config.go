@@ -69,7 +69,7 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	mode := string(cfg.Mode)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve decisions on, host:port [env REPLICA_LISTEN]")
 	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "counter store: host:port of one Redis, or a Redis Cluster's seed nodes host:port,host:port,... or redis-cluster://host:port,...; required in central and delayed modes [env REPLICA_REDIS]")
-	fs.StringVar(&mode, "mode", mode, "distributed mode: central | split | delayed | peer-gcra (go-redis/redis_rate, for comparison) [env REPLICA_MODE]")
+	fs.StringVar(&mode, "mode", mode, "distributed mode: central | split | delayed | peer-gcra (go-redis/redis_rate) | peer-ulule (ulule/limiter), for comparison [env REPLICA_MODE]")
 	fs.IntVar(&cfg.NodeIndex, "node-index", cfg.NodeIndex, "this replica's index in the fleet, 0 ≤ index < node-count [env REPLICA_NODE_INDEX]")
 	fs.IntVar(&cfg.NodeCount, "node-count", cfg.NodeCount, "replicas in the fleet; split mode enforces limit/node-count [env REPLICA_NODE_COUNT]")
 	fs.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed mode: time between exchanges with the store [env REPLICA_SYNC_INTERVAL]")
@@ -105,7 +105,7 @@ Flags (a flag not given falls back to its environment variable):
 func (c Config) Validate() error {
 	var errs []error
 	switch c.Mode {
-	case limiters.ModeCentral, limiters.ModeDelayed, PeerGCRA:
+	case limiters.ModeCentral, limiters.ModeDelayed, PeerGCRA, PeerUlule:
 		if c.Redis == "" {
 			errs = append(errs, fmt.Errorf("--redis is required in %s mode: give the counter store's host:port (or REPLICA_REDIS)", c.Mode))
 		} else if _, _, err := ParseRedisAddrs(c.Redis); err != nil {
@@ -113,7 +113,7 @@ func (c Config) Validate() error {
 		}
 	case limiters.ModeSplit:
 	default:
-		errs = append(errs, fmt.Errorf("--mode %q is unknown: want central, split or delayed (or peer-gcra, a peer limiter for comparison)", c.Mode))
+		errs = append(errs, fmt.Errorf("--mode %q is unknown: want central, split or delayed (or peer-gcra or peer-ulule, peer limiters for comparison)", c.Mode))
 	}
 	if c.NodeCount < 1 {
 		errs = append(errs, fmt.Errorf("--node-count must be >= 1 (got %d)", c.NodeCount))

@@ -83,6 +83,7 @@ type Replica struct {
 	limiter limiters.Limiter
 	syncer  syncer
 	pruner  pruner
+	ulule   *ulule // peer-ulule's decisions, made by ulule/limiter's middleware instead (ulule.go)
 
 	rdb      redis.UniversalClient
 	guard    *storeGuard
@@ -136,6 +137,9 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	case PeerGCRA:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		r.limiter = &failOpen{store: peer{redis_rate.NewLimiter(r.rdb)}, local: limiters.NewLocal(), guard: r.guard}
+	case PeerUlule:
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
+		r.ulule = newUlule(r.rdb, r.header, cfg.ClientHeader, r.Rules)
 	}
 	r.syncer, _ = r.limiter.(syncer)
 	r.pruner, _ = r.limiter.(pruner)
@@ -191,6 +195,10 @@ func (r *Replica) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case "/metrics":
 		r.scrape.ServeHTTP(w, req)
 	default:
+		if r.ulule != nil {
+			r.ulule.ServeHTTP(w, req)
+			return
+		}
 		r.decide(w, req)
 	}
 }
