@@ -85,14 +85,20 @@ test-cluster test-cluster-faults: deps images
 loadtest-full: build images
 	$(BIN)/harness loadtest --out $(RUN_DIR) $(if $(BASELINE),--baseline $(BASELINE)) $(LOADTEST_FLAGS)
 
-# The documents' patterns against three limiters in one run, side by side: the project's
-# design (gated), envoyproxy/ratelimit (fixed window, 600 per minute, at the documents' own
-# time: its windows are whole minutes) and go-redis/redis_rate (GCRA, burst = rate), each
-# with Redis stopped and paused. About 15 minutes on 2 cores, most of it envoy's.
+# The documents' patterns against every peer in one run, side by side: the project's design
+# (gated), envoyproxy/ratelimit (fixed window, 600 per minute, at the documents' own time: its
+# windows are whole minutes), go-redis/redis_rate (GCRA, burst = rate), gubernator in its
+# BATCHING and GLOBAL behaviours (8 nodes, no store) and ulule/limiter (a library's fixed
+# window in Redis, no fallback), each with Redis stopped and paused where it has one. The
+# README's peer table is `$(BIN)/harness report --peer-table-md $(PEERS_DIR)` of this run.
+# About 20 minutes on 2 cores, most of it envoy's. PEERS narrows the list.
 PEERS_DIR ?= runs/peers
-loadtest-peers: build images images-envoy
-	$(BIN)/harness loadtest --target replica --target targets/peers/envoy-ratelimit.yaml --target targets/peers/redis-rate.yaml \
-	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(PEERS_DIR) $(LOADTEST_FLAGS)
+PEERS ?= replica targets/peers/envoy-ratelimit.yaml targets/peers/redis-rate.yaml targets/peers/gubernator-batching.yaml \
+	targets/peers/gubernator-global.yaml targets/peers/ulule.yaml
+loadtest-peers: build images images-envoy images-gubernator
+	rc=0; $(BIN)/harness loadtest $(foreach p,$(PEERS),--target $(p)) \
+	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(PEERS_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
+	if [ -f $(PEERS_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(PEERS_DIR) > $(PEERS_DIR)/peer-table.md; fi; exit $$rc
 
 # Document 003: the controller's model tables, then real worker replicas scaled by it under
 # the replayed 120-round series (Docker, rates x0.1, 1 s rounds: about 2.5 minutes).

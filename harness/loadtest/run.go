@@ -338,6 +338,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	res.Conditions = fl.Conditions()
 
 	var rdb *redis.Client
+	res.NoStore = sys.storeAddr(fl) == "" && cfg.Store != fleet.StoreCluster
 	if addr := sys.storeAddr(fl); addr != "" && cfg.Store != fleet.StoreCluster { // a cluster: every master, below
 		rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		defer rdb.Close()

@@ -20,6 +20,7 @@ type PeerRow struct {
 	P99                time.Duration `json:"p99_ns"`
 	StorePerRequest    float64       `json:"store_commands_per_request"` // round trips: commands sent to the store
 	StoreOpsPerRequest float64       `json:"store_ops_per_request"`      // the store's work, commands run inside scripts too
+	NoStore            bool          `json:"no_store,omitempty"`         // it keeps its counters among its nodes: no store figures
 	Pass               bool          `json:"pass"`
 	Verdict            string        `json:"verdict"`
 	// Stop and Pause are what clients saw with the store stopped and paused; nil where
@@ -86,7 +87,7 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 			}
 		default:
 			row.MaxOvershoot, row.FalseRejects, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Latency.P99
-			row.Pass, row.Verdict = s.Pass, s.Verdict()
+			row.Pass, row.Verdict, row.NoStore = s.Pass, s.Verdict(), s.NoStore
 			if s.Requests > 0 {
 				row.StorePerRequest = float64(s.StoreCommands) / float64(s.Requests)
 				row.StoreOpsPerRequest = float64(s.StoreOps) / float64(s.Requests)

@@ -150,6 +150,9 @@ type ScenarioResult struct {
 	OverLimit      int           `json:"over_limit_clients"`
 	StoreCommands  int64         `json:"store_commands"`
 	StoreCmdPerSec float64       `json:"store_commands_per_s"`
+	// NoStore says the system keeps its counters among its own nodes (a target file without
+	// a store): there was no store to read, so the store figures are not measurements.
+	NoStore bool `json:"no_store,omitempty"`
 	// StoreOps counts the commands run inside scripts too: the store's work, not its touches.
 	StoreOps       int64         `json:"store_ops"`
 	StoreOpsPerSec float64       `json:"store_ops_per_s"`
