@@ -8,7 +8,7 @@ import (
 
 // PeerTableHeader is the first line of PeerTableMarkdown: the README's peer table starts
 // with it, so a test can tell that the table there was made by the generator.
-const PeerTableHeader = "| system | window | boundary burst | worst client | false rejects | p99 | store commands / request | store stopped | store paused | verdict |"
+const PeerTableHeader = "| system | window | boundary burst | worst client | false rejects | errors | p99 | store commands / request | store stopped | store paused | verdict |"
 
 // PeerTableMarkdown is a run's systems side by side as a Markdown table (harness report
 // --peer-table-md): the README's peer table is this output for make loadtest-peers's
@@ -27,8 +27,8 @@ func PeerTableMarkdown(rows []PeerRow) string {
 		if r.NoStore {
 			store = "no store (peer traffic not measured)"
 		}
-		fmt.Fprintf(&b, "| %s | %v | x%.3f | %s x%.3f | %d | %v | %s | %s | %s | %s |\n", system, r.Window, r.BoundaryOvershoot,
-			r.WorstClient, r.MaxOvershoot, r.FalseRejects, r.P99.Round(10*time.Microsecond), store,
+		fmt.Fprintf(&b, "| %s | %v | x%.3f | %s x%.3f | %d | %d | %v | %s | %s | %s | %s |\n", system, r.Window, r.BoundaryOvershoot,
+			r.WorstClient, r.MaxOvershoot, r.FalseRejects, r.Errors, r.P99.Round(10*time.Microsecond), store,
 			faultCell(r.Stop, r.NoStore), faultCell(r.Pause, r.NoStore), r.Verdict)
 	}
 	return b.String()

@@ -17,6 +17,7 @@ type PeerRow struct {
 	MaxOvershoot       float64       `json:"max_overshoot"`      // the worst client's
 	WorstClient        string        `json:"worst_client"`
 	FalseRejects       int           `json:"false_rejects"`
+	Errors             int           `json:"errors"` // 5xx, other statuses and transport failures, with no fault
 	P99                time.Duration `json:"p99_ns"`
 	StorePerRequest    float64       `json:"store_commands_per_request"` // round trips: commands sent to the store
 	StoreOpsPerRequest float64       `json:"store_ops_per_request"`      // the store's work, commands run inside scripts too
@@ -86,7 +87,7 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 				row.Pause = f
 			}
 		default:
-			row.MaxOvershoot, row.FalseRejects, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Latency.P99
+			row.MaxOvershoot, row.FalseRejects, row.Errors, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Errors.Total(), s.Latency.P99
 			row.Pass, row.Verdict, row.NoStore = s.Pass, s.Verdict(), s.NoStore
 			if s.Requests > 0 {
 				row.StorePerRequest = float64(s.StoreCommands) / float64(s.Requests)
