@@ -56,7 +56,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"--mode", "ring"}, nil, `--mode "ring" is unknown: want central, split or delayed (or peer-gcra, a peer limiter for comparison)`},
+		{[]string{"--mode", "ring"}, nil, `--mode "ring" is unknown: want central, split or delayed (or peer-gcra or peer-ulule, peer limiters for comparison)`},
 		{nil, nil, "--redis is required in delayed mode: give the counter store's host:port (or REPLICA_REDIS)"},
 		{[]string{"--mode", "split", "--node-index", "8"}, nil, "--node-index must be in 0..7 for --node-count 8 (got 8)"},
 		{[]string{"--mode", "split", "--node-count", "0"}, nil, "--node-count must be >= 1 (got 0)"},
