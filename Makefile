@@ -50,9 +50,11 @@ test-envoy: deps images-envoy
 	$(GO) test -tags envoy -count=1 -timeout 5m -run TestEnvoy ./harness/loadtest
 
 # gubernator started from its target files (BATCHING and GLOBAL), two nodes on host
-# networking each: UNDER_LIMIT three times, then OVER_LIMIT, read through the JSON rule.
+# networking each: UNDER_LIMIT three times, then OVER_LIMIT, read through the JSON rule; then
+# a client's owner node stopped and SIGKILLed on three nodes, what the client saw printed
+# (about 1.5 minutes after the image).
 test-gubernator: deps images-gubernator
-	$(GO) test -tags gubernator -count=1 -timeout 5m -run TestGubernator ./harness/loadtest
+	$(GO) test -tags gubernator -count=1 -v -timeout 8m -run TestGubernator ./harness/loadtest
 
 model: build
 	$(BIN)/harness model ratelimit
