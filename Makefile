@@ -93,7 +93,8 @@ loadtest-full: build images
 # BATCHING and GLOBAL behaviours (8 nodes, no store) and ulule/limiter (a library's fixed
 # window in Redis, no fallback), each with Redis stopped and paused where it has one. The
 # README's peer table is `$(BIN)/harness report --peer-table-md $(PEERS_DIR)` of this run.
-# About 20 minutes on 2 cores, most of it envoy's. PEERS narrows the list.
+# The old three took about 15 minutes on 2 cores, most of it envoy's; gubernator's and ulule's
+# six scenarios add about 4.5 minutes. PEERS narrows the list.
 PEERS_DIR ?= runs/peers
 PEERS ?= replica targets/peers/envoy-ratelimit.yaml targets/peers/redis-rate.yaml targets/peers/gubernator-batching.yaml \
 	targets/peers/gubernator-global.yaml targets/peers/ulule.yaml
