@@ -89,6 +89,7 @@ type Replica struct {
 	m        *metrics
 	scrape   http.Handler
 	lastSync atomic.Int64 // Unix ns, on the replica's clock, of the last good exchange
+	blind    *blindness
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -120,7 +121,8 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		log:    o.log.With("mode", string(cfg.Mode), "node", cfg.NodeIndex),
 	}
 	r.rules.Store(rules)
-	r.m = newMetrics(cfg, r.syncLag, r.trackedClients)
+	r.blind = newBlindness(cfg.SyncInterval, r.now)
+	r.m = newMetrics(cfg, r.syncLag, r.trackedClients, r.blindSeconds)
 	r.scrape = promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{})
 	r.guard = newStoreGuard(cfg.StoreTimeout, r.m, r.log, r.now)
 	switch cfg.Mode {
@@ -130,7 +132,7 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	case limiters.ModeDelayed:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb),
-			limiters.NodeID(strconv.Itoa(cfg.NodeIndex)+"-"+o.instance))
+			limiters.NodeID(strconv.Itoa(cfg.NodeIndex)+"-"+o.instance), limiters.Observe(r.m))
 	case limiters.ModeSplit:
 		r.limiter = limiters.NewSplit(cfg.NodeCount)
 	case PeerGCRA:
@@ -390,12 +392,39 @@ func (r *Replica) syncOnce(ctx context.Context) error {
 	if r.syncer.Clients() == 0 {
 		err = r.guard.call(ctx, opPing, func(ctx context.Context) error { return r.rdb.Ping(ctx).Err() })
 	} else {
+		before := r.m.exchanged.Load()
+		start := time.Now() // wall time, whatever clock the replica decides on
 		err = r.guard.call(ctx, opExchange, func(ctx context.Context) error { return r.syncer.Sync(ctx, now) })
+		if r.m.exchanged.Load() != before { // an exchange was sent (not skipped by the breaker, not empty)
+			r.m.syncDuration.Observe(time.Since(start).Seconds())
+			r.m.syncExchanges.WithLabelValues(exchangeResult(err)).Inc()
+		}
 	}
 	if err == nil {
 		r.lastSync.Store(now.UnixNano())
+		r.blind.ok()
 	}
 	return err
+}
+
+// exchangeResult is an exchange's rlreplica_sync_exchanges_total label: a partial exchange
+// (some shards of a cluster failed) is a failure.
+func exchangeResult(err error) string {
+	switch {
+	case err == nil:
+		return exchangeOK
+	case reason(err) == reasonTimeout:
+		return exchangeTimeout
+	}
+	return exchangeFailed
+}
+
+// blindSeconds is rlreplica_sync_blind_seconds_total's value (0 outside delayed mode).
+func (r *Replica) blindSeconds() float64 {
+	if r.syncer == nil {
+		return 0
+	}
+	return r.blind.seconds()
 }
 
 // probeLoop pings the store while it is unreachable (central and peer modes), so the outage's end is
