@@ -77,10 +77,16 @@ func judge(sends []send, allowed []bool, window time.Duration, limit int64) verd
 	return v
 }
 
+// event is something done to the fleet's world at an instant of the model clock.
+type event struct {
+	at time.Time
+	do func()
+}
+
 // runAimed drives the fleet on the model clock: every node syncs every interval (node i
 // offset by i/len of an interval, as real replicas' timers are), and each send is decided
 // by its node at its arrival; at one instant, syncs come first.
-func runAimed(t *testing.T, nodes []aimedNode, interval time.Duration, rule *Rule, sends []send) []bool {
+func runAimed(t *testing.T, nodes []aimedNode, interval time.Duration, rule *Rule, sends []send, events ...event) []bool {
 	t.Helper()
 	ctx := context.Background()
 	order := make([]int, len(sends))
@@ -116,6 +122,11 @@ func runAimed(t *testing.T, nodes []aimedNode, interval time.Duration, rule *Rul
 	}
 	for _, k := range order {
 		s := sends[k]
+		for len(events) > 0 && !events[0].at.After(s.arrive) {
+			syncUntil(events[0].at)
+			events[0].do()
+			events = events[1:]
+		}
 		syncUntil(s.arrive)
 		d, err := nodes[s.node].Allow(ctx, "aimed", rule, s.arrive)
 		if err != nil {
@@ -255,5 +266,46 @@ func TestAimedFamilies(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// uniform2x is a client at twice its limit, evenly, round the replicas, for three windows.
+func uniform2x(base time.Time, jitter func() time.Duration) []send {
+	W, L := DefaultWindow, int(DefaultLimit)
+	gap := W / time.Duration(2*L)
+	var out []send
+	for i := range 3 * 2 * L {
+		ts := base.Add(time.Duration(i) * gap)
+		out = append(out, send{at: ts, arrive: ts.Add(jitter()), node: i % aimedNodes})
+	}
+	return out
+}
+
+// A store that forgets everything mid-window (restarted without persistence): the nodes
+// notice at their next sync (the epoch) or call (their vanished marks) and push again what
+// they admitted, so a client at twice its limit stays within 1.1× in every window.
+func TestBoundedSurvivesAStoreThatForgets(t *testing.T) {
+	base := time.Unix(0, 0).Add(1000 * DefaultWindow)
+	rng := rand.New(rand.NewPCG(3, 3))
+	jitter := func() time.Duration { return time.Duration(rng.Int64N(int64(5 * time.Millisecond))) }
+	for _, forget := range []time.Duration{DefaultWindow / 2, DefaultWindow + 17*time.Second} {
+		t.Run(fmt.Sprint(forget), func(t *testing.T) {
+			mem := NewMemoryStore()
+			var nodes []aimedNode
+			for i := range aimedNodes {
+				nodes = append(nodes, NewBoundedSync(mem, BoundedNode(fmt.Sprint(i), aimedNodes)))
+			}
+			rule := aimedRule()
+			sends := uniform2x(base, jitter)
+			allowed := runAimed(t, nodes, aimedInterval, rule, sends, event{base.Add(forget), mem.Forget})
+			v := judge(sends, allowed, rule.Window, rule.Limit)
+			t.Logf("forgotten at +%v: sent %d, accepted %d, %d false rejects, overshoot %.3f×", forget, len(sends), v.accepted, v.falseRejects, v.overshoot)
+			if v.overshoot > 1.1 || v.falseRejects > 0 {
+				t.Errorf("overshoot %.3f× (want ≤ 1.1×), %d false rejects (want 0)", v.overshoot, v.falseRejects)
+			}
+			if v.accepted < 3*int(DefaultLimit)*9/10 {
+				t.Errorf("accepted %d of a client at twice its limit over three windows, want about %d", v.accepted, 3*DefaultLimit)
+			}
+		})
 	}
 }
