@@ -428,6 +428,15 @@ func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	errDoc := n.doc.Sync(ctx, now)
+	// One exchange a sync: the epoch read and the chunks it may need, reported as one, with
+	// the clients that have news (a store back empty adds those pushed again).
+	n.touches.Add(1)
+	if n.obs != nil {
+		n.mu.Lock()
+		news := len(n.dirty)
+		n.mu.Unlock()
+		n.obs.Exchanged(news)
+	}
 	ep, err := n.store.Epoch(ctx)
 	if err != nil {
 		return errors.Join(errDoc, fmt.Errorf("bounded sync: read the store's epoch: %w", err))
@@ -489,9 +498,6 @@ func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []state
 		return nil
 	}
 	n.touches.Add(1)
-	if n.obs != nil {
-		n.obs.Exchanged(len(entries))
-	}
 	err := n.store.Settle(ctx, now, entries)
 	n.mu.Lock()
 	defer n.mu.Unlock()

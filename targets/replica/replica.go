@@ -131,8 +131,16 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		r.limiter = &failOpen{store: limiters.NewCentral(limiters.NewRedisStore(r.rdb)), local: limiters.NewLocal(), guard: r.guard}
 	case limiters.ModeDelayed:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
-		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb),
-			limiters.NodeID(strconv.Itoa(cfg.NodeIndex)+"-"+o.instance), limiters.Observe(r.m))
+		node := strconv.Itoa(cfg.NodeIndex) + "-" + o.instance
+		if cfg.Design == DesignBounded {
+			// The bounded design (docs/design-bound.md): decisions past a node's unsynced
+			// budget go to the store under the guard's timeout and breaker, and fall back on
+			// the node's own count when it fails.
+			r.limiter = limiters.NewBoundedSync(limiters.NewRedisStore(r.rdb), limiters.BoundedNode(node, cfg.NodeCount),
+				limiters.BoundedObserve(r.m), limiters.StoreCalls(r.guard.call))
+			break
+		}
+		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb), limiters.NodeID(node), limiters.Observe(r.m))
 	case limiters.ModeSplit:
 		r.limiter = limiters.NewSplit(cfg.NodeCount)
 	case PeerGCRA:
