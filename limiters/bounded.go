@@ -516,6 +516,22 @@ func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []state
 	return nil
 }
 
+// Flush pushes every count the node holds unpushed, those of clients within their budgets
+// included, then syncs: a node that stops hands its counts to the store, so the node that
+// replaces it, with a budget of its own, does not add to what the fleet let through unseen.
+func (n *BoundedSync) Flush(ctx context.Context, now time.Time) error {
+	t := now.UnixMicro()
+	n.mu.Lock()
+	for k, s := range n.clients {
+		if _, unpushed := s.unpushed.counts(s.bd.edge(t), s.bd.Sub); unpushed > 0 && !s.dirty {
+			s.dirty = true
+			n.dirty = append(n.dirty, k)
+		}
+	}
+	n.mu.Unlock()
+	return n.Sync(ctx, now)
+}
+
 // Prune forgets clients that sent nothing for a window and have nothing in flight. It
 // returns how many clients remain (both designs').
 func (n *BoundedSync) Prune(now time.Time) int {

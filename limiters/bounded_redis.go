@@ -1,9 +1,13 @@
 package limiters
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -200,4 +204,42 @@ func (s *RedisStore) Epoch(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("redis epoch: %w", err)
 	}
 	return v, nil
+}
+
+// BoundedHash reads a BoundedKey hash as HGETALL returns it: its sub-slices, oldest first,
+// without the nodes' push marks.
+func BoundedHash(h map[string]string) ([]SubCount, error) {
+	by := map[int64]*SubCount{}
+	for k, v := range h {
+		if strings.HasPrefix(k, "n:") || len(k) < 2 {
+			continue
+		}
+		idx, err := strconv.ParseInt(k[1:], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bounded hash field %q is not a sub-slice: %w", k, err)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bounded hash field %q holds %q, not a number: %w", k, v, err)
+		}
+		x := by[idx]
+		if x == nil {
+			x = &SubCount{Index: idx}
+			by[idx] = x
+		}
+		switch k[0] {
+		case 'c':
+			x.Count = n
+		case 't':
+			x.Newest = n
+		default:
+			return nil, fmt.Errorf("bounded hash field %q is neither a count nor a time", k)
+		}
+	}
+	out := make([]SubCount, 0, len(by))
+	for _, x := range by {
+		out = append(out, *x)
+	}
+	slices.SortFunc(out, func(a, b SubCount) int { return cmp.Compare(a.Index, b.Index) })
+	return out, nil
 }

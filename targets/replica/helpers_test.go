@@ -198,6 +198,27 @@ func storedCount(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.
 	return sum
 }
 
+// storedCountIn is the total of a client's counts in Redis as design lays them out.
+func storedCountIn(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.Rule, design string) int64 {
+	t.Helper()
+	if design != DesignBounded {
+		return storedCount(t, rdb, client, rule)
+	}
+	h, err := rdb.HGetAll(context.Background(), limiters.BoundedKey(client, rule)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := limiters.BoundedHash(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, c := range subs {
+		sum += c.Count
+	}
+	return sum
+}
+
 // eventually polls cond every 10 ms until it holds or d has passed.
 func eventually(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)

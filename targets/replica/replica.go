@@ -244,6 +244,12 @@ type syncer interface {
 	Clients() int
 }
 
+// flusher is a syncer whose final sync pushes more than a periodic one (BoundedSync: the
+// counts of clients within their budgets too).
+type flusher interface {
+	Flush(ctx context.Context, now time.Time) error
+}
+
 // pruner is a limiter that forgets clients idle for a window, returning how many remain.
 type pruner interface {
 	Prune(now time.Time) int
@@ -507,7 +513,11 @@ func (r *Replica) flush(ctx context.Context) error {
 	r.m.roundTrips.WithLabelValues(opExchange).Inc()
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.StoreTimeout)
 	defer cancel()
-	if err := r.syncer.Sync(cctx, r.now()); err != nil {
+	sync := r.syncer.Sync
+	if f, ok := r.syncer.(flusher); ok {
+		sync = f.Flush
+	}
+	if err := sync(cctx, r.now()); err != nil {
 		r.m.storeErrors.WithLabelValues(opExchange, reason(err)).Inc()
 		r.log.Error("final sync failed: counts made since the last sync are lost", "err", err.Error())
 		return fmt.Errorf("final sync with the counter store at %s: %w", r.cfg.Redis, err)
