@@ -237,7 +237,8 @@ func serveFlushesOnShutdown(t *testing.T, design string) {
 	srv := redistest.Start(t)
 	cfg := DefaultConfig()
 	cfg.Mode, cfg.Redis, cfg.SyncInterval, cfg.Design = limiters.ModeDelayed, srv.Addr, time.Hour, design // only the final sync
-	cfg.NodeCount = 1                                                                                     // the bounded budget is then 30 of the default 600: the 5 stay on the replica
+	// The bounded budget is then 30 of the default 600: the 5 stay on the replica.
+	cfg.NodeCount = 1
 	r, err := New(cfg, nil, WithLogger((&logBuffer{}).logger()))
 	if err != nil {
 		t.Fatal(err)
