@@ -206,6 +206,16 @@ func aimedFamilies(base time.Time, jitter func() time.Duration) []struct {
 		a1 = append(a1, at(ts, rng.IntN(N)))
 	}
 	fams = append(fams, family{"at limit, jittered", true, a1})
+	// The limit spread evenly over the first slice of each window (the load test's
+	// intermittent probe), round the replicas.
+	var a3 []send
+	for k := range 3 {
+		for i := range L {
+			ts := base.Add(time.Duration(k)*W + time.Duration(i)*slice/time.Duration(L))
+			a3 = append(a3, at(ts, i%N))
+		}
+	}
+	fams = append(fams, family{"at limit, spread over each window's first slice", true, a3})
 	// The limit in one burst on window-aligned instants, mid-slice and on a slice boundary.
 	for _, off := range []time.Duration{7500 * time.Millisecond, 0} {
 		var a2 []send

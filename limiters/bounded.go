@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,7 +20,7 @@ import (
 // its limit costs it one call per admission, and none per rejection while the node's last
 // view of it says it is full.
 //
-// Two counts decide, over sub-slices of a fifth of the rule's slice, each with its newest
+// Two counts decide, over sub-slices of a 25th of the rule's slice, each with its newest
 // request's time: a lenient one of what is surely inside the window (sub-slices that start
 // inside it), kept under the limit, so a client within its limit is never refused; and a
 // strict one of what may be inside (sub-slices whose newest request is), kept under
@@ -101,8 +101,11 @@ type Bounds struct {
 
 // Figures of the bound (docs/design-bound.md).
 const (
-	// subsPerSlice divides a rule's slice for the strict and lenient counts.
-	subsPerSlice = 5
+	// subsPerSlice divides a rule's slice for the strict and lenient counts: the strict one
+	// over-counts at most one sub-slice, which must hold fewer than ⌊limit/10⌋ − nodes ×
+	// budget + 1 requests for no client within its limit to be refused; a twenty-fifth of a
+	// slice is 24 requests of a client that sends its limit evenly over one slice.
+	subsPerSlice = 25
 	// overshootTenths is the bound: the fleet admits at most limit + limit × 1/10.
 	overshootTenths = 1
 	// unseenTwentieths is the share of the limit that all nodes together may admit without
@@ -377,13 +380,20 @@ func (n *BoundedSync) decision(s *bstate, t int64, allowed bool) Decision {
 	e := bd.edge(t)
 	var expired int64
 	retrySet := false
-	for j := floorDiv(t, bd.Sub) - int64(bd.Subs) + 1; j <= floorDiv(t, bd.Sub); j++ {
+	var idx []int64
+	for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
+		for _, x := range r.subs {
+			idx = append(idx, x.Index)
+		}
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, j := range idx {
 		var c, newest int64
 		for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
-			if x := r.slot(j); r.idx[x] == j {
-				c += r.count[x]
-				newest = max(newest, r.newest[x])
-			}
+			rc, rn := r.at(j)
+			c += rc
+			newest = max(newest, rn)
 		}
 		if c <= 0 || (newest <= e && (j+1)*bd.Sub <= e) {
 			continue
@@ -560,66 +570,81 @@ func (n *BoundedSync) Touches() int64 { return n.touches.Load() + n.doc.Touches(
 // Calls is the number of store calls this node made to decide (past a budget).
 func (n *BoundedSync) Calls() int64 { return n.calls.Load() }
 
-// subRing holds one client's counts by sub-slice with each sub-slice's newest arrival (µs).
+// subRing holds one client's counts by sub-slice with each sub-slice's newest arrival (µs):
+// the non-empty sub-slices only, oldest first, so that a client far below its limit holds a
+// few entries and one at its limit a few hundred; those older than a window go as new ones
+// come.
 type subRing struct {
-	idx, count, newest []int64
+	subs []SubCount
+	// keep is how many sub-slices back from the newest one added an entry is kept.
+	keep int64
 }
 
-func newSubRing(n int) subRing {
-	r := subRing{idx: make([]int64, n), count: make([]int64, n), newest: make([]int64, n)}
-	for i := range r.idx {
-		r.idx[i] = math.MinInt64
-	}
-	return r
-}
-
-func (w *subRing) slot(j int64) int {
-	n := int64(len(w.idx))
-	return int(((j % n) + n) % n)
-}
+func newSubRing(n int) subRing { return subRing{keep: int64(n)} }
 
 // add adds c to sub-slice j, whose newest arrival is at least newest.
 func (w *subRing) add(j, c, newest int64) {
-	x := w.slot(j)
-	if w.idx[x] != j {
-		if w.idx[x] > j {
-			return // older than what the ring holds
-		}
-		w.idx[x], w.count[x], w.newest[x] = j, 0, 0
+	k := len(w.subs)
+	for k > 0 && w.subs[k-1].Index > j {
+		k--
 	}
-	w.count[x] += c
-	w.newest[x] = max(w.newest[x], newest)
+	if k > 0 && w.subs[k-1].Index == j {
+		x := &w.subs[k-1]
+		x.Count += c
+		x.Newest = max(x.Newest, newest)
+		return
+	}
+	if k < len(w.subs) && j <= w.subs[len(w.subs)-1].Index-w.keep {
+		return // older than what the ring holds
+	}
+	w.subs = append(w.subs, SubCount{})
+	copy(w.subs[k+1:], w.subs[k:])
+	w.subs[k] = SubCount{Index: j, Count: c, Newest: newest}
+	// Forget what left the window.
+	drop := 0
+	for drop < len(w.subs) && w.subs[drop].Index <= j-w.keep {
+		drop++
+	}
+	if drop > 0 {
+		w.subs = append(w.subs[:0], w.subs[drop:]...)
+	}
 }
 
 // counts is the lenient count (sub-slices that start after edge: surely inside) and the
 // strict count (sub-slices whose newest arrival is after edge: maybe inside).
 func (w *subRing) counts(edge, sub int64) (lenient, strict int64) {
-	for x, j := range w.idx {
-		if j == math.MinInt64 || w.count[x] == 0 {
+	for _, x := range w.subs {
+		if x.Count == 0 {
 			continue
 		}
-		if j*sub > edge {
-			lenient += w.count[x]
+		if x.Index*sub > edge {
+			lenient += x.Count
 		}
-		if w.newest[x] > edge {
-			strict += w.count[x]
+		if x.Newest > edge {
+			strict += x.Count
 		}
 	}
 	return lenient, strict
 }
 
+// at returns sub-slice j's count and newest arrival (0, 0 if it holds none).
+func (w *subRing) at(j int64) (count, newest int64) {
+	for _, x := range w.subs {
+		if x.Index == j {
+			return x.Count, x.Newest
+		}
+	}
+	return 0, 0
+}
+
 // appendCounts appends the non-empty sub-slices among the n ending at d, oldest first.
 func (w *subRing) appendCounts(dst []SubCount, d int64, n int) []SubCount {
-	for j := d - int64(n) + 1; j <= d; j++ {
-		if x := w.slot(j); w.idx[x] == j && w.count[x] != 0 {
-			dst = append(dst, SubCount{Index: j, Count: w.count[x], Newest: w.newest[x]})
+	for _, x := range w.subs {
+		if x.Index > d-int64(n) && x.Index <= d && x.Count != 0 {
+			dst = append(dst, x)
 		}
 	}
 	return dst
 }
 
-func (w *subRing) reset() {
-	for i := range w.idx {
-		w.idx[i], w.count[i], w.newest[i] = math.MinInt64, 0, 0
-	}
-}
+func (w *subRing) reset() { w.subs = w.subs[:0] }
