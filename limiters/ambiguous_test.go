@@ -233,6 +233,20 @@ func TestScriptCommandsNameWhatTheScriptsRun(t *testing.T) {
 			}
 		}
 	}
+	// The bounded design's settle (a decision past the budget, a sync's push) and epoch.
+	b := NewBoundedSync(rs, BoundedNode("b", 1))
+	r := testRules[1]
+	for i := range r.Limit + 2 {
+		if _, err := b.Allow(ctx, "bounded", &r, now.Add(time.Duration(i)*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Sync(ctx, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if b.Calls() == 0 {
+		t.Fatal("the bounded node made no store call past its budget")
+	}
 	info, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)

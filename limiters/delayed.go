@@ -35,7 +35,26 @@ type DelayedSync struct {
 	// counter incarnations, under mu.
 	node string
 	incs int64
+	// obs hears of every exchange and decision (Observe); nil: nobody listens.
+	obs Observer
 }
+
+// Observer hears what a delayed-sync node does, for its operator's metrics. Its methods are
+// called on the decision and sync paths, some under the node's lock: they must be quick
+// and must not call back into the node.
+type Observer interface {
+	// Exchanged is called once per store exchange, before it is sent, with the number of
+	// clients it carries.
+	Exchanged(clients int)
+	// Decided is called once per decision with the age of the shared view of the client
+	// the node decided with: the time since that view was last refreshed from the store,
+	// or, for a client the node has not yet synced, since the node first saw the client
+	// (it has decided blind, on its own counts, that long).
+	Decided(viewAge time.Duration)
+}
+
+// Observe makes the node report its exchanges and decisions to o.
+func Observe(o Observer) DelayedOption { return func(n *DelayedSync) { n.obs = o } }
 
 // DelayedOption adjusts a DelayedSync.
 type DelayedOption func(*DelayedSync)
@@ -66,6 +85,9 @@ type syncState struct {
 	// inc is this count's incarnation (PushMark.Inc); counted is every count the node made
 	// for the client since, pushed or not.
 	inc, counted int64
+	// viewAt is when the view was last refreshed from the store (Unix ns, the sync's time),
+	// or when the node first saw the client if it never was.
+	viewAt int64
 }
 
 // NewDelayedSync returns a delayed-sync node over store.
@@ -91,6 +113,9 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 		n.clients[k] = s
 	}
 	s.seen = nowNs
+	if n.obs != nil {
+		n.obs.Decided(time.Duration(max(nowNs-s.viewAt, 0)))
+	}
 	if rule.Algorithm == TokenBucket {
 		b := s.viewBucket
 		b.refill(rule, nowNs)
@@ -122,7 +147,7 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 }
 
 func newSyncState(r *Rule, nowNs int64) *syncState {
-	s := &syncState{rule: r, seen: nowNs}
+	s := &syncState{rule: r, seen: nowNs, viewAt: nowNs}
 	if r.Algorithm == TokenBucket {
 		s.viewBucket = bucket{tokens: float64(r.Burst), at: nowNs}
 		return s
@@ -143,13 +168,16 @@ func (n *DelayedSync) Sync(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	n.touches.Add(1)
+	if n.obs != nil {
+		n.obs.Exchanged(len(n.batch))
+	}
 	if err := n.store.Exchange(ctx, now, n.batch); err != nil {
-		if !n.partial(err) {
+		if !n.partial(err, now) {
 			n.restore()
 		}
 		return fmt.Errorf("delayed sync: exchange with the counter store: %w", err)
 	}
-	n.apply()
+	n.apply(now)
 	return nil
 }
 
@@ -262,7 +290,7 @@ func (n *DelayedSync) restore() {
 }
 
 // apply installs the shared views that came back.
-func (n *DelayedSync) apply() {
+func (n *DelayedSync) apply(now time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for i, e := range n.batch {
@@ -270,6 +298,7 @@ func (n *DelayedSync) apply() {
 		if s == nil || s.rule != e.Rule {
 			continue
 		}
+		s.viewAt = now.UnixNano()
 		if e.Rule.Algorithm == TokenBucket {
 			s.inflightSpent -= e.Spent
 			s.viewBucket = bucket{tokens: e.Tokens, at: e.At}

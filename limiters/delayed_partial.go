@@ -1,13 +1,16 @@
 package limiters
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // partial handles an exchange the store completed for some entries only (a
 // PartialExchangeError, as when one shard of a cluster is down): the failed entries go back
 // to pending, as after a failed exchange, and the others are applied as after a full one,
 // so no count is lost and none is pushed twice. It reports whether err was such an error.
 // Caller holds n.syncMu.
-func (n *DelayedSync) partial(err error) bool {
+func (n *DelayedSync) partial(err error, now time.Time) bool {
 	var pe *PartialExchangeError
 	if !errors.As(err, &pe) {
 		return false
@@ -31,7 +34,7 @@ func (n *DelayedSync) partial(err error) bool {
 	n.batch, n.keys = failedB, failedK
 	n.restore()
 	n.batch, n.keys = doneB, doneK
-	n.apply()
+	n.apply(now)
 	n.batch, n.keys = batch, keys
 	return true
 }

@@ -193,10 +193,11 @@ func WindowHash(h map[string]string) ([]SliceCount, error) {
 }
 
 // ScriptCommands are the commands RedisStore's Lua scripts run inside Redis (the window,
-// bucket, mark and exchange scripts, and the cluster exchange's first pass). INFO
+// bucket, mark and exchange scripts, the cluster exchange's first pass, and BoundedSync's
+// settle and epoch scripts). INFO
 // commandstats counts each beside the EVALSHA that ran it: they are the store's work, not
 // round trips, and a harness that counts round trips leaves them out.
-var ScriptCommands = []string{"hincrby", "hgetall", "hdel", "pexpire", "hmget", "hset", "hget", "exists"}
+var ScriptCommands = []string{"hincrby", "hgetall", "hdel", "pexpire", "hmget", "hset", "hget", "exists", "get", "set"}
 
 // windowTTL keeps a window's hash until its newest slice has left the window.
 func windowTTL(r *Rule) int64 { return (r.Window + r.sliceLen()).Milliseconds() + 1 }

@@ -59,6 +59,7 @@ type Store interface {
 type MemoryStore struct {
 	local   *Local
 	touches atomic.Int64
+	bounded boundedMemory
 }
 
 // NewMemoryStore returns an empty in-memory store.

@@ -43,7 +43,19 @@ type Config struct {
 	StoreTimeout time.Duration
 	RulesPath    string // empty: the embedded default rules
 	ClientHeader string
+	// Design is delayed mode's design: DesignDocument or DesignBounded.
+	Design string
 }
+
+// Delayed mode's designs (--design).
+const (
+	// DesignDocument is the document's delayed sync: every node pushes every count each
+	// interval and decides on the last view plus its own counts (limiters.DelayedSync).
+	DesignDocument = "document"
+	// DesignBounded is the bounded design (docs/design-bound.md): an unsynced budget per
+	// node and client, past it one atomic store decision (limiters.BoundedSync).
+	DesignBounded = "bounded"
+)
 
 // DefaultConfig is the configuration of a replica started without flags or environment.
 func DefaultConfig() Config {
@@ -55,6 +67,7 @@ func DefaultConfig() Config {
 		SyncInterval: limiters.DefaultSyncInterval, // HS5
 		StoreTimeout: DefaultStoreTimeout,
 		ClientHeader: DefaultClientHeader,
+		Design:       DesignDocument,
 	}
 }
 
@@ -75,6 +88,7 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	fs.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed mode: time between exchanges with the store [env REPLICA_SYNC_INTERVAL]")
 	fs.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "longest wait for any store call; past it the replica decides fail-open [env REPLICA_STORE_TIMEOUT]")
 	fs.StringVar(&cfg.RulesPath, "rules", cfg.RulesPath, "YAML rule file; SIGHUP reloads it (default: the embedded 600 per 60 s sliding window) [env REPLICA_RULES]")
+	fs.StringVar(&cfg.Design, "design", cfg.Design, "delayed mode's design: document (the document's delayed sync) | bounded (an unsynced budget per client, past it one store call; docs/design-bound.md) [env REPLICA_DESIGN]")
 	fs.StringVar(&cfg.ClientHeader, "client-header", cfg.ClientHeader, "request header carrying the client ID [env REPLICA_CLIENT_HEADER]")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: %s [flags]
@@ -125,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if c.StoreTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--store-timeout must be > 0 (got %s)", c.StoreTimeout))
+	}
+	if c.Design != DesignDocument && c.Design != DesignBounded {
+		errs = append(errs, fmt.Errorf("--design %q is unknown: want %s or %s", c.Design, DesignDocument, DesignBounded))
 	}
 	if c.Listen == "" {
 		errs = append(errs, errors.New("--listen is empty: give host:port, e.g. :8080"))

@@ -85,6 +85,9 @@ func startReplica(t testing.TB, cfg Config, rules *Rules, opts ...Option) (*Repl
 	if cfg.StoreTimeout == 0 {
 		cfg.StoreTimeout = DefaultStoreTimeout
 	}
+	if cfg.Design == "" {
+		cfg.Design = DesignDocument
+	}
 	r, err := New(cfg, rules, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +157,29 @@ func metric(t testing.TB, url, series string) (v float64, ok bool) {
 	return 0, false
 }
 
+// scrape reads every sample of the replica's /metrics at once.
+func scrape(t testing.TB, url string) map[string]float64 {
+	t.Helper()
+	resp, err := httpClient.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		name, val, found := strings.Cut(sc.Text(), " ")
+		if !found || strings.HasPrefix(name, "#") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(val, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
+
 // storedCount is the total of a client's window slices in Redis.
 func storedCount(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.Rule) int64 {
 	t.Helper()
@@ -167,6 +193,27 @@ func storedCount(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.
 	}
 	var sum int64
 	for _, c := range counts {
+		sum += c.Count
+	}
+	return sum
+}
+
+// storedCountIn is the total of a client's counts in Redis as design lays them out.
+func storedCountIn(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.Rule, design string) int64 {
+	t.Helper()
+	if design != DesignBounded {
+		return storedCount(t, rdb, client, rule)
+	}
+	h, err := rdb.HGetAll(context.Background(), limiters.BoundedKey(client, rule)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, err := limiters.BoundedHash(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, c := range subs {
 		sum += c.Count
 	}
 	return sum

@@ -90,6 +90,7 @@ type Replica struct {
 	m        *metrics
 	scrape   http.Handler
 	lastSync atomic.Int64 // Unix ns, on the replica's clock, of the last good exchange
+	blind    *blindness
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -121,7 +122,8 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		log:    o.log.With("mode", string(cfg.Mode), "node", cfg.NodeIndex),
 	}
 	r.rules.Store(rules)
-	r.m = newMetrics(cfg, r.syncLag, r.trackedClients)
+	r.blind = newBlindness(cfg.SyncInterval, r.now)
+	r.m = newMetrics(cfg, r.syncLag, r.trackedClients, r.blindSeconds)
 	r.scrape = promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{})
 	r.guard = newStoreGuard(cfg.StoreTimeout, r.m, r.log, r.now)
 	switch cfg.Mode {
@@ -130,8 +132,16 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		r.limiter = &failOpen{store: limiters.NewCentral(limiters.NewRedisStore(r.rdb)), local: limiters.NewLocal(), guard: r.guard}
 	case limiters.ModeDelayed:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
-		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb),
-			limiters.NodeID(strconv.Itoa(cfg.NodeIndex)+"-"+o.instance))
+		node := strconv.Itoa(cfg.NodeIndex) + "-" + o.instance
+		if cfg.Design == DesignBounded {
+			// The bounded design (docs/design-bound.md): decisions past a node's unsynced
+			// budget go to the store under the guard's timeout and breaker, and fall back on
+			// the node's own count when it fails.
+			r.limiter = limiters.NewBoundedSync(limiters.NewRedisStore(r.rdb), limiters.BoundedNode(node, cfg.NodeCount),
+				limiters.BoundedObserve(r.m), limiters.StoreCalls(r.guard.call))
+			break
+		}
+		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb), limiters.NodeID(node), limiters.Observe(r.m))
 	case limiters.ModeSplit:
 		r.limiter = limiters.NewSplit(cfg.NodeCount)
 	case PeerGCRA:
@@ -240,6 +250,12 @@ func (r *Replica) decide(w http.ResponseWriter, req *http.Request) {
 type syncer interface {
 	Sync(ctx context.Context, now time.Time) error
 	Clients() int
+}
+
+// flusher is a syncer whose final sync pushes more than a periodic one (BoundedSync: the
+// counts of clients within their budgets too).
+type flusher interface {
+	Flush(ctx context.Context, now time.Time) error
 }
 
 // pruner is a limiter that forgets clients idle for a window, returning how many remain.
@@ -398,12 +414,39 @@ func (r *Replica) syncOnce(ctx context.Context) error {
 	if r.syncer.Clients() == 0 {
 		err = r.guard.call(ctx, opPing, func(ctx context.Context) error { return r.rdb.Ping(ctx).Err() })
 	} else {
+		before := r.m.exchanged.Load()
+		start := time.Now() // wall time, whatever clock the replica decides on
 		err = r.guard.call(ctx, opExchange, func(ctx context.Context) error { return r.syncer.Sync(ctx, now) })
+		if r.m.exchanged.Load() != before { // an exchange was sent (not skipped by the breaker, not empty)
+			r.m.syncDuration.Observe(time.Since(start).Seconds())
+			r.m.syncExchanges.WithLabelValues(exchangeResult(err)).Inc()
+		}
 	}
 	if err == nil {
 		r.lastSync.Store(now.UnixNano())
+		r.blind.ok()
 	}
 	return err
+}
+
+// exchangeResult is an exchange's rlreplica_sync_exchanges_total label: a partial exchange
+// (some shards of a cluster failed) is a failure.
+func exchangeResult(err error) string {
+	switch {
+	case err == nil:
+		return exchangeOK
+	case reason(err) == reasonTimeout:
+		return exchangeTimeout
+	}
+	return exchangeFailed
+}
+
+// blindSeconds is rlreplica_sync_blind_seconds_total's value (0 outside delayed mode).
+func (r *Replica) blindSeconds() float64 {
+	if r.syncer == nil {
+		return 0
+	}
+	return r.blind.seconds()
 }
 
 // probeLoop pings the store while it is unreachable (central and peer modes), so the outage's end is
@@ -478,7 +521,11 @@ func (r *Replica) flush(ctx context.Context) error {
 	r.m.roundTrips.WithLabelValues(opExchange).Inc()
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.StoreTimeout)
 	defer cancel()
-	if err := r.syncer.Sync(cctx, r.now()); err != nil {
+	sync := r.syncer.Sync
+	if f, ok := r.syncer.(flusher); ok {
+		sync = f.Flush
+	}
+	if err := sync(cctx, r.now()); err != nil {
 		r.m.storeErrors.WithLabelValues(opExchange, reason(err)).Inc()
 		r.log.Error("final sync failed: counts made since the last sync are lost", "err", err.Error())
 		return fmt.Errorf("final sync with the counter store at %s: %w", r.cfg.Redis, err)

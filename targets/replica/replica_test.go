@@ -226,10 +226,19 @@ func TestRunStopsOnBadRules(t *testing.T) {
 }
 
 // SIGTERM (ctx) drains and, in delayed mode, flushes local counts with a final sync.
+// The bounded design pushes the counts of a client within its budget only then.
 func TestServeFlushesOnShutdown(t *testing.T) {
+	for _, design := range []string{DesignDocument, DesignBounded} {
+		t.Run(design, func(t *testing.T) { serveFlushesOnShutdown(t, design) })
+	}
+}
+
+func serveFlushesOnShutdown(t *testing.T, design string) {
 	srv := redistest.Start(t)
 	cfg := DefaultConfig()
-	cfg.Mode, cfg.Redis, cfg.SyncInterval = limiters.ModeDelayed, srv.Addr, time.Hour // only the final sync
+	cfg.Mode, cfg.Redis, cfg.SyncInterval, cfg.Design = limiters.ModeDelayed, srv.Addr, time.Hour, design // only the final sync
+	// The bounded budget is then 30 of the default 600: the 5 stay on the replica.
+	cfg.NodeCount = 1
 	r, err := New(cfg, nil, WithLogger((&logBuffer{}).logger()))
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +257,7 @@ func TestServeFlushesOnShutdown(t *testing.T) {
 		}
 	}
 	rule := &r.Rules().Default
-	if n := storedCount(t, srv.Client(), "flush-me", rule); n != 0 {
+	if n := storedCountIn(t, srv.Client(), "flush-me", rule, design); n != 0 {
 		t.Fatalf("store holds %d before the final sync", n)
 	}
 	cancel()
@@ -260,7 +269,7 @@ func TestServeFlushesOnShutdown(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return")
 	}
-	if n := storedCount(t, srv.Client(), "flush-me", rule); n != 5 {
+	if n := storedCountIn(t, srv.Client(), "flush-me", rule, design); n != 5 {
 		t.Errorf("store holds %d after shutdown, want the 5 counted", n)
 	}
 }

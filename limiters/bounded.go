@@ -1,0 +1,650 @@
+package limiters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BoundedSync is delayed sync with a proven bound (docs/design-bound.md): the replica's
+// delayed mode for sliding-window rules. A node decides a client alone only while it has
+// admitted fewer than its unsynced budget of the client's requests in the last window (a
+// share of a twentieth of the limit: Budget); beyond it, each admission is decided by one
+// atomic call to the store, which carries the node's unpushed counts, so the store's count
+// of the client holds everything but what the nodes admitted within their budgets. A client
+// far below its limit (most of a large population) never costs the store anything; one near
+// its limit costs it one call per admission, and none per rejection while the node's last
+// view of it says it is full.
+//
+// Two counts decide, over sub-slices of a 25th of the rule's slice, each with its newest
+// request's time: a lenient one of what is surely inside the window (sub-slices that start
+// inside it), kept under the limit, so a client within its limit is never refused; and a
+// strict one of what may be inside (sub-slices whose newest request is), kept under
+// Cap = ⌊1.1 × limit⌋ − nodes × budget, so that with every node's unseen budget the fleet
+// admits at most ⌊1.1 × limit⌋ in any window-long interval. The window is taken Margin (a
+// hundredth of it, at most 25 ms) short, so that a client bursting its limit on
+// window-aligned instants, whose requests arrive a few ms apart, is not refused for its
+// previous burst; the price is that two bursts spaced between window − margin and window
+// apart are taken to be a window apart.
+//
+// While the store is unreachable a node falls back on its own count: at most one limit per
+// node, as with the document's delayed sync. A store that comes back empty is noticed (an
+// epoch key each sync, a vanished push mark at each call) and every node pushes again what
+// it admitted in the window.
+//
+// Rules other than sliding windows (fixed window, token bucket) are decided by a
+// DelayedSync (the document's design) that this node holds beside.
+type BoundedSync struct {
+	store BoundedStore
+	doc   *DelayedSync
+	nodes int
+	node  string
+	call  func(ctx context.Context, op string, f func(context.Context) error) error
+	obs   Observer
+
+	mu      sync.Mutex
+	clients map[stateKey]*bstate
+	incs    int64
+	// dirty lists the clients with store history and unpushed counts, for the next sync.
+	dirty []stateKey
+	epoch string
+
+	syncMu  sync.Mutex
+	touches atomic.Int64
+	calls   atomic.Int64
+}
+
+// BoundedStore is a store that BoundedSync can use: Settle pushes and decides atomically,
+// Epoch names the store's life (it changes when the store comes back empty).
+type BoundedStore interface {
+	Store
+	Settle(ctx context.Context, now time.Time, entries []SettleEntry) error
+	Epoch(ctx context.Context) (string, error)
+}
+
+// SubCount is one sub-slice's count and the arrival time of its newest request (Unix µs).
+type SubCount struct {
+	Index, Count, Newest int64
+}
+
+// SettleEntry is one client's part of a Settle: the node's unpushed counts go in, with
+// their mark; with Decide, the store also decides one request arriving at At; the store's
+// counts of the client come back.
+type SettleEntry struct {
+	Client string
+	Rule   *Rule
+	Bounds Bounds
+	Push   []SubCount
+	Mark   PushMark
+	Decide bool
+	At     int64 // Unix µs
+
+	// Filled by the store.
+	Allowed bool
+	// Reset: the store has lost this node's earlier pushes (it restarted empty); nothing
+	// was applied, and the node must push again everything it admitted in the window.
+	Reset bool
+	View  []SubCount
+}
+
+// Bounds are the figures a bounded decision runs on, in µs and requests.
+type Bounds struct {
+	Sub, Window, Margin int64 // sub-slice, window, margin (µs)
+	Limit, Cap          int64
+	Budget              int64 // each node's unsynced admissions per window
+	Subs                int   // sub-slices a node keeps: those of a window and the leaving one
+}
+
+// Figures of the bound (docs/design-bound.md).
+const (
+	// subsPerSlice divides a rule's slice for the strict and lenient counts: the strict one
+	// over-counts at most one sub-slice, which must hold fewer than ⌊limit/10⌋ − nodes ×
+	// budget + 1 requests for no client within its limit to be refused; a twenty-fifth of a
+	// slice is 24 requests of a client that sends its limit evenly over one slice.
+	subsPerSlice = 25
+	// overshootTenths is the bound: the fleet admits at most limit + limit × 1/10.
+	overshootTenths = 1
+	// unseenTwentieths is the share of the limit that all nodes together may admit without
+	// the store: limit / 20, split over the nodes.
+	unseenTwentieths = 1
+	// marginHundredths and maxMargin say how much of the window the counts forget early:
+	// a hundredth of it, at most 25 ms, for the arrival jitter of a burst (its requests
+	// arrive a few ms apart, and its next, a window later, as much).
+	marginHundredths = 1
+	maxMargin        = 25 * time.Millisecond
+)
+
+// BoundsFor returns the figures for rule on a fleet of nodes.
+func BoundsFor(r *Rule, nodes int) Bounds {
+	nodes = max(nodes, 1)
+	subs := r.slices() * subsPerSlice
+	win := r.Window.Microseconds()
+	b := Bounds{Sub: max(win/int64(subs), 1), Window: win, Margin: min(win*marginHundredths/100, maxMargin.Microseconds()), Limit: r.Limit}
+	b.Budget = r.Limit * unseenTwentieths / 20 / int64(nodes)
+	b.Cap = r.Limit + r.Limit*overshootTenths/10 - int64(nodes)*b.Budget
+	b.Subs = int(win/b.Sub) + 2
+	return b
+}
+
+// edge is the oldest arrival time (µs) the counts at t still hold.
+func (b Bounds) edge(t int64) int64 { return t - b.Window + b.Margin }
+
+// BoundedOption adjusts a BoundedSync.
+type BoundedOption func(*BoundedSync)
+
+// BoundedNode names the node (its push marks) and gives the fleet's size, on which the
+// budget and the cap depend.
+func BoundedNode(id string, nodes int) BoundedOption {
+	return func(n *BoundedSync) { n.node, n.nodes = id, nodes }
+}
+
+// BoundedObserve reports exchanges and decisions to o.
+func BoundedObserve(o Observer) BoundedOption { return func(n *BoundedSync) { n.obs = o } }
+
+// StoreCalls runs every store call through call (op "take" for a decision, "exchange"
+// for a sync): the replica's timeout and circuit breaker.
+func StoreCalls(call func(ctx context.Context, op string, f func(context.Context) error) error) BoundedOption {
+	return func(n *BoundedSync) { n.call = call }
+}
+
+// NewBoundedSync returns a bounded delayed-sync node over store.
+func NewBoundedSync(store BoundedStore, opts ...BoundedOption) *BoundedSync {
+	n := &BoundedSync{store: store, nodes: 1, clients: make(map[stateKey]*bstate)}
+	n.call = func(ctx context.Context, _ string, f func(context.Context) error) error { return f(ctx) }
+	for _, o := range opts {
+		o(n)
+	}
+	docOpts := []DelayedOption{}
+	if n.node != "" {
+		docOpts = append(docOpts, NodeID(n.node))
+	}
+	if n.obs != nil {
+		docOpts = append(docOpts, Observe(n.obs))
+	}
+	n.doc = NewDelayedSync(store, docOpts...)
+	return n
+}
+
+// bstate is what a node knows of one client.
+type bstate struct {
+	rule *Rule
+	bd   Bounds
+	// view: the store's counts at the last contact; inflight: pushed, not yet in a view;
+	// unpushed: admitted within the budget, not yet pushed; local: admitted within the
+	// budget (the budget's count); own: everything this node admitted (fallback, re-push).
+	view, inflight, unpushed, local, own subRing
+	viewAt, seen                         int64 // Unix ns
+	storeAt                              int64 // Unix µs of the last store contact: 0 never
+	inc, counted                         int64
+	pushing, repush, dirty               bool
+}
+
+func (n *BoundedSync) state(k stateKey, rule *Rule, nowNs int64) *bstate {
+	s := n.clients[k]
+	if s == nil || *s.rule != *rule {
+		bd := BoundsFor(rule, n.nodes)
+		s = &bstate{rule: rule, bd: bd, viewAt: nowNs}
+		s.view, s.inflight, s.unpushed = newSubRing(bd.Subs), newSubRing(bd.Subs), newSubRing(bd.Subs)
+		s.local, s.own = newSubRing(bd.Subs), newSubRing(bd.Subs)
+		n.incs++
+		s.inc = n.incs
+		n.clients[k] = s
+	}
+	return s
+}
+
+// known is the lenient and strict count of everything the node knows of at t.
+func (s *bstate) known(t int64) (lenient, strict int64) {
+	e := s.bd.edge(t)
+	for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
+		l, st := r.counts(e, s.bd.Sub)
+		lenient, strict = lenient+l, strict+st
+	}
+	return lenient, strict
+}
+
+// Allow implements Limiter. A decision waits for the store only when the client is past its
+// node's budget and not known to be full; it fails never: a store that fails or times out
+// turns into the node's own fallback decision.
+func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now time.Time) (Decision, error) {
+	if rule.Algorithm != SlidingWindow {
+		return n.doc.Allow(ctx, client, rule, now)
+	}
+	nowNs := now.UnixNano()
+	t := now.UnixMicro()
+	k := stateKey{client, rule.Name}
+	n.mu.Lock()
+	s := n.state(k, rule, nowNs)
+	s.seen = nowNs
+	if n.obs != nil {
+		n.obs.Decided(time.Duration(max(nowNs-s.viewAt, 0)))
+	}
+	bd := s.bd
+	d := floorDiv(t, bd.Sub)
+	lenient, strict := s.known(t)
+	if lenient >= bd.Limit || strict >= bd.Cap {
+		dec := n.decision(s, t, false)
+		n.mu.Unlock()
+		return dec, nil
+	}
+	if _, used := s.local.counts(bd.edge(t), bd.Sub); used < bd.Budget {
+		s.unpushed.add(d, 1, t)
+		s.local.add(d, 1, t)
+		s.own.add(d, 1, t)
+		s.counted++
+		n.markDirty(k, s)
+		dec := n.decision(s, t, true)
+		n.mu.Unlock()
+		return dec, nil
+	}
+	// Past the budget: the store decides, with this node's unpushed counts.
+	e := SettleEntry{Client: client, Rule: rule, Bounds: bd, Decide: true, At: t}
+	pushed := n.takePush(s, &e, t)
+	n.mu.Unlock()
+
+	n.calls.Add(1)
+	one := []SettleEntry{e}
+	err := n.call(ctx, "take", func(ctx context.Context) error {
+		if err := n.store.Settle(ctx, now, one); err != nil {
+			return err
+		}
+		if one[0].Reset { // the store forgot us: push everything again, then decide
+			n.mu.Lock()
+			n.putBack(s, &one[0], pushed)
+			one[0] = SettleEntry{Client: client, Rule: rule, Bounds: bd, Decide: true, At: t}
+			pushed = n.takeRepush(s, &one[0], t)
+			n.mu.Unlock()
+			return n.store.Settle(ctx, now, one)
+		}
+		return nil
+	})
+	e = one[0]
+
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err != nil || e.Reset {
+		n.putBack(s, &e, pushed)
+		// Fail open on what this node knows: at most one limit per node.
+		ownLen, _ := s.own.counts(bd.edge(t), bd.Sub)
+		lenient, _ := s.known(t)
+		allowed := max(ownLen, lenient) < bd.Limit
+		if allowed {
+			s.unpushed.add(d, 1, t)
+			s.own.add(d, 1, t)
+			s.counted++
+			n.markDirty(k, s)
+		}
+		return n.decision(s, t, allowed), nil
+	}
+	n.settled(s, &e, pushed, nowNs)
+	if e.Allowed {
+		s.own.add(d, 1, t)
+	}
+	return n.decision(s, t, e.Allowed), nil
+}
+
+// takePush moves the client's unpushed counts into e, in flight, with their mark, unless
+// another push of the client is in flight (pushes of one client from one node go one at a
+// time, oldest first, as a mark needs). It reports whether it did. Caller holds n.mu.
+func (n *BoundedSync) takePush(s *bstate, e *SettleEntry, t int64) bool {
+	if s.repush {
+		return n.takeRepush(s, e, t)
+	}
+	if s.pushing {
+		return false
+	}
+	e.Push = s.unpushed.appendCounts(e.Push[:0], floorDiv(t, s.bd.Sub), s.bd.Subs)
+	var pushed int64
+	for _, c := range e.Push {
+		s.inflight.add(c.Index, c.Count, c.Newest)
+		pushed += c.Count
+	}
+	s.unpushed.reset()
+	if n.node != "" {
+		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted}
+	}
+	s.pushing = true
+	return true
+}
+
+// takeRepush puts everything this node admitted in the window into e under a new
+// incarnation: the store lost it. Caller holds n.mu.
+func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry, t int64) bool {
+	if s.pushing {
+		return false
+	}
+	n.incs++
+	s.inc = n.incs
+	e.Push = s.own.appendCounts(e.Push[:0], floorDiv(t, s.bd.Sub), s.bd.Subs)
+	var total int64
+	for _, c := range e.Push {
+		total += c.Count
+	}
+	// What is re-pushed replaces what was in flight and unpushed: own holds both.
+	s.inflight.reset()
+	s.unpushed.reset()
+	for _, c := range e.Push {
+		s.inflight.add(c.Index, c.Count, c.Newest)
+	}
+	s.counted = total
+	if n.node != "" {
+		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total}
+	}
+	s.repush, s.pushing = false, true
+	return true
+}
+
+// putBack returns a push that did not land (or may not have) to unpushed; its mark's base
+// is kept, so a push that landed all the same is counted once. Caller holds n.mu.
+func (n *BoundedSync) putBack(s *bstate, e *SettleEntry, pushed bool) {
+	if !pushed {
+		return
+	}
+	for _, c := range e.Push {
+		s.inflight.add(c.Index, -c.Count, 0)
+		s.unpushed.add(c.Index, c.Count, c.Newest)
+	}
+	s.pushing = false
+	if e.Reset {
+		s.repush = true
+	}
+}
+
+// settled installs the store's view after a successful Settle. Caller holds n.mu.
+func (n *BoundedSync) settled(s *bstate, e *SettleEntry, pushed bool, nowNs int64) {
+	if pushed {
+		for _, c := range e.Push {
+			s.inflight.add(c.Index, -c.Count, 0)
+		}
+		s.pushing = false
+	}
+	s.view.reset()
+	for _, c := range e.View {
+		s.view.add(c.Index, c.Count, c.Newest)
+	}
+	s.viewAt = nowNs
+	s.storeAt = e.At
+}
+
+// decision builds the answer from what the node knows after deciding. Caller holds n.mu.
+func (n *BoundedSync) decision(s *bstate, t int64, allowed bool) Decision {
+	bd := s.bd
+	lenient, strict := s.known(t)
+	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0)}
+	// Walk the sub-slices oldest first: each leaves both counts by the later of its start
+	// and its newest request plus the window less the margin.
+	e := bd.edge(t)
+	var expired int64
+	retrySet := false
+	var idx []int64
+	for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
+		for _, x := range r.subs {
+			idx = append(idx, x.Index)
+		}
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, j := range idx {
+		var c, newest int64
+		for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
+			rc, rn := r.at(j)
+			c += rc
+			newest = max(newest, rn)
+		}
+		if c <= 0 || (newest <= e && (j+1)*bd.Sub <= e) {
+			continue
+		}
+		leave := time.Duration(max((j+1)*bd.Sub, newest)+bd.Window-bd.Margin-t) * time.Microsecond
+		if dec.ResetAfter == 0 {
+			dec.ResetAfter = leave
+		}
+		expired += c
+		if !allowed && !retrySet && lenient-expired < bd.Limit && strict-expired < bd.Cap {
+			dec.RetryAfter, retrySet = leave, true
+		}
+	}
+	if dec.ResetAfter == 0 {
+		dec.ResetAfter = time.Duration(bd.Sub) * time.Microsecond
+	}
+	if !allowed && !retrySet {
+		dec.RetryAfter = dec.ResetAfter
+	}
+	return dec
+}
+
+// markDirty puts a client with store history on the next sync's list. Caller holds n.mu.
+func (n *BoundedSync) markDirty(k stateKey, s *bstate) {
+	if s.storeAt != 0 && !s.dirty {
+		s.dirty = true
+		n.dirty = append(n.dirty, k)
+	}
+}
+
+// syncChunk bounds the clients of one store call of a sync, so that no call grows with
+// the node's backlog and no lock is held for more than a chunk.
+const syncChunk = 256
+
+// Sync is the node's periodic work with the store: it reads the store's epoch (a changed
+// epoch means the store came back empty: every client the node has store history of is
+// pushed again whole), then pushes, in chunks of at most syncChunk clients, the unpushed
+// counts of the clients near their limit (those the node has consulted the store about
+// within a window). Clients that never went past a budget are never pushed. A failed chunk
+// keeps its counts for the next sync; nothing grows but the counts themselves.
+func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	errDoc := n.doc.Sync(ctx, now)
+	// One exchange a sync: the epoch read and the chunks it may need, reported as one, with
+	// the clients that have news (a store back empty adds those pushed again).
+	n.touches.Add(1)
+	if n.obs != nil {
+		n.mu.Lock()
+		news := len(n.dirty)
+		n.mu.Unlock()
+		n.obs.Exchanged(news)
+	}
+	ep, err := n.store.Epoch(ctx)
+	if err != nil {
+		return errors.Join(errDoc, fmt.Errorf("bounded sync: read the store's epoch: %w", err))
+	}
+	t := now.UnixMicro()
+	n.mu.Lock()
+	if n.epoch != "" && ep != n.epoch {
+		for k, s := range n.clients {
+			if s.storeAt != 0 && t-s.storeAt < s.bd.Window+s.bd.Sub {
+				s.repush = true
+				if !s.dirty {
+					s.dirty = true
+					n.dirty = append(n.dirty, k)
+				}
+			}
+		}
+	}
+	n.epoch = ep
+	dirty := n.dirty
+	n.dirty = nil
+	n.mu.Unlock()
+
+	var errs []error
+	for len(dirty) > 0 {
+		chunk := dirty[:min(len(dirty), syncChunk)]
+		dirty = dirty[len(chunk):]
+		if err := n.syncChunk(ctx, now, chunk); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errDoc, errors.Join(errs...))
+}
+
+func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []stateKey) error {
+	t := now.UnixMicro()
+	n.mu.Lock()
+	entries := make([]SettleEntry, 0, len(keys))
+	states := make([]*bstate, 0, len(keys))
+	for _, k := range keys {
+		s := n.clients[k]
+		if s == nil || !s.dirty {
+			continue
+		}
+		s.dirty = false
+		e := SettleEntry{Client: k.client, Rule: s.rule, Bounds: s.bd, At: t}
+		if !n.takePush(s, &e, t) {
+			n.markDirty(k, s) // a decision's push is in flight: next time
+			continue
+		}
+		if len(e.Push) == 0 {
+			s.pushing = false
+			continue
+		}
+		entries = append(entries, e)
+		states = append(states, s)
+	}
+	n.mu.Unlock()
+	if len(entries) == 0 {
+		return nil
+	}
+	n.touches.Add(1)
+	err := n.store.Settle(ctx, now, entries)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i := range entries {
+		s, e := states[i], &entries[i]
+		if err != nil || e.Reset {
+			n.putBack(s, e, true)
+			n.markDirty(stateKey{e.Client, e.Rule.Name}, s)
+			continue
+		}
+		n.settled(s, e, true, now.UnixNano())
+	}
+	if err != nil {
+		return fmt.Errorf("bounded sync: push %d clients to the counter store: %w", len(entries), err)
+	}
+	return nil
+}
+
+// Flush pushes every count the node holds unpushed, those of clients within their budgets
+// included, then syncs: a node that stops hands its counts to the store, so the node that
+// replaces it, with a budget of its own, does not add to what the fleet let through unseen.
+func (n *BoundedSync) Flush(ctx context.Context, now time.Time) error {
+	t := now.UnixMicro()
+	n.mu.Lock()
+	for k, s := range n.clients {
+		if _, unpushed := s.unpushed.counts(s.bd.edge(t), s.bd.Sub); unpushed > 0 && !s.dirty {
+			s.dirty = true
+			n.dirty = append(n.dirty, k)
+		}
+	}
+	n.mu.Unlock()
+	return n.Sync(ctx, now)
+}
+
+// Prune forgets clients that sent nothing for a window and have nothing in flight. It
+// returns how many clients remain (both designs').
+func (n *BoundedSync) Prune(now time.Time) int {
+	docs := n.doc.Prune(now)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	nowNs := now.UnixNano()
+	for k, s := range n.clients {
+		if !s.pushing && !s.dirty && nowNs-s.seen > int64(s.rule.Window)+int64(s.bd.Sub)*1000 {
+			delete(n.clients, k)
+		}
+	}
+	return len(n.clients) + docs
+}
+
+// Clients is the number of clients this node tracks.
+func (n *BoundedSync) Clients() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.clients) + n.doc.Clients()
+}
+
+// Touches is the number of store round trips of this node's syncs.
+func (n *BoundedSync) Touches() int64 { return n.touches.Load() + n.doc.Touches() }
+
+// Calls is the number of store calls this node made to decide (past a budget).
+func (n *BoundedSync) Calls() int64 { return n.calls.Load() }
+
+// subRing holds one client's counts by sub-slice with each sub-slice's newest arrival (µs):
+// the non-empty sub-slices only, oldest first, so that a client far below its limit holds a
+// few entries and one at its limit a few hundred; those older than a window go as new ones
+// come.
+type subRing struct {
+	subs []SubCount
+	// keep is how many sub-slices back from the newest one added an entry is kept.
+	keep int64
+}
+
+func newSubRing(n int) subRing { return subRing{keep: int64(n)} }
+
+// add adds c to sub-slice j, whose newest arrival is at least newest.
+func (w *subRing) add(j, c, newest int64) {
+	k := len(w.subs)
+	for k > 0 && w.subs[k-1].Index > j {
+		k--
+	}
+	if k > 0 && w.subs[k-1].Index == j {
+		x := &w.subs[k-1]
+		x.Count += c
+		x.Newest = max(x.Newest, newest)
+		return
+	}
+	if k < len(w.subs) && j <= w.subs[len(w.subs)-1].Index-w.keep {
+		return // older than what the ring holds
+	}
+	w.subs = append(w.subs, SubCount{})
+	copy(w.subs[k+1:], w.subs[k:])
+	w.subs[k] = SubCount{Index: j, Count: c, Newest: newest}
+	// Forget what left the window.
+	drop := 0
+	for drop < len(w.subs) && w.subs[drop].Index <= j-w.keep {
+		drop++
+	}
+	if drop > 0 {
+		w.subs = append(w.subs[:0], w.subs[drop:]...)
+	}
+}
+
+// counts is the lenient count (sub-slices that start after edge: surely inside) and the
+// strict count (sub-slices whose newest arrival is after edge: maybe inside).
+func (w *subRing) counts(edge, sub int64) (lenient, strict int64) {
+	for _, x := range w.subs {
+		if x.Count == 0 {
+			continue
+		}
+		if x.Index*sub > edge {
+			lenient += x.Count
+		}
+		if x.Newest > edge {
+			strict += x.Count
+		}
+	}
+	return lenient, strict
+}
+
+// at returns sub-slice j's count and newest arrival (0, 0 if it holds none).
+func (w *subRing) at(j int64) (count, newest int64) {
+	for _, x := range w.subs {
+		if x.Index == j {
+			return x.Count, x.Newest
+		}
+	}
+	return 0, 0
+}
+
+// appendCounts appends the non-empty sub-slices among the n ending at d, oldest first.
+func (w *subRing) appendCounts(dst []SubCount, d int64, n int) []SubCount {
+	for _, x := range w.subs {
+		if x.Index > d-int64(n) && x.Index <= d && x.Count != 0 {
+			dst = append(dst, x)
+		}
+	}
+	return dst
+}
+
+func (w *subRing) reset() { w.subs = w.subs[:0] }
