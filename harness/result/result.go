@@ -151,10 +151,17 @@ type ScenarioResult struct {
 	StoreCommands  int64         `json:"store_commands"`
 	StoreCmdPerSec float64       `json:"store_commands_per_s"`
 	// StoreOps counts the commands run inside scripts too: the store's work, not its touches.
-	StoreOps       int64         `json:"store_ops"`
-	StoreOpsPerSec float64       `json:"store_ops_per_s"`
-	Duration       time.Duration `json:"duration_ns"`
-	Probes         []ProbeResult `json:"probes"`
+	StoreOps       int64   `json:"store_ops"`
+	StoreOpsPerSec float64 `json:"store_ops_per_s"`
+	// StoreCPU is the store's CPU over the traffic (INFO cpu); nil when not measured, and
+	// StoreCPUWhy says why.
+	StoreCPU    *StoreCPU `json:"store_cpu,omitempty"`
+	StoreCPUWhy string    `json:"store_cpu_why,omitempty"`
+	// Sync is what the replicas' metrics said of their sync; nil in a run written before
+	// the harness scraped them.
+	Sync     *SyncHealth   `json:"sync,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Probes   []ProbeResult `json:"probes"`
 	// PeakRatios is the distribution of every non-probe client's busiest window of
 	// acceptances over its limit: PeakRatios[i] clients had a peak/limit in
 	// [i, i+1) × PeakRatioBin; the last bin holds everything above.
@@ -183,3 +190,20 @@ const (
 	PeakRatioBin  = 0.05
 	PeakRatioBins = 31
 )
+
+// RoundTripsPerRequest is the store commands the replicas sent per request; 0 without requests.
+func (r ScenarioResult) RoundTripsPerRequest() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.StoreCommands) / float64(r.Requests)
+}
+
+// ScriptCmdPerRequest is the commands the store ran inside scripts per request: its work
+// beyond the round trips; 0 without requests.
+func (r ScenarioResult) ScriptCmdPerRequest() float64 {
+	if r.Requests == 0 || r.StoreOps < r.StoreCommands {
+		return 0
+	}
+	return float64(r.StoreOps-r.StoreCommands) / float64(r.Requests)
+}
