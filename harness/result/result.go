@@ -44,6 +44,12 @@ type Claim struct {
 	// Inconclusive is set when the generator fell behind its schedule: the traffic the
 	// limiter saw was not the document's, so the figure neither confirms nor refutes.
 	Inconclusive bool `json:"inconclusive,omitempty"`
+	// NotMeasured is set when the run lacks the evidence the claim rests on (Why says
+	// which): it neither confirms nor refutes.
+	NotMeasured bool `json:"not_measured,omitempty"`
+	// Why says why a claim was not confirmed or not measured, as "sync failing (3 of 40
+	// exchanges failed)"; empty when the figure says it all.
+	Why string `json:"why,omitempty"`
 }
 
 // Verdict is the claim's outcome in words.
@@ -51,8 +57,12 @@ func (c Claim) Verdict() string {
 	switch {
 	case c.Inconclusive:
 		return "inconclusive (generator-bound)"
+	case c.NotMeasured:
+		return "not measured: " + c.Why
 	case c.Confirmed:
 		return "confirmed"
+	case c.Why != "":
+		return "not confirmed: " + c.Why
 	}
 	return "not confirmed"
 }

@@ -1,6 +1,9 @@
 package result
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // SyncHealth is what a scenario's replicas said of their sync with the store, scraped from
 // their metrics during the run: why a delayed-sync limiter kept or broke its promises.
@@ -98,4 +101,53 @@ type StoreCPU struct {
 	Percent float64 `json:"percent_of_core"`
 	// MsPerKiloRequest is CPU milliseconds per 1,000 requests sent.
 	MsPerKiloRequest float64 `json:"cpu_ms_per_1000_requests"`
+}
+
+// NotAvailable is what a sync figure the replicas did not expose reads as.
+const NotAvailable = "not available"
+
+// SyncRow is one sync health figure in words, for the terminal and the report.
+type SyncRow struct {
+	Name, Value string
+}
+
+// Rows are the sync health figures in words, "not available" where the replicas exposed
+// nothing; a SyncHealth that is not available is one row saying why.
+func (h *SyncHealth) Rows() []SyncRow {
+	if h == nil {
+		return []SyncRow{{"sync health", NotAvailable + ": not scraped in this run"}}
+	}
+	if !h.Available {
+		return []SyncRow{{"sync health", NotAvailable + ": " + h.Why}}
+	}
+	na := func(ok bool, f func() string) string {
+		if !ok {
+			return NotAvailable
+		}
+		return f()
+	}
+	ms := func(s float64) string { return fmt.Sprintf("%.3g ms", s*1000) }
+	rows := []SyncRow{
+		{"exchanges", na(h.Exchanges != nil, func() string {
+			e := h.Exchanges
+			s := fmt.Sprintf("%d attempted: %d ok, %d failed, %d timed out", e.Attempted, e.OK, e.Failed, e.TimedOut)
+			if e.Attempted > 0 {
+				s += fmt.Sprintf(" (%.1f %% ok)", 100*e.OKShare())
+			}
+			return s + " [" + h.ExchangesFrom + "]"
+		})},
+		{"exchange duration", na(h.Duration != nil, func() string {
+			return fmt.Sprintf("p50 %s, p99 %s", ms(h.Duration.P50), ms(h.Duration.P99))
+		})},
+		{"clients per exchange", na(h.Clients != nil, func() string {
+			return fmt.Sprintf("mean %.1f, p99 %.0f", h.Clients.Mean, h.Clients.P99)
+		})},
+		{"view age at decision", na(h.ViewAge != nil, func() string { return "p99 " + ms(h.ViewAge.P99) })},
+		{"blind time (no good exchange for > 2 intervals)", na(h.Blind != nil, func() string {
+			return fmt.Sprintf("worst node %.2f s, all nodes %.2f s", h.Blind.Max, h.Blind.Total)
+		})},
+		{"sync lag (most seen at a scrape)", na(h.MaxSyncLag != nil, func() string { return ms(*h.MaxSyncLag) })},
+		{"scrapes", fmt.Sprintf("%d of %d nodes every %v on %s, %d failed", h.Scrapes, h.Nodes, h.Every, h.Path, h.ScrapeErrors)},
+	}
+	return rows
 }
