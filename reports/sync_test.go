@@ -15,15 +15,15 @@ func TestReportSyncHealthPanel(t *testing.T) {
 	lag := 0.125
 	html := generateEdited(t, func(s *result.Summary) {
 		s.Scenarios[0].Sync = &result.SyncHealth{Available: true, Path: "/metrics", Nodes: 4, Scrapes: 40, Every: 200 * time.Millisecond,
-			Interval: 40 * time.Millisecond,
+			Interval:      40 * time.Millisecond,
 			Exchanges:     &result.Exchanges{Attempted: 200, OK: 190, Failed: 6, TimedOut: 4},
 			ExchangesFrom: "rlreplica_sync_exchanges_total",
 			Duration:      &result.Distribution{Count: 200, P50: 0.0012, P99: 0.0081},
 			ViewAge:       &result.Distribution{Count: 900, P99: 0.061},
 			Blind:         &result.Blind{Max: 0.5, Total: 0.75, PerNode: []float64{0.5, 0.25, 0, 0}},
 			MaxSyncLag:    &lag,
-			Series: []result.SyncPoint{{At: time.Second, OKPerSec: 95, FailedPerSec: 5, Age: 0.05}, {At: 2 * time.Second, OKPerSec: 100, Age: 0.061}},
-			AgeSeries: "view age p99"}
+			Series:        []result.SyncPoint{{At: time.Second, OKPerSec: 95, FailedPerSec: 5, Age: 0.05}, {At: 2 * time.Second, OKPerSec: 100, Age: 0.061}},
+			AgeSeries:     "view age p99"}
 		s.Scenarios[0].StoreCommands, s.Scenarios[0].StoreOps, s.Scenarios[0].Requests = 100, 400, 1000
 		s.Scenarios[0].StoreCPU = &result.StoreCPU{Seconds: 0.3, Percent: 2.5, MsPerKiloRequest: 0.3}
 		s.Scenarios[1].Sync = &result.SyncHealth{Why: "central mode does not sync with the store"}
