@@ -126,7 +126,15 @@ func (h *SyncHealth) Rows() []SyncRow {
 		}
 		return f()
 	}
-	ms := func(s float64) string { return fmt.Sprintf("%.3g ms", s*1000) }
+	ms := func(s float64) string {
+		switch {
+		case s < 0.001:
+			return fmt.Sprintf("%.0f µs", s*1e6)
+		case s < 1:
+			return fmt.Sprintf("%.1f ms", s*1000)
+		}
+		return fmt.Sprintf("%.2f s", s)
+	}
 	rows := []SyncRow{
 		{"exchanges", na(h.Exchanges != nil, func() string {
 			e := h.Exchanges
