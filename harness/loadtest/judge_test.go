@@ -252,3 +252,21 @@ func TestDelayedCostClaimNeedsAWorkingSync(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimVerdictGeneratorBound: a generator-bound run's claim is inconclusive, but a sync
+// that failed is still said.
+func TestClaimVerdictGeneratorBound(t *testing.T) {
+	for _, tt := range []struct {
+		c    Claim
+		want string
+	}{
+		{Claim{Inconclusive: true, Confirmed: true}, "inconclusive (generator-bound)"},
+		{Claim{Inconclusive: true}, "inconclusive (generator-bound)"},
+		{Claim{Inconclusive: true, Why: "sync failing (3 of 9 exchanges failed)"}, "inconclusive (generator-bound; sync failing (3 of 9 exchanges failed))"},
+		{Claim{Inconclusive: true, NotMeasured: true, Why: "no sync metrics"}, "inconclusive (generator-bound; no sync metrics)"},
+	} {
+		if got := tt.c.Verdict(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.c, got, tt.want)
+		}
+	}
+}

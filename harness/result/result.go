@@ -55,6 +55,8 @@ type Claim struct {
 // Verdict is the claim's outcome in words.
 func (c Claim) Verdict() string {
 	switch {
+	case c.Inconclusive && !c.Confirmed && c.Why != "":
+		return "inconclusive (generator-bound; " + c.Why + ")"
 	case c.Inconclusive:
 		return "inconclusive (generator-bound)"
 	case c.NotMeasured:
