@@ -175,9 +175,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 	},
 	"claim": func(c result.Claim) template.HTML {
 		switch {
-		case c.Inconclusive:
-			return `<span class="bound">inconclusive (generator-bound)</span>`
-		case c.NotMeasured:
+		case c.Inconclusive, c.NotMeasured:
 			return `<span class="bound">` + template.HTML(template.HTMLEscapeString(c.Verdict())) + `</span>`
 		case c.Confirmed:
 			return `<span class="pass">confirmed</span>`

@@ -29,7 +29,15 @@ func TestReportSyncHealthPanel(t *testing.T) {
 		s.Scenarios[1].Sync = &result.SyncHealth{Why: "central mode does not sync with the store"}
 		s.Scenarios[1].StoreCPUWhy = "the store started again between its CPU readings"
 		s.Scenarios[2].Sync = nil
+		s.Scenarios[0].Claims = []result.Claim{
+			{Text: "cost", Figure: "14 store commands/s", Why: "sync failing (750 of 800 exchanges failed)"},
+			{Text: "cost", Figure: "200 store commands/s", NotMeasured: true, Why: "no sync metrics"},
+		}
 	})
+	if claims := rows(html, "claim"); len(claims) < 2 || claims[0] != "cost|14 store commands/s|not confirmed: sync failing (750 of 800 exchanges failed)" ||
+		claims[1] != "cost|200 store commands/s|not measured: no sync metrics" {
+		t.Errorf("claims %q", claims)
+	}
 	got := rows(html, "syncrow")
 	want := []string{
 		"exchanges|200 attempted: 190 ok, 6 failed, 4 timed out (95.0 % ok) [rlreplica_sync_exchanges_total]",
