@@ -74,6 +74,8 @@ func syncCharts(name string, h *result.SyncHealth, faults []accounting.Interval)
 		p.Add(l)
 		p.Legend.Add(s.label, l)
 	}
+	end := h.Series[len(h.Series)-1].At.Seconds()
+	p.X.Min, p.X.Max = 0, end
 	p.Y.Min, p.Y.Max = 0, ymax
 	if ex, err = svg(p, chartW, chartH); err != nil || len(ageXY) == 0 {
 		return ex, "", err
@@ -96,12 +98,12 @@ func syncCharts(name string, h *result.SyncHealth, faults []accounting.Interval)
 	a.Add(l)
 	a.Legend.Add(h.AgeSeries, l)
 	if h.Interval > 0 {
-		end := ageXY[len(ageXY)-1].X
 		if err := hline(a, 2*h.Interval.Seconds()*1000, 0, end, gray, true, "two sync intervals"); err != nil {
 			return "", "", err
 		}
 		amax = max(amax, 2*h.Interval.Seconds()*1000*1.1)
 	}
+	a.X.Min, a.X.Max = 0, end
 	a.Y.Min, a.Y.Max = 0, amax
 	age, err = svg(a, chartW, chartH)
 	return ex, age, err
