@@ -112,6 +112,9 @@ func (r *Running) tick(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+	if ctx.Err() != nil { // Stop cut the round short: not the replicas' failure
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, err := range errs {
