@@ -50,8 +50,11 @@ func (m *cpuMeter) start(ctx context.Context, now time.Time) {
 
 // result is the store's CPU between start and now, or why it was not measured.
 func (m *cpuMeter) result(ctx context.Context, now time.Time, requests int, why string) (*result.StoreCPU, string) {
-	if m.rdb == nil || m.at.IsZero() {
+	if m.rdb == nil {
 		return nil, why
+	}
+	if m.at.IsZero() {
+		return nil, "the traffic did not start"
 	}
 	if m.err != nil {
 		return nil, m.err.Error()
