@@ -8,6 +8,8 @@ import (
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/synchealth"
+	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -268,5 +270,35 @@ func TestClaimVerdictGeneratorBound(t *testing.T) {
 		if got := tt.c.Verdict(); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.c, got, tt.want)
 		}
+	}
+}
+
+// TestSyncScraperPerSystem: the built-in replica is scraped in delayed mode, every five of
+// its (scaled) intervals; a target by the names its file gives; the others say why not.
+func TestSyncScraperPerSystem(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.2
+	urls := []string{"http://127.0.0.1:1"}
+	named := &target.Target{Name: "mine", Metrics: &target.Metrics{Path: "/stats", Exchanges: "rl_sync_total", ViewAge: "rl_age_seconds", SyncInterval: time.Second}}
+	tests := []struct {
+		name  string
+		sys   sut
+		mode  limiters.Mode
+		names synchealth.Names
+		every time.Duration
+		why   string
+	}{
+		{"built-in, delayed", sut{}, limiters.ModeDelayed, synchealth.Replica(), 200 * time.Millisecond, ""},
+		{"built-in, central", sut{}, limiters.ModeCentral, synchealth.Names{}, 0, "central mode does not sync with the store"},
+		{"target without metrics", sut{t: &target.Target{Name: "envoy"}}, "", synchealth.Names{}, 0, "the target file envoy names no metrics (see its metrics: field)"},
+		{"target with metrics", sut{t: named}, "", synchealth.Names{Path: "/stats", Exchanges: "rl_sync_total", ViewAge: "rl_age_seconds"}, 2 * time.Second, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, why := tt.sys.syncScraper(cfg, Scenario{Mode: string(tt.mode)}, urls)
+			if why != tt.why || s.Names != tt.names || s.Every != tt.every || (why == "" && len(s.URLs) != 1) {
+				t.Errorf("scraper %+v, %q; want names %+v every %v, %q", s, why, tt.names, tt.every, tt.why)
+			}
+		})
 	}
 }
