@@ -76,7 +76,7 @@ func syncCharts(name string, h *result.SyncHealth, faults []accounting.Interval)
 	}
 	end := h.Series[len(h.Series)-1].At.Seconds()
 	p.X.Min, p.X.Max = 0, end
-	p.Y.Min, p.Y.Max = 0, ymax
+	p.Y.Min, p.Y.Max = 0, ymax*1.25 // room for the legend above the lines
 	if ex, err = svg(p, chartW, chartH); err != nil || len(ageXY) == 0 {
 		return ex, "", err
 	}
@@ -104,7 +104,7 @@ func syncCharts(name string, h *result.SyncHealth, faults []accounting.Interval)
 		amax = max(amax, 2*h.Interval.Seconds()*1000*1.1)
 	}
 	a.X.Min, a.X.Max = 0, end
-	a.Y.Min, a.Y.Max = 0, amax
+	a.Y.Min, a.Y.Max = 0, amax*1.25
 	age, err = svg(a, chartW, chartH)
 	return ex, age, err
 }
