@@ -266,7 +266,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 <div class="side">{{range .Charts}}<div class="chart sync-chart">{{.}}</div>{{end}}</div>{{end}}
 <h3>Store cost</h3>
 <p class="storecost">{{f .StoreCmdPerSec}} commands/s; per request {{f3 .RoundTripsPerRequest}} round trips and {{f3 .ScriptCmdPerRequest}} commands run inside scripts;
-{{with .StoreCPU}}Redis CPU {{printf "%.1f" .Percent}} % of a core ({{printf "%.2f" .MsPerKiloRequest}} ms per 1,000 requests){{else}}Redis CPU not measured: {{.StoreCPUWhy}}{{end}}.</p>
+{{with .StoreCPU}}Redis CPU {{printf "%.1f" .Percent}} % of a core ({{printf "%.2f" .MsPerKiloRequest}} ms per 1,000 requests){{else}}Redis CPU not measured{{with .StoreCPUWhy}}: {{.}}{{end}}{{end}}.</p>
 {{with .Outcomes}}<p>{{.}}</p>{{end}}
 <div class="side">{{range .Charts}}<div class="chart">{{.}}</div>{{end}}</div>
 </section>

@@ -294,6 +294,9 @@ func storeCost(r ScenarioResult) string {
 	if c := r.StoreCPU; c != nil {
 		return s + fmt.Sprintf("Redis CPU %.1f %% of a core (%.2f ms per 1,000 requests)", c.Percent, c.MsPerKiloRequest)
 	}
+	if r.StoreCPUWhy == "" {
+		return s + "Redis CPU not measured"
+	}
 	return s + "Redis CPU not measured: " + r.StoreCPUWhy
 }
 

@@ -302,3 +302,20 @@ func TestSyncScraperPerSystem(t *testing.T) {
 		})
 	}
 }
+
+func TestStoreCostLine(t *testing.T) {
+	for _, tt := range []struct {
+		r    ScenarioResult
+		want string
+	}{
+		{ScenarioResult{StoreCmdPerSec: 186, StoreCommands: 6700, StoreOps: 109_900, Requests: 31200, StoreCPU: &result.StoreCPU{Percent: 4.8, MsPerKiloRequest: 55.48}},
+			"store: 186 commands/s; per request 0.215 round trips, 3.308 commands inside scripts; Redis CPU 4.8 % of a core (55.48 ms per 1,000 requests)"},
+		{ScenarioResult{StoreCPUWhy: "the store started again between its CPU readings"},
+			"store: 0 commands/s; per request 0.000 round trips, 0.000 commands inside scripts; Redis CPU not measured: the store started again between its CPU readings"},
+		{ScenarioResult{}, "store: 0 commands/s; per request 0.000 round trips, 0.000 commands inside scripts; Redis CPU not measured"},
+	} {
+		if got := storeCost(tt.r); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
+		}
+	}
+}
