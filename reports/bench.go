@@ -75,7 +75,8 @@ Absolute figures drift on a shared machine; the ratios are measured in one run.<
 {{range .Fleets}}<h2>Fleet {{.Name}} ({{.Network}})</h2>
 {{if .Error}}<p class="fail">{{.Error}}</p>{{end}}
 <p>{{.Conditions.Provider}}/{{.Network}}, {{.Conditions.Replicas}} replicas{{with .Conditions.Mode}}, mode {{.}}{{end}}; ceiling {{f .Ceiling}} req/s{{if .Capped}} (search capped: at least){{end}};
-store {{f .StoreCmdPerSec}} commands/s ({{f .StoreCmdPerRequest}} per request, {{.StoreOps}} commands with the scripts' own).</p>
+store {{f .StoreCmdPerSec}} commands/s ({{f .StoreCmdPerRequest}} per request, {{.StoreOps}} commands with the scripts' own, {{f .StoreScriptCmdPerRequest}} inside scripts per request);
+Redis CPU {{with .StoreCPU}}{{printf "%.1f" .Percent}} % of a core ({{printf "%.2f" .MsPerKiloRequest}} ms per 1,000 requests){{else}}not measured{{with .StoreCPUWhy}} ({{.}}){{end}}{{end}}.</p>
 <table class="steps"><tr><th>run</th><th>asked req/s</th><th>achieved</th><th>answered</th><th>429</th><th>errors</th><th>p99 ms</th><th>lateness p99 ms</th><th>sustained</th></tr>
 {{range .Steps}}<tr><td>step</td><td class="n">{{f .Rate}}</td><td class="n">{{f .Achieved}}</td><td class="n">{{.Answered}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Errors}}</td><td class="n">{{msf .}}</td><td class="n">{{late .}}</td><td>{{if .Sustained}}<span class="pass">yes</span>{{else}}<span class="fail">no</span> {{.Why}}{{end}}</td></tr>
 {{end}}{{with .Steady}}<tr><td>steady</td><td class="n">{{f .Rate}}</td><td class="n">{{f .Achieved}}</td><td class="n">{{.Answered}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Errors}}</td><td class="n">{{msf .}}</td><td class="n">{{late .}}</td><td>{{if .Sustained}}<span class="pass">yes</span>{{else}}<span class="fail">no</span> {{.Why}}{{end}}</td></tr>{{end}}

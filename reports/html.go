@@ -36,6 +36,7 @@ type scenarioPage struct {
 	Sync90   *result.ProbeResult
 	Charts   []template.HTML
 	Outcomes string // why there is no traffic chart, when there is none
+	Sync     syncPanel
 }
 
 func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, error) {
@@ -89,6 +90,11 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 			gated++
 		}
 		if sc.Error == "" {
+			sync, err := newSyncPanel(sc)
+			if err != nil {
+				return nil, err
+			}
+			sp.Sync = sync
 			if c, err := probeChart(sc, window); err != nil {
 				return nil, err
 			} else {
@@ -169,12 +175,12 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 	},
 	"claim": func(c result.Claim) template.HTML {
 		switch {
-		case c.Inconclusive:
-			return `<span class="bound">inconclusive (generator-bound)</span>`
+		case c.Inconclusive, c.NotMeasured:
+			return `<span class="bound">` + template.HTML(template.HTMLEscapeString(c.Verdict())) + `</span>`
 		case c.Confirmed:
 			return `<span class="pass">confirmed</span>`
 		}
-		return `<span class="fail">not confirmed</span>`
+		return `<span class="fail">` + template.HTML(template.HTMLEscapeString(c.Verdict())) + `</span>`
 	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -253,6 +259,14 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 <table class="cluster-events"><tr><th>at (ms)</th><th>node</th><th>was</th><th>became</th></tr>
 {{range .Events}}<tr class="node-event"><td class="n">{{ms .At}}</td><td>{{.Node}}</td><td>{{.From}}</td><td>{{.To}}</td></tr>
 {{end}}</table>{{end}}
+<h3>Sync health</h3>
+{{with .Sync}}<table class="sync"><tr><th>figure</th><th>measured</th></tr>
+{{range .Rows}}<tr class="syncrow"><td>{{.Name}}</td><td>{{.Value}}</td></tr>
+{{end}}</table>
+<div class="side">{{range .Charts}}<div class="chart sync-chart">{{.}}</div>{{end}}</div>{{end}}
+<h3>Store cost</h3>
+<p class="storecost">{{f .StoreCmdPerSec}} commands/s; per request {{f3 .RoundTripsPerRequest}} round trips and {{f3 .ScriptCmdPerRequest}} commands run inside scripts;
+{{with .StoreCPU}}Redis CPU {{printf "%.1f" .Percent}} % of a core ({{printf "%.2f" .MsPerKiloRequest}} ms per 1,000 requests){{else}}Redis CPU not measured{{with .StoreCPUWhy}}: {{.}}{{end}}{{end}}.</p>
 {{with .Outcomes}}<p>{{.}}</p>{{end}}
 <div class="side">{{range .Charts}}<div class="chart">{{.}}</div>{{end}}</div>
 </section>

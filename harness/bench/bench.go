@@ -363,11 +363,13 @@ func printStep(cfg Config, name string, st result.Step) {
 // steady runs the fleet at rate for one step and counts the store's commands over it.
 func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 	s := m.stepper(cfg)
+	var cpu storeCPU
 	if m.rdb != nil {
 		s.before = func(ctx context.Context) error {
 			if err := m.rdb.ConfigResetStat(ctx).Err(); err != nil {
 				return fmt.Errorf("reset the store's command stats: %w", err)
 			}
+			cpu.start(ctx, m.rdb)
 			return nil
 		}
 	}
@@ -387,7 +389,9 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 		m.res.StoreCmdPerSec = float64(touches) / st.Duration.Seconds()
 		if st.Answered > 0 {
 			m.res.StoreCmdPerRequest = float64(touches) / float64(st.Answered)
+			m.res.StoreScriptCmdPerRequest = float64(ops-touches) / float64(st.Answered)
 		}
+		m.res.StoreCPU, m.res.StoreCPUWhy = cpu.result(context.WithoutCancel(ctx), m.rdb, st.Answered)
 	}
 	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
 		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))

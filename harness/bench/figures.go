@@ -259,7 +259,27 @@ func storeFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchF
 		d.Steady.Rate, d.Steady.Duration.Seconds(), d.Conditions.SyncInterval))
 	f.Note = fmt.Sprintf("delayed = %d nodes / %v sync = %.0f cmd/s at any rate above ~%.0f req/s; central = 1 per request, so the ratio is %.0f / rate: 1/%.0f at our rate, 1/%.0f at HS2",
 		d.Conditions.Replicas, d.Conditions.SyncInterval, nodesPerSec(d), nodesPerSec(d), nodesPerSec(d), 1/measured, 1/projected)
+	f.Note += "; " + storeWork(d, c)
 	return f
+}
+
+// storeWork is what the store's work cost in each fleet's steady run, beside its round
+// trips: the commands run inside scripts and Redis's CPU.
+func storeWork(fleets ...*result.FleetBench) string {
+	var parts []string
+	for _, f := range fleets {
+		s := fmt.Sprintf("%s per request %.4f round trips + %.4f commands inside scripts, Redis CPU ", f.Name, f.StoreCmdPerRequest, f.StoreScriptCmdPerRequest)
+		if c := f.StoreCPU; c != nil {
+			s += fmt.Sprintf("%.1f %% of a core (%.2f ms per 1,000 requests)", c.Percent, c.MsPerKiloRequest)
+		} else {
+			s += "not measured"
+			if f.StoreCPUWhy != "" {
+				s += " (" + f.StoreCPUWhy + ")"
+			}
+		}
+		parts = append(parts, s)
+	}
+	return "store work: " + strings.Join(parts, "; ")
 }
 
 // nodesPerSec is the exchanges a delayed fleet makes a second when every node has news.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/internal/commandstats"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -32,4 +34,39 @@ func infoField(info, field string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("INFO has no %s field", field)
+}
+
+// storeCPU reads a store's CPU at a steady run's start and end (INFO cpu).
+type storeCPU struct {
+	before commandstats.CPU
+	at     time.Time
+	err    error
+}
+
+func (c *storeCPU) start(ctx context.Context, rdb *redis.Client) {
+	c.before, c.err = commandstats.ReadCPU(ctx, rdb)
+	c.at = time.Now()
+}
+
+// result is the store's CPU since start, or why it was not measured.
+func (c *storeCPU) result(ctx context.Context, rdb *redis.Client, answered int) (*result.StoreCPU, string) {
+	if c.at.IsZero() {
+		return nil, "the steady run did not start"
+	}
+	if c.err != nil {
+		return nil, c.err.Error()
+	}
+	after, err := commandstats.ReadCPU(ctx, rdb)
+	if err != nil {
+		return nil, err.Error()
+	}
+	sec, pct, err := commandstats.CPUUse(c.before, after, time.Since(c.at))
+	if err != nil {
+		return nil, err.Error()
+	}
+	out := &result.StoreCPU{Seconds: sec, Percent: pct}
+	if answered > 0 {
+		out.MsPerKiloRequest = sec * 1e6 / float64(answered)
+	}
+	return out, ""
 }

@@ -1,11 +1,15 @@
 package loadtest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/synchealth"
+	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -201,6 +205,117 @@ func TestLatenessToleranceFollowsTheTimeScale(t *testing.T) {
 		cfg.TimeScale, cfg.Gates.LatenessP99 = tt.scale, tt.asked
 		if got := cfg.latenessTolerance(); got != tt.want {
 			t.Errorf("scale %g, asked %v: tolerance %v, want %v", tt.scale, tt.asked, got, tt.want)
+		}
+	}
+}
+
+// TestDelayedCostClaimNeedsAWorkingSync: the store cost claim of delayed sync is confirmed
+// only inside its band around nodes / interval and on exchanges that succeeded; a dead sync
+// (few commands because few exchanges got through) is not a cheap one, and a run without
+// sync metrics measured nothing.
+func TestDelayedCostClaimNeedsAWorkingSync(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.2 // 8 nodes / 40 ms = 200 commands/s
+	ok := func(okN, failed, timedOut int64) *result.SyncHealth {
+		return &result.SyncHealth{Available: true, Exchanges: &result.Exchanges{Attempted: okN + failed + timedOut, OK: okN, Failed: failed, TimedOut: timedOut}}
+	}
+	tests := []struct {
+		name        string
+		perSec      float64
+		sync        *result.SyncHealth
+		confirmed   bool
+		notMeasured bool
+		verdict     string
+	}{
+		{"at nodes / interval, every exchange ok", 200, ok(8000, 0, 0), true, false, "confirmed"},
+		{"inside the band, low side", 101, ok(4000, 10, 0), true, false, "confirmed"},
+		{"inside the band, high side", 219, ok(8000, 0, 0), true, false, "confirmed"},
+		{"95 % exactly", 200, ok(95, 3, 2), true, false, "confirmed"},
+		{"over the band", 230, ok(8000, 0, 0), false, false, "not confirmed: the store saw 1.15x nodes / interval, over 1.1x"},
+		{"under the band", 90, ok(8000, 0, 0), false, false, "not confirmed: the store saw 0.45x nodes / interval, under 0.5x"},
+		// HS2 on 16 cores: 14 commands/s, which the one-sided check confirmed.
+		{"a dead sync", 14, ok(50, 400, 350), false, false, "not confirmed: sync failing (750 of 800 exchanges failed)"},
+		{"failing inside the band", 200, ok(94, 4, 2), false, false, "not confirmed: sync failing (6 of 100 exchanges failed)"},
+		{"zero commands, zero exchanges", 0, ok(0, 0, 0), false, false, "not confirmed: sync failing (no exchange attempted)"},
+		{"no scrape", 200, nil, false, true, "not measured: no sync metrics"},
+		{"scrape without exchange metrics", 200, &result.SyncHealth{Why: "the replicas' /metrics exposes no sync metric"}, false, true,
+			"not measured: no sync metrics (the replicas' /metrics exposes no sync metric)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := &ScenarioResult{StoreCmdPerSec: tt.perSec, AchievedRate: 2500, Sync: tt.sync}
+			c := delayedCostClaim(res, cfg)
+			if c.Confirmed != tt.confirmed || c.NotMeasured != tt.notMeasured || c.Verdict() != tt.verdict {
+				t.Errorf("confirmed %v, not measured %v, %q; want %v, %v, %q (%s)", c.Confirmed, c.NotMeasured, c.Verdict(), tt.confirmed, tt.notMeasured, tt.verdict, c.Figure)
+			}
+			if !strings.Contains(c.Text, "200/s here") || !strings.Contains(c.Text, "within 0.5x..1.1x") {
+				t.Errorf("the claim must state the bound and the band: %q", c.Text)
+			}
+		})
+	}
+}
+
+// TestClaimVerdictGeneratorBound: a generator-bound run's claim is inconclusive, but a sync
+// that failed is still said.
+func TestClaimVerdictGeneratorBound(t *testing.T) {
+	for _, tt := range []struct {
+		c    Claim
+		want string
+	}{
+		{Claim{Inconclusive: true, Confirmed: true}, "inconclusive (generator-bound)"},
+		{Claim{Inconclusive: true}, "inconclusive (generator-bound)"},
+		{Claim{Inconclusive: true, Why: "sync failing (3 of 9 exchanges failed)"}, "inconclusive (generator-bound; sync failing (3 of 9 exchanges failed))"},
+		{Claim{Inconclusive: true, NotMeasured: true, Why: "no sync metrics"}, "inconclusive (generator-bound; no sync metrics)"},
+	} {
+		if got := tt.c.Verdict(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.c, got, tt.want)
+		}
+	}
+}
+
+// TestSyncScraperPerSystem: the built-in replica is scraped in delayed mode, every five of
+// its (scaled) intervals; a target by the names its file gives; the others say why not.
+func TestSyncScraperPerSystem(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.2
+	urls := []string{"http://127.0.0.1:1"}
+	named := &target.Target{Name: "mine", Metrics: &target.Metrics{Path: "/stats", Exchanges: "rl_sync_total", ViewAge: "rl_age_seconds", SyncInterval: time.Second}}
+	tests := []struct {
+		name  string
+		sys   sut
+		mode  limiters.Mode
+		names synchealth.Names
+		every time.Duration
+		why   string
+	}{
+		{"built-in, delayed", sut{}, limiters.ModeDelayed, synchealth.Replica(), 200 * time.Millisecond, ""},
+		{"built-in, central", sut{}, limiters.ModeCentral, synchealth.Names{}, 0, "central mode does not sync with the store"},
+		{"target without metrics", sut{t: &target.Target{Name: "envoy"}}, "", synchealth.Names{}, 0, "the target file envoy names no metrics (see its metrics: field)"},
+		{"target with metrics", sut{t: named}, "", synchealth.Names{Path: "/stats", Exchanges: "rl_sync_total", ViewAge: "rl_age_seconds"}, 2 * time.Second, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, why := tt.sys.syncScraper(cfg, Scenario{Mode: string(tt.mode)}, urls)
+			if why != tt.why || s.Names != tt.names || s.Every != tt.every || (why == "" && len(s.URLs) != 1) {
+				t.Errorf("scraper %+v, %q; want names %+v every %v, %q", s, why, tt.names, tt.every, tt.why)
+			}
+		})
+	}
+}
+
+func TestStoreCostLine(t *testing.T) {
+	for _, tt := range []struct {
+		r    ScenarioResult
+		want string
+	}{
+		{ScenarioResult{StoreCmdPerSec: 186, StoreCommands: 6700, StoreOps: 109_900, Requests: 31200, StoreCPU: &result.StoreCPU{Percent: 4.8, MsPerKiloRequest: 55.48}},
+			"store: 186 commands/s; per request 0.215 round trips, 3.308 commands inside scripts; Redis CPU 4.8 % of a core (55.48 ms per 1,000 requests)"},
+		{ScenarioResult{StoreCPUWhy: "the store started again between its CPU readings"},
+			"store: 0 commands/s; per request 0.000 round trips, 0.000 commands inside scripts; Redis CPU not measured: the store started again between its CPU readings"},
+		{ScenarioResult{}, "store: 0 commands/s; per request 0.000 round trips, 0.000 commands inside scripts; Redis CPU not measured"},
+	} {
+		if got := storeCost(tt.r); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
 	}
 }

@@ -83,6 +83,16 @@ func TestLoadtestDesignKeepsItsWord(t *testing.T) {
 		if sc.Fault != "" && (sc.FaultLatency == nil || sc.FaultLatency.Count == 0) {
 			t.Errorf("%s: no latency measured during the fault", sc.Name)
 		}
+		// The replicas' sync was scraped from the containers' published ports: exchanges
+		// were counted, and those of the store's outage failed.
+		if s := sc.Sync; s == nil || !s.Available || s.Exchanges == nil || s.Exchanges.Attempted == 0 || s.ScrapeErrors > s.Scrapes/10 {
+			t.Errorf("%s: sync health %+v: want exchanges scraped from every replica", sc.Name, s)
+		} else if sc.Fault == "" && s.Exchanges.OKShare() < 0.9 || sc.Fault != "" && s.Exchanges.Unsuccessful() == 0 {
+			t.Errorf("%s: exchanges %+v: want >= 90 %% ok without a fault (a loaded CI machine times a few out), failures with one", sc.Name, *s.Exchanges)
+		}
+		if sc.Fault != FaultStop && (sc.StoreCPU == nil || sc.StoreCPU.Seconds <= 0) {
+			t.Errorf("%s: store CPU %+v (%s): want the store's CPU over the traffic", sc.Name, sc.StoreCPU, sc.StoreCPUWhy)
+		}
 	}
 	if !sum.Pass || sum.GeneratorBound {
 		t.Errorf("verdict pass=%v generator-bound=%v failed=%v", sum.Pass, sum.GeneratorBound, sum.Failed)

@@ -22,6 +22,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/synchealth"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/internal/commandstats"
@@ -398,6 +399,13 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		defer closeServers()
 		resetCluster = reset
 	}
+	cpu := &cpuMeter{rdb: rdb}
+	cpuWhy := "the target keeps its counters to itself"
+	if cfg.Store == fleet.StoreCluster {
+		cpuWhy = "not measured on a cluster store"
+	}
+	scraper, syncWhy := sys.syncScraper(cfg, sc, fl.ReplicaURLs())
+	var scraping *synchealth.Running
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// traffic.Run owns the start: it waits for a window edge of the replicas' epoch-aligned
@@ -420,6 +428,10 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 				return fmt.Errorf("reset the store's command stats: %w", err)
 			}
+			cpu.start(ctx, time.Now())
+		}
+		if syncWhy == "" {
+			scraping = scraper.Start(runCtx, origin)
 		}
 		stopWatch = watchCluster(runCtx, fl, sc, origin, outage.From)
 		if cfg.Shards <= 1 { // shards' outcomes arrive once they are done
@@ -436,6 +448,13 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	opts.Align, opts.OnStart = window, onStart
 	shards, runErr := cfg.send(sc)(runCtx, &sched, fl, opts, sink)
 	cancel()
+	res.Sync = &result.SyncHealth{Why: syncWhy}
+	if scraping != nil {
+		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		h := scraping.Stop(sctx).Figures()
+		stop()
+		res.Sync = &h
+	}
 	<-progressDone
 	if !start.IsZero() {
 		if err := <-faultErr; err != nil && runErr == nil {
@@ -454,6 +473,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			cfg.Logger.Warn("store command stats", "err", err)
 		}
 	}
+	res.StoreCPU, res.StoreCPUWhy = cpu.result(context.WithoutCancel(ctx), time.Now(), int(sent.Load()), cpuWhy)
 	if rdb != nil {
 		res.StoreCommands, res.StoreOps, err = commandstats.Read(context.WithoutCancel(ctx), rdb, sys.scriptCommands())
 		if err != nil {

@@ -89,7 +89,14 @@ type FleetBench struct {
 	StoreCmdPerSec     float64 `json:"store_commands_per_s"`
 	StoreCmdPerRequest float64 `json:"store_commands_per_request"`
 	StoreOps           int64   `json:"store_ops"`
-	Error              string  `json:"error,omitempty"`
+	// StoreScriptCmdPerRequest is the commands run inside scripts per request answered in
+	// the steady run: the store's work beyond its round trips.
+	StoreScriptCmdPerRequest float64 `json:"store_script_commands_per_request"`
+	// StoreCPU is the store's CPU over the steady run (INFO cpu); nil when not measured,
+	// and StoreCPUWhy says why.
+	StoreCPU    *StoreCPU `json:"store_cpu,omitempty"`
+	StoreCPUWhy string    `json:"store_cpu_why,omitempty"`
+	Error       string    `json:"error,omitempty"`
 }
 
 // Step is one fixed-rate run of a fleet: the rate asked, what was achieved and whether the

@@ -44,15 +44,27 @@ type Claim struct {
 	// Inconclusive is set when the generator fell behind its schedule: the traffic the
 	// limiter saw was not the document's, so the figure neither confirms nor refutes.
 	Inconclusive bool `json:"inconclusive,omitempty"`
+	// NotMeasured is set when the run lacks the evidence the claim rests on (Why says
+	// which): it neither confirms nor refutes.
+	NotMeasured bool `json:"not_measured,omitempty"`
+	// Why says why a claim was not confirmed or not measured, as "sync failing (3 of 40
+	// exchanges failed)"; empty when the figure says it all.
+	Why string `json:"why,omitempty"`
 }
 
 // Verdict is the claim's outcome in words.
 func (c Claim) Verdict() string {
 	switch {
+	case c.Inconclusive && !c.Confirmed && c.Why != "":
+		return "inconclusive (generator-bound; " + c.Why + ")"
 	case c.Inconclusive:
 		return "inconclusive (generator-bound)"
+	case c.NotMeasured:
+		return "not measured: " + c.Why
 	case c.Confirmed:
 		return "confirmed"
+	case c.Why != "":
+		return "not confirmed: " + c.Why
 	}
 	return "not confirmed"
 }
@@ -154,10 +166,17 @@ type ScenarioResult struct {
 	// a store): there was no store to read, so the store figures are not measurements.
 	NoStore bool `json:"no_store,omitempty"`
 	// StoreOps counts the commands run inside scripts too: the store's work, not its touches.
-	StoreOps       int64         `json:"store_ops"`
-	StoreOpsPerSec float64       `json:"store_ops_per_s"`
-	Duration       time.Duration `json:"duration_ns"`
-	Probes         []ProbeResult `json:"probes"`
+	StoreOps       int64   `json:"store_ops"`
+	StoreOpsPerSec float64 `json:"store_ops_per_s"`
+	// StoreCPU is the store's CPU over the traffic (INFO cpu); nil when not measured, and
+	// StoreCPUWhy says why.
+	StoreCPU    *StoreCPU `json:"store_cpu,omitempty"`
+	StoreCPUWhy string    `json:"store_cpu_why,omitempty"`
+	// Sync is what the replicas' metrics said of their sync; nil in a run written before
+	// the harness scraped them.
+	Sync     *SyncHealth   `json:"sync,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Probes   []ProbeResult `json:"probes"`
 	// PeakRatios is the distribution of every non-probe client's busiest window of
 	// acceptances over its limit: PeakRatios[i] clients had a peak/limit in
 	// [i, i+1) × PeakRatioBin; the last bin holds everything above.
@@ -186,3 +205,20 @@ const (
 	PeakRatioBin  = 0.05
 	PeakRatioBins = 31
 )
+
+// RoundTripsPerRequest is the store commands the replicas sent per request; 0 without requests.
+func (r ScenarioResult) RoundTripsPerRequest() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.StoreCommands) / float64(r.Requests)
+}
+
+// ScriptCmdPerRequest is the commands the store ran inside scripts per request: its work
+// beyond the round trips; 0 without requests.
+func (r ScenarioResult) ScriptCmdPerRequest() float64 {
+	if r.Requests == 0 || r.StoreOps < r.StoreCommands {
+		return 0
+	}
+	return float64(r.StoreOps-r.StoreCommands) / float64(r.Requests)
+}

@@ -37,7 +37,7 @@ func Parse(file string, b []byte) (*Target, error) {
 		return nil, fmt.Errorf("%s:1: the file is empty: it needs name, start, request, responses and clients", file)
 	}
 	t := &Target{File: file, Dir: filepath.Dir(file)}
-	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm")
+	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics")
 	if root == nil {
 		return nil, p.err()
 	}
@@ -50,6 +50,7 @@ func Parse(file string, b []byte) (*Target, error) {
 	t.Responses = p.responses(root["responses"])
 	t.Classes = p.classes(root["clients"])
 	t.Store = p.store(root["store"], t.Start.Kind)
+	t.Metrics = p.metrics(root["metrics"])
 	t.Algorithm = p.str(root, "algorithm", "", false)
 	if n := root["algorithm"]; n != nil && !slices.Contains([]string{"fixed_window", "sliding_window", "token_bucket", "gcra"}, t.Algorithm) {
 		p.errf(n, "algorithm", "use fixed_window, sliding_window, token_bucket or gcra (got %q)", t.Algorithm)
@@ -528,6 +529,60 @@ func (p *parser) store(n *yaml.Node, kind string) Store {
 	}
 	s.Redis = v
 	return s
+}
+
+// metricNames are the metrics block's fields that name a metric.
+var metricNames = []string{"exchanges", "exchange_duration", "exchange_clients", "view_age", "blind", "sync_lag"}
+
+func (p *parser) metrics(n *yaml.Node) *Metrics {
+	if n == nil {
+		return nil
+	}
+	m := p.fields(n, "metrics", false, append([]string{"path", "sync_interval"}, metricNames...)...)
+	if m == nil {
+		return nil
+	}
+	out := &Metrics{Path: p.str(m, "path", "metrics", false)}
+	if out.Path == "" {
+		out.Path = "/metrics"
+	} else if !strings.HasPrefix(out.Path, "/") || strings.ContainsAny(out.Path, "?# ") {
+		p.errf(m["path"], "metrics.path", "must be a path starting with / and without a query (got %q)", out.Path)
+	}
+	names := make([]string, len(metricNames))
+	named := false
+	for i, k := range metricNames {
+		names[i] = p.str(m, k, "metrics", true)
+		if v := names[i]; v != "" {
+			named = true
+			if !validMetricName(v) {
+				p.errf(m[k], "metrics."+k, "must be a Prometheus metric name, as rl_sync_total (got %q)", v)
+			}
+		}
+	}
+	out.Exchanges, out.ExchangeDuration, out.ExchangeClients, out.ViewAge, out.Blind, out.SyncLag =
+		names[0], names[1], names[2], names[3], names[4], names[5]
+	if !named {
+		p.errf(n, "metrics", "names no metric: give at least one of %s", strings.Join(metricNames, ", "))
+	}
+	if k := m["sync_interval"]; k != nil {
+		v, _ := p.scalar(k, "metrics.sync_interval")
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			p.errf(k, "metrics.sync_interval", "must be a duration > 0, as 200ms (got %q)", v)
+		}
+		out.SyncInterval = d
+	}
+	return out
+}
+
+// validMetricName is Prometheus's classic metric name: [a-zA-Z_:][a-zA-Z0-9_:]*.
+func validMetricName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r == ':' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func splitHostPort(v string) (string, int, error) {

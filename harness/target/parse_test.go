@@ -44,6 +44,11 @@ clients:
 store:
   redis: managed
   scripts: [GET, set]
+metrics:
+  path: /stats/prometheus
+  exchanges: rl_sync_total
+  view_age: rl_view_age_seconds
+  sync_interval: 500ms
 `
 
 func TestParseGood(t *testing.T) {
@@ -68,6 +73,9 @@ func TestParseGood(t *testing.T) {
 	if !tg.Store.Managed || tg.Algorithm != "fixed_window" || strings.Join(tg.Store.Scripts, ",") != "get,set" {
 		t.Errorf("store %+v algorithm %q", tg.Store, tg.Algorithm)
 	}
+	if m := tg.Metrics; m == nil || *m != (Metrics{Path: "/stats/prometheus", Exchanges: "rl_sync_total", ViewAge: "rl_view_age_seconds", SyncInterval: 500 * time.Millisecond}) {
+		t.Errorf("metrics %+v", m)
+	}
 	for code, want := range map[int]Verdict{200: Accepted, 429: Rejected, 400: Error, 503: Error, 201: Error} {
 		if got := tg.Responses.Of(code); got != want {
 			t.Errorf("status %d: %v, want %v", code, got, want)
@@ -88,7 +96,8 @@ store: {redis: "127.0.0.1:6379"}
 		t.Fatal(err)
 	}
 	if tg.Request.Method != "GET" || tg.Request.Path != "/" || tg.Request.ClientQuery != "user" || tg.Start.Replicas != 1 ||
-		tg.Start.Health != "/" || tg.Classes[0].Name != "default" || tg.Store.Redis != "127.0.0.1:6379" || tg.Responses.Of(503) != Rejected {
+		tg.Start.Health != "/" || tg.Classes[0].Name != "default" || tg.Store.Redis != "127.0.0.1:6379" || tg.Responses.Of(503) != Rejected ||
+		tg.Metrics != nil {
 		t.Errorf("%+v", tg)
 	}
 	v := Vars{Port: 8081, Host: "0.0.0.0", Listen: ":8081", Redis: "redis:6379", Node: 2, Nodes: 8}
@@ -218,6 +227,12 @@ func TestParseErrors(t *testing.T) {
 		{"scripts not a list", with(nil, "store: {redis: \"127.0.0.1:1\", scripts: get}"), "t.yaml:6: store.scripts: must be a list"},
 		{"store not loopback", with(nil, "store: {redis: \"10.1.1.1:6379\"}"), "t.yaml:6: store.redis: must be \"managed\" or a loopback host:port"},
 		{"store no port", with(nil, "store: {redis: localhost}"), "t.yaml:6: store.redis: must be \"managed\""},
+		{"metrics not mapping", with(nil, "metrics: /metrics"), "t.yaml:6: metrics: must be a mapping"},
+		{"metrics without a name", with(nil, "metrics: {path: /m}"), "t.yaml:6: metrics: names no metric"},
+		{"metrics bad path", with(nil, "metrics: {path: m, blind: b_total}"), "t.yaml:6: metrics.path: must be a path"},
+		{"metrics bad name", with(nil, "metrics: {exchanges: rl-sync}"), "t.yaml:6: metrics.exchanges: must be a Prometheus metric name"},
+		{"metrics unknown field", with(nil, "metrics: {exchanges: a, errors: b}"), "t.yaml:6: metrics.errors: unknown field"},
+		{"metrics bad interval", with(nil, "metrics: {exchanges: a, sync_interval: often}"), "t.yaml:6: metrics.sync_interval: must be a duration > 0"},
 		{"managed store for url", with(nil, "store: {redis: managed}"), "t.yaml:6: store.redis: a url target is not started by the harness"},
 	}
 	for _, c := range cases {

@@ -59,6 +59,10 @@ type Target struct {
 	Classes []Class
 	// Store is where the target keeps its counters; empty if it keeps them to itself.
 	Store Store
+	// Metrics says where the target's replicas expose Prometheus metrics and which of them
+	// describe its sync with the store; nil when the file names none, and the report's
+	// sync health panel then says "not available".
+	Metrics *Metrics
 	// Algorithm is what the target says it does (fixed_window, sliding_window,
 	// token_bucket, gcra), so that the run tests the documents' claim about that algorithm;
 	// empty if it says nothing.
@@ -157,6 +161,30 @@ type Store struct {
 	// Scripts are the commands the target's Lua scripts call inside Redis (lower case): the
 	// store's work, counted in its ops but not in its round trips.
 	Scripts []string
+}
+
+// Metrics names a target's Prometheus metrics (text format, on every replica's address)
+// for the sync health panel. An empty name is a figure the target does not expose.
+type Metrics struct {
+	// Path is the metrics path; default /metrics.
+	Path string
+	// Exchanges is a counter of syncs with the store by the label "result": ok, failed or
+	// timeout (any other value counts as failed).
+	Exchanges string
+	// ExchangeDuration is a histogram of sync durations in seconds.
+	ExchangeDuration string
+	// ExchangeClients is a histogram of the clients one sync carried.
+	ExchangeClients string
+	// ViewAge is a histogram of the age, in seconds, of the store's view a decision used.
+	ViewAge string
+	// Blind is a counter of the seconds a replica went without a successful sync for more
+	// than two intervals.
+	Blind string
+	// SyncLag is a gauge of the seconds since the replica's last successful sync.
+	SyncLag string
+	// SyncInterval is how often the target syncs, if it says: the store cost claim's
+	// nodes / interval.
+	SyncInterval time.Duration
 }
 
 // BodyFor is the request body for client id: Body with {{client}} replaced by the ID,
