@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,6 +111,10 @@ type engine struct {
 	used    int
 	started time.Time
 	rounds  int
+	// pace is the most requests per second a round asks for where its variants overlap: the
+	// burst rate at first, lowered when a round's variants fell behind, raised again when
+	// they kept up.
+	pace float64
 }
 
 // Hunt searches cfg.Families against the system snd sends to, within the budget, and
@@ -119,7 +124,7 @@ func Hunt(ctx context.Context, cfg Config, snd Sender) (result.HuntSystem, error
 	if err := cfg.defaults(); err != nil {
 		return result.HuntSystem{}, err
 	}
-	e := &engine{cfg: cfg, snd: snd, started: cfg.Now(), records: make([][]record, len(cfg.Families))}
+	e := &engine{cfg: cfg, snd: snd, started: cfg.Now(), records: make([][]record, len(cfg.Families)), pace: cfg.Env.MaxRate}
 	e.out = result.HuntSystem{System: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale, Window: cfg.Env.Window,
 		Limit: cfg.Env.Limit, Replicas: cfg.Env.Replicas, SyncInterval: cfg.Env.Interval}
 	e.search = NewSearch(cfg.Families, cfg.Env, cfg.Coarse, cfg.Levels, rand.New(rand.NewPCG(cfg.Seed, 0x4a17)))
@@ -224,15 +229,15 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 		env.Outage = result.Interval{From: fault.From, To: fault.To}
 		maxLen = max(maxLen, fault.To+cfg.Env.Grace+2*cfg.Env.Window)
 	}
-	var probes []schedule.Schedule
+	nprobes := 0
 	if plan != nil {
-		probes = plan.probes
-		for _, p := range probes {
-			maxLen = max(maxLen, p.Duration)
+		for _, p := range plan.probes {
+			maxLen = max(maxLen, p.Schedule.Duration)
+			nprobes += len(p.Schedule.Requests)
 		}
 	}
 	vs := e.search.Next(filter)
-	r, deferred, refused, err := e.build(n, kind, vs, env, fault, maxLen, origin, probes)
+	r, deferred, refused, err := e.build(n, kind, vs, env, fault, maxLen, origin, plan)
 	if err != nil {
 		return true, err
 	}
@@ -249,10 +254,7 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 	// The request budget: keep the variants that fit in what is left.
 	if left := cfg.Requests - e.used; len(r.Schedule.Requests) > left {
 		keep := 0
-		sum := 0
-		for _, p := range probes {
-			sum += len(p.Requests)
-		}
+		sum := nprobes
 		var kept []Variant
 		for _, sv := range r.sent {
 			if sum+len(sv.sched.Requests) > left {
@@ -274,7 +276,7 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 			}
 		}
 		deferred = rest
-		if r, _, _, err = e.build(n, kind, kept, env, fault, maxLen, origin, probes); err != nil {
+		if r, _, _, err = e.build(n, kind, kept, env, fault, maxLen, origin, plan); err != nil {
 			return true, err
 		}
 		defer func() {
@@ -297,7 +299,7 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 	e.rounds++
 	dir := filepath.Join(cfg.OutDir, "rounds", fmt.Sprintf("round-%d", n))
 	hr := result.HuntRound{Round: n, Kind: kind, Start: origin.UTC(), Duration: r.Schedule.Duration, Variants: r.Variants(),
-		Requests: len(r.Schedule.Requests), MaxRate: env.MaxRate}
+		Requests: len(r.Schedule.Requests), Pace: e.pace}
 	if fault != nil {
 		hr.Fault = &result.HuntFault{Kind: fault.Kind, From: fault.From, To: fault.To}
 	}
@@ -344,7 +346,7 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 		return true, nil
 	}
 	if plan != nil {
-		e.learned = plan.analyse(env, origin, r.probes)
+		e.learned = plan.analyse(env, origin, r.probes, cfg.Gates.LatenessP99)
 		e.afterLearning()
 		e.out.Learned = e.learned.result()
 		fmt.Fprintf(cfg.Progress, "   learned: %s; %s\n", e.learned.edge, e.learned.tickNote)
@@ -359,14 +361,22 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 		e.records[sv.v.Family] = append(e.records[sv.v.Family], record{v: sv.v, m: ms[i], h: hv[i], sched: sv.sched, fault: fault, phase: phase})
 	}
 	e.out.Rounds = append(e.out.Rounds, hr)
+	e.adapt(hr)
 	e.printBest(cfg.Progress)
 	return false, nil
 }
 
 // build is newRound with the engine's search, tag and seed.
 func (e *engine) build(n int, kind string, vs []Variant, env Env, fault *schedule.Fault, maxLen time.Duration, origin time.Time,
-	probes []schedule.Schedule) (*Round, []Variant, map[int]string, error) {
-	return newRound(n, kind, e.search, vs, env, fault, maxLen, e.tag(origin, n), e.cfg.Seed, probes)
+	plan *learnPlan) (*Round, []Variant, map[int]string, error) {
+	if plan != nil {
+		// A rebuild places the probes afresh: start from where they were laid out.
+		p := *plan
+		p.probes, p.sync = slices.Clone(plan.probes), slices.Clone(plan.sync)
+		defer func() { *plan = p }()
+		plan = &p
+	}
+	return newRound(n, kind, e.search, vs, env, fault, maxLen, e.pace, e.tag(origin, n), e.cfg.Seed, plan)
 }
 
 // variants are the variants a round sends.
@@ -480,5 +490,21 @@ func (e *engine) finish() {
 			}
 		}
 		e.out.Families = append(e.out.Families, hf)
+	}
+}
+
+// adapt sets the next round's pace from this one's variants: a quarter or more of them sent
+// late or slow lowers it (to 0.7×, not under a quarter of the burst rate), a tenth or fewer
+// raises it again (1.25×, up to the burst rate).
+func (e *engine) adapt(hr result.HuntRound) {
+	if hr.Variants == 0 {
+		return
+	}
+	share := float64(hr.Bound) / float64(hr.Variants)
+	switch {
+	case share >= 0.25:
+		e.pace = max(e.cfg.Env.MaxRate/4, e.pace*0.7)
+	case share <= 0.1:
+		e.pace = min(e.cfg.Env.MaxRate, e.pace*1.25)
 	}
 }

@@ -107,9 +107,11 @@ func sliceDrop() Family {
 		Space: func(e Env) []ParamSpec {
 			s := e.Slice()
 			return []ParamSpec{
-				rateSpec(e, e.Limit, s/2, 3),
-				// A margin for the arrivals' jitter either side; with the span at most half
-				// a slice, both bursts still fall in less than a window.
+				// A burst as short as the generator can make it: the shorter, the more of
+				// both bursts falls in one window (1 + (slice − span − lead − lag) / span,
+				// at most 2).
+				rateSpec(e, e.Limit, s*9/10, 3),
+				// A margin for the arrivals' jitter either side.
 				{Name: "lead", Unit: "ms", Lo: 0, Hi: ms(s / 10), Points: 2},
 				{Name: "lag", Unit: "ms", Lo: 0, Hi: ms(s / 10), Points: 2},
 			}

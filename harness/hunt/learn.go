@@ -28,7 +28,9 @@ import (
 // is for.
 type learnPlan struct {
 	origin time.Time // the round's origin the probes are laid out for
-	probes []schedule.Schedule
+	// probes may move by their period (the edge probe by whole windows, the sync probes by
+	// whole intervals) to make room for each other; moved records where they went.
+	probes []Part
 	edge   int // index of the edge probe, -1 for none
 	// sync[k] is the k-th sync probe: trial 0 or 1, the replica it bursts at.
 	sync []syncProbe
@@ -64,10 +66,10 @@ func newLearnPlan(env Env, tag string) learnPlan {
 		for t, k := t0+span, 0; t < t0+span+env.Window+2*s; t, k = t+gap, k+1 {
 			b.add(t, k%env.Replicas)
 		}
-		part, err := b.part(client("learn-edge"), 0, s)
+		part, err := b.part(client("learn-edge"), env.Window, s)
 		if err == nil {
 			p.edge = len(p.probes)
-			p.probes = append(p.probes, part.Schedule)
+			p.probes = append(p.probes, part)
 		}
 	}
 	if env.Interval <= 0 || env.Replicas < 2 {
@@ -76,28 +78,46 @@ func newLearnPlan(env Env, tag string) learnPlan {
 	iv := env.Interval
 	p.gap = max(iv/8, time.Millisecond)
 	span := spanFor(env.Limit, env.MaxRate)
+	// Each probe polls as many replicas as keeps its polls within half the burst rate; the
+	// probes of a trial poll every replica between them.
+	per := max(1, min(env.Replicas-1, int(env.MaxRate/2*p.gap.Seconds())))
 	block := ((span+4*iv)/iv + 1) * iv // a probe's burst and polls, in whole intervals
-	start := s
-	for k, tr := range [][2]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}} {
-		trial, at := tr[0], tr[1]
-		t0 := start + time.Duration(k)*block + time.Duration(trial)*iv/2
-		var b builder
-		b.burstTo(t0, span, env.Limit, at)
-		for t := t0 + span; t < t0+span+4*iv; t += p.gap {
-			for j := range env.Replicas {
-				if j != at {
+	t0 := s
+	for trial := range 2 {
+		t0 += time.Duration(trial) * iv / 2
+		for first := 0; first < env.Replicas; first += per {
+			group := make([]int, 0, per)
+			for j := first; j < min(first+per, env.Replicas); j++ {
+				group = append(group, j)
+			}
+			at := (group[len(group)-1] + 1) % env.Replicas // a replica it does not poll
+			var b builder
+			b.burstTo(t0, span, env.Limit, at)
+			for t := t0 + span; t < t0+span+4*iv; t += p.gap {
+				for _, j := range group {
 					b.add(t, j)
 				}
 			}
+			part, err := b.part(client(fmt.Sprintf("learn-sync-%d-%d", trial, first)), iv, s)
+			if err != nil {
+				continue
+			}
+			p.sync = append(p.sync, syncProbe{probe: len(p.probes), trial: trial, burstAt: at, polls: t0 + span})
+			p.probes = append(p.probes, part)
+			t0 += block
 		}
-		part, err := b.part(client(fmt.Sprintf("learn-sync-%d-%d", trial, at)), 0, s)
-		if err != nil {
-			continue
-		}
-		p.sync = append(p.sync, syncProbe{probe: len(p.probes), trial: trial, burstAt: at, polls: t0 + span})
-		p.probes = append(p.probes, part.Schedule)
 	}
 	return p
+}
+
+// moved records that the round placed probe i shift[i] later.
+func (p *learnPlan) moved(shift []time.Duration) {
+	for i := range p.probes {
+		p.probes[i] = Part{Schedule: shifted(p.probes[i].Schedule, shift[i]), Period: p.probes[i].Period}
+	}
+	for k := range p.sync {
+		p.sync[k].polls += shift[p.sync[k].probe]
+	}
 }
 
 // learned is what the probes' answers say, as phases since the epoch.
@@ -108,8 +128,9 @@ type learned struct {
 	tickNote  string
 }
 
-// analyse reads the probes' answers of a round whose origin is origin.
-func (p learnPlan) analyse(env Env, origin time.Time, outs []probeOutcome) learned {
+// analyse reads the probes' answers of a round whose origin is origin. A sync probe whose
+// polls were sent later than tolerance is not read: its polls did not ask when it meant to.
+func (p learnPlan) analyse(env Env, origin time.Time, outs []probeOutcome, tolerance time.Duration) learned {
 	by := map[int][]probeOutcome{}
 	for _, o := range outs {
 		by[o.probe] = append(by[o.probe], o)
@@ -119,7 +140,7 @@ func (p learnPlan) analyse(env Env, origin time.Time, outs []probeOutcome) learn
 	}
 	var l learned
 	l.edgePhase, l.edge = p.analyseEdge(env, origin, by[p.edge])
-	l.ticks, l.tickNote = p.analyseTicks(env, origin, by)
+	l.ticks, l.tickNote = p.analyseTicks(env, origin, by, tolerance)
 	return l
 }
 
@@ -133,7 +154,7 @@ func (p learnPlan) analyseEdge(env Env, origin time.Time, outs []probeOutcome) (
 	if p.edge < 0 || len(outs) <= env.Limit {
 		return 0, epoch + " (the edge probe was not answered)"
 	}
-	probe := p.probes[p.edge]
+	probe := p.probes[p.edge].Schedule
 	burstEnd := probe.Requests[env.Limit-1].At
 	s := env.Slice()
 	var runFrom time.Duration = -1
@@ -171,7 +192,7 @@ func (p learnPlan) analyseEdge(env Env, origin time.Time, outs []probeOutcome) (
 	return 0, epoch + " (no run of rejections turned into acceptances after the probe's burst)"
 }
 
-func (p learnPlan) analyseTicks(env Env, origin time.Time, by map[int][]probeOutcome) ([]time.Duration, string) {
+func (p learnPlan) analyseTicks(env Env, origin time.Time, by map[int][]probeOutcome, tolerance time.Duration) ([]time.Duration, string) {
 	switch {
 	case env.Replicas < 2:
 		return nil, "one replica: no sync between replicas to aim at"
@@ -186,8 +207,12 @@ func (p learnPlan) analyseTicks(env Env, origin time.Time, by map[int][]probeOut
 			est[t][j] = -1
 		}
 	}
-	instant := 0
+	instant, late := 0, 0
 	for _, sp := range p.sync {
+		if slices.ContainsFunc(by[sp.probe], func(o probeOutcome) bool { return o.sent >= sp.polls && o.late > tolerance }) {
+			late++
+			continue
+		}
 		// Per polled replica: the last acceptance before the first rejection.
 		last := map[int16]time.Duration{}
 		done := map[int16]bool{}
@@ -234,6 +259,9 @@ func (p learnPlan) analyseTicks(env Env, origin time.Time, by map[int][]probeOut
 		why := fmt.Sprintf("%d of %d replicas showed a sync tick that stayed put across two probes half an interval apart", found, env.Replicas)
 		if instant > 0 {
 			why += fmt.Sprintf("; %d polled replicas rejected at their first poll (they knew at once)", instant)
+		}
+		if late > 0 {
+			why += fmt.Sprintf("; %d of %d probes not read: the generator sent their polls more than %v late", late, len(p.sync), tolerance)
 		}
 		return nil, why
 	}

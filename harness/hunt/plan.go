@@ -15,16 +15,17 @@ const rateBucket = 25 * time.Millisecond
 // place puts parts into one round of at most maxLen: each at the earliest whole multiple of
 // its period at which, in every rateBucket it touches, the round asks for at most rate
 // requests per second (a part alone in its buckets may ask more: it is sent as it is, and
-// judged generator-bound if the generator falls behind). Pinned parts (period 0) go first,
-// then the longest. shift[i] is part i's move; placed[i] false means it waits for a later
+// judged generator-bound if the generator falls behind). The first parts go first, in
+// order; then pinned parts (period 0), then the longest. shift[i] is part i's move; placed[i] false means it waits for a later
 // round.
-func place(parts []Part, maxLen time.Duration, rate float64) (shift []time.Duration, placed []bool) {
+func place(parts []Part, maxLen time.Duration, rate float64, first int) (shift []time.Duration, placed []bool) {
 	shift, placed = make([]time.Duration, len(parts)), make([]bool, len(parts))
 	order := make([]int, len(parts))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
+	// parts[:first] go first, in their order (the learning probes); then the rest.
+	slices.SortStableFunc(order[first:], func(a, b int) int {
 		pa, pb := parts[a].Period == 0, parts[b].Period == 0
 		if pa != pb {
 			if pa {

@@ -27,8 +27,7 @@ type Round struct {
 	m    merged
 	sent []*sentVariant
 	// The probes' schedules follow the variants' in m; every outcome of theirs is kept.
-	probeClients int
-	probes       []probeOutcome
+	probes []probeOutcome
 }
 
 // sentVariant is one variant as placed in a round, with its own account.
@@ -46,6 +45,7 @@ type probeOutcome struct {
 	probe   int // index into the round's probes
 	replica int16
 	sent    time.Duration
+	late    time.Duration // how far behind its offset it was sent
 	code    uint16
 }
 
@@ -67,20 +67,22 @@ func faultWindows(f *schedule.Fault, grace time.Duration) []result.Interval {
 	return []result.Interval{{From: f.From, To: f.To + grace}}
 }
 
-// newRound builds variants in env, places them in at most maxLen and gives each its own
-// client, named tag-family-k. Variants that do not fit come back in deferred; a family whose
+// newRound builds variants in env, places them in at most maxLen with the round asking for at
+// most pace requests per second where they overlap, and gives each its own client, named
+// tag-family-k. Variants that do not fit come back in deferred; a family whose
 // generator refuses the environment is reported in refused (family index → why).
-func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *schedule.Fault, maxLen time.Duration, tag string, seed uint64, probes []schedule.Schedule) (r *Round, deferred []Variant, refused map[int]string, err error) {
+func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *schedule.Fault, maxLen time.Duration, pace float64, tag string, seed uint64, plan *learnPlan) (r *Round, deferred []Variant, refused map[int]string, err error) {
 	if err := env.check(); err != nil {
 		return nil, nil, nil, err
 	}
 	r = &Round{N: n, Kind: kind, Env: env, Fault: fault}
 	refused = map[int]string{}
-	// The probes are pinned and go first; the variants fit around them.
+	// The learning probes go first; the variants fit around them.
 	var parts []Part
-	for _, p := range probes {
-		parts = append(parts, Part{Schedule: p})
+	if plan != nil {
+		parts = append(parts, plan.probes...)
 	}
+	nprobes := len(parts)
 	var built []Variant
 	for _, v := range vs {
 		f, _ := s.Family(v.Family)
@@ -95,20 +97,25 @@ func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *sched
 		parts = append(parts, p)
 		built = append(built, v)
 	}
-	shift, placed := place(parts, maxLen, env.MaxRate)
-	for i := range probes {
+	shift, placed := place(parts, maxLen, pace, nprobes)
+	var probes []schedule.Schedule
+	for i := range nprobes {
 		if !placed[i] {
-			return nil, nil, nil, fmt.Errorf("round %d: a probe of %v does not fit in %v", n, probes[i].Duration, maxLen)
+			return nil, nil, nil, fmt.Errorf("round %d: a learning probe of %v does not fit in %v", n, parts[i].Schedule.Duration, maxLen)
 		}
+		probes = append(probes, shifted(parts[i].Schedule, shift[i]))
+	}
+	if plan != nil {
+		plan.moved(shift[:nprobes])
 	}
 	var scheds []schedule.Schedule
-	for i, p := range parts[len(probes):] {
-		if !placed[len(probes)+i] {
+	for i, p := range parts[nprobes:] {
+		if !placed[nprobes+i] {
 			deferred = append(deferred, built[i])
 			continue
 		}
 		f, space := s.Family(built[i].Family)
-		sc := shifted(p.Schedule, shift[len(probes)+i])
+		sc := shifted(p.Schedule, shift[nprobes+i])
 		sc.Clients = append([]schedule.Client(nil), sc.Clients...)
 		for c := range sc.Clients {
 			sc.Clients[c].ID = fmt.Sprintf("%s-%s-%d", tag, f.Name, len(r.sent))
@@ -119,7 +126,6 @@ func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *sched
 		r.sent = append(r.sent, &sentVariant{v: built[i], fam: f, space: space, sched: sc})
 		scheds = append(scheds, sc)
 	}
-	r.probeClients = len(probes)
 	r.finish(append(scheds, probes...), env.Grace)
 	for _, sv := range r.sent {
 		if sv.acc, err = accounting.New(&sv.sched, faultWindows(fault, env.Grace)); err != nil {
@@ -159,7 +165,7 @@ func (r *Round) Add(o traffic.Outcome) error {
 	}
 	if v := int(r.m.variant[o.Index]); v >= len(r.sent) {
 		q := r.m.Requests[o.Index]
-		r.probes = append(r.probes, probeOutcome{probe: v - len(r.sent), replica: q.Replica, sent: o.Sent, code: o.Code})
+		r.probes = append(r.probes, probeOutcome{probe: v - len(r.sent), replica: q.Replica, sent: o.Sent, late: o.Lateness, code: o.Code})
 		return nil
 	}
 	sv := r.sent[r.m.variant[o.Index]]

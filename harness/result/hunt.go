@@ -85,9 +85,11 @@ type HuntRound struct {
 	Fault    *HuntFault    `json:"fault,omitempty"`
 	Outcomes string        `json:"outcomes,omitempty"` // the round's outcomes.csv, relative to the run directory
 	Schedule string        `json:"schedule,omitempty"` // the round's whole schedule file
-	MaxRate  float64       `json:"max_rate"`
-	Lateness Percentiles   `json:"lateness"`
-	Error    string        `json:"error,omitempty"`
+	// Pace is the most requests per second the round asked for where its variants
+	// overlap: the burst rate, lowered after a round whose variants fell behind.
+	Pace     float64     `json:"pace"`
+	Lateness Percentiles `json:"lateness"`
+	Error    string      `json:"error,omitempty"`
 }
 
 // HuntFault is a round's store fault.

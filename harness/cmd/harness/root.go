@@ -16,7 +16,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd(), newAttackCmd(), newJudgeCmd(), newDeployCmd())
+	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd(), newAttackCmd(), newJudgeCmd(), newDeployCmd(), newHuntCmd())
 	addRunSubcommands(root, newRunClaimCheckCmd())
 	return root
 }
