@@ -15,6 +15,15 @@ type ScheduleSpec struct {
 	Clients   int     `json:"clients"`
 	Seed      uint64  `json:"seed"`
 	Replicas  int     `json:"replicas"` // replica URLs the requests are spread over
+	// Away, when set, is a replica the harness kills (replica-kill): the requests it was
+	// given in the window go to the others instead, the same way on every machine.
+	Away *ReplicaAway `json:"away,omitempty"`
+}
+
+// ReplicaAway is a replica whose requests are sent to the others while it is down.
+type ReplicaAway struct {
+	Replica int      `json:"replica"`
+	Window  Interval `json:"window"` // offsets of the requests to move
 }
 
 // ClockOffset is a generator's clock against a common reference: Offset is the reference's
