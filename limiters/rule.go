@@ -11,7 +11,6 @@ package limiters
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -97,13 +96,6 @@ func (r *Rule) sliceIndex(now time.Time) int64 {
 
 // refillPerSecond is a token bucket's refill rate: Limit per Window.
 func (r *Rule) refillPerSecond() float64 { return float64(r.Limit) / r.Window.Seconds() }
-
-// Scaled returns the rule with every duration multiplied by f, which keeps every ratio the
-// checks test (used by --time-scale).
-func (r Rule) Scaled(f float64) Rule {
-	r.Window = time.Duration(math.Round(float64(r.Window) * f))
-	return r
-}
 
 // Share returns the rule one of n nodes enforces alone under split quota: 1/n of the limit
 // and of the burst, rounded down.
