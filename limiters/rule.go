@@ -34,6 +34,11 @@ const (
 	DefaultSyncInterval = 200 * time.Millisecond // HS5
 )
 
+// DefaultStoreTimeout is how long a replica's decision or sync waits on the counter store
+// before it gives up and decides alone (fail-open): not a figure of the document, but the
+// replica's default and the fleet's, spelled once.
+const DefaultStoreTimeout = 50 * time.Millisecond
+
 // Rule is a client's declared limit and the algorithm that enforces it.
 type Rule struct {
 	// Name identifies the rule; it is part of the store key, so two rules never share counters.

@@ -95,7 +95,7 @@ func DefaultConfig() Config {
 	return Config{
 		Provider: "docker", Network: fleet.NetworkBridge, Replicas: limiters.DefaultNodes,
 		Algorithm: limiters.SlidingWindow, Mode: limiters.ModeDelayed,
-		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: fleet.DefaultStoreTimeout,
+		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: limiters.DefaultStoreTimeout,
 		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
 		Gates: defaultGates(), Shards: 1, ShardRunner: RunnerProcess, OutDir: "runs/latest",
