@@ -145,7 +145,11 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		if err != nil {
 			return b, err
 		}
-		for _, network := range cfg.Networks {
+		networks := cfg.Networks
+		if cfg.Provider == fleet.ProviderLocal { // loopback whatever is asked: measure it once
+			networks = networks[:1]
+		}
+		for _, network := range networks {
 			if ctx.Err() != nil {
 				break
 			}

@@ -47,6 +47,19 @@ const (
 	NetworkHost   = "host"   // containers share the host's network, listen on 127.0.0.1
 )
 
+// NetworkLoopback is the local provider's networking: every process on 127.0.0.1, whatever
+// Spec.Network asks.
+const NetworkLoopback = "loopback"
+
+// Networking is what a run's conditions call its networking: the Docker mode asked, or
+// loopback for the local provider, which ignores the mode.
+func Networking(provider, network string) string {
+	if provider == ProviderLocal {
+		return NetworkLoopback
+	}
+	return network
+}
+
 // RedisMember names the Redis member in Stop, Start, Pause, Unpause, Restart.
 const RedisMember = "redis"
 
@@ -154,12 +167,18 @@ func Start(ctx context.Context, spec Spec) (Fleet, error) {
 	return DockerProvider{}.Start(ctx, spec)
 }
 
+// The providers a command line names.
+const (
+	ProviderDocker = "docker"
+	ProviderLocal  = "local"
+)
+
 // NewProvider returns the provider a command line names: "docker" or "local".
 func NewProvider(name string, logger *slog.Logger) (Provider, error) {
 	switch name {
-	case "docker", "":
+	case ProviderDocker, "":
 		return DockerProvider{Logger: logger}, nil
-	case "local":
+	case ProviderLocal:
 		return LocalProvider{Logger: logger}, nil
 	default:
 		return nil, fmt.Errorf("unknown fleet provider %q: use docker or local", name)

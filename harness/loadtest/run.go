@@ -194,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	window := first.ScheduleSpec().Window()
 	sum := Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
-		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: first.Replicas,
+		Config: ConfigSummary{Provider: cfg.Provider, Network: fleet.Networking(cfg.Provider, cfg.Network), Replicas: first.Replicas,
 			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), SyncInterval: cfg.scaled(cfg.SyncInterval),
 			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
@@ -524,8 +524,8 @@ func progress(ctx context.Context, w io.Writer, start time.Time, sent, errs *ato
 				return
 			case <-t.C:
 				n := sent.Load()
-				fmt.Fprintf(w, "   %5.1fs  %8d/%d sent  %7.0f req/s  %d errors\n",
-					time.Since(start).Seconds(), n, total, float64(n-last)/2, errs.Load())
+				fmt.Fprintf(w, "   %5.1fs  %8d/%d sent  %7s req/s  %d errors\n",
+					time.Since(start).Seconds(), n, total, result.Rate(float64(n-last)/2), errs.Load())
 				last = n
 			}
 		}
