@@ -25,19 +25,14 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/limiters"
-	"github.com/edgeproof/rlharness/targets/replica"
 )
 
-// Defaults applied to a zero Spec; the replica's own defaults are the same
-// (docs/DESIGN.md), but the fleet passes every value explicitly so a run's
-// conditions are on record.
+// Defaults applied to a zero Spec beside limiters' (DefaultNodes, ModeDelayed,
+// DefaultSyncInterval, DefaultStoreTimeout), which are the replica's own defaults too; the
+// fleet passes every value explicitly so a run's conditions are on record.
 const (
-	DefaultReplicas     = 8 // HS4
-	DefaultTarget       = TargetReplica
-	DefaultMode         = limiters.ModeDelayed
-	DefaultSyncInterval = limiters.DefaultSyncInterval
-	DefaultStoreTimeout = replica.DefaultStoreTimeout
-	DefaultNetwork      = NetworkBridge
+	DefaultTarget  = TargetReplica
+	DefaultNetwork = NetworkBridge
 )
 
 // Targets a fleet can run.
@@ -46,10 +41,6 @@ const (
 	TargetNoop    = "noop"    // the throughput ceiling, targets/cmd/noop
 	TargetWorker  = "worker"  // the horizontal-scaling replica, targets/cmd/worker (configured by ExtraEnv WORKER_*)
 )
-
-// ModePeerGCRA is the replica's mode that decides with go-redis/redis_rate instead of our
-// limiters: a peer to compare with, in the same fleet and run.
-const ModePeerGCRA = replica.PeerGCRA
 
 // Network modes of the Docker provider.
 const (
@@ -217,7 +208,7 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("run id %q: use letters, digits, '-', '_' and '.' only (it names containers)", s.RunID)
 	}
 	if s.Replicas == 0 {
-		s.Replicas = DefaultReplicas
+		s.Replicas = limiters.DefaultNodes
 	}
 	if s.Replicas < 0 {
 		return s, fmt.Errorf("replicas must be > 0 (got %d)", s.Replicas)
@@ -235,18 +226,18 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("target %q: use %q, %q or %q", s.Target, TargetReplica, TargetNoop, TargetWorker)
 	}
 	if s.Mode == "" {
-		s.Mode = DefaultMode
+		s.Mode = limiters.ModeDelayed
 	}
 	switch s.Mode {
-	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed, ModePeerGCRA:
+	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed, limiters.ModePeerGCRA:
 	default:
-		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, ModePeerGCRA)
+		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, limiters.ModePeerGCRA)
 	}
 	if s.SyncInterval == 0 {
-		s.SyncInterval = DefaultSyncInterval
+		s.SyncInterval = limiters.DefaultSyncInterval
 	}
 	if s.StoreTimeout == 0 {
-		s.StoreTimeout = DefaultStoreTimeout
+		s.StoreTimeout = limiters.DefaultStoreTimeout
 	}
 	if s.SyncInterval < 0 || s.StoreTimeout < 0 {
 		return s, fmt.Errorf("sync interval and store timeout must be >= 0 (got %s, %s)", s.SyncInterval, s.StoreTimeout)

@@ -37,3 +37,40 @@ func TestRouteAroundMovesOnlyTheWindowOfOneReplica(t *testing.T) {
 		t.Error("a one-replica schedule was routed around its only replica")
 	}
 }
+
+// A spec with a replica away builds the same schedule but for that replica's requests in the
+// window, which go to the others: none is left to it there, none is lost or added.
+func TestBuildRoutesAroundTheReplicaAway(t *testing.T) {
+	spec := Spec{TimeScale: 0.05, Rate: 200, Clients: 500, Seed: 7, Replicas: 4}
+	plain, err := Build(spec, DefaultClasses())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Away = &Away{Replica: 3, From: 2 * time.Second, To: 4 * time.Second}
+	away, err := Build(spec, DefaultClasses())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(away.Requests) != len(plain.Requests) {
+		t.Fatalf("%d requests, want %d", len(away.Requests), len(plain.Requests))
+	}
+	moved := 0
+	for i, r := range away.Requests {
+		p := plain.Requests[i]
+		inside := p.At >= 2*time.Second && p.At < 4*time.Second
+		switch {
+		case r.At != p.At || r.Client != p.Client:
+			t.Fatalf("request %d changed: %+v, was %+v", i, r, p)
+		case inside && p.Replica == 3:
+			if r.Replica == 3 {
+				t.Fatalf("request %d at %v still goes to the replica away", i, r.At)
+			}
+			moved++
+		case r.Replica != p.Replica:
+			t.Fatalf("request %d outside the window moved from %d to %d", i, p.Replica, r.Replica)
+		}
+	}
+	if moved < 50 {
+		t.Errorf("%d requests moved, want the replica's quarter of two seconds' traffic (> 50)", moved)
+	}
+}
