@@ -38,7 +38,7 @@ type LocalProvider struct {
 // <member>.log in a temporary directory that Terminate removes; a member
 // that fails to become ready has the tail of its log in the error.
 func (p LocalProvider) Start(ctx context.Context, spec Spec) (Fleet, error) {
-	return start(ctx, spec, p.Logger, "local", target.StartProcess, &localRun{redisBin: p.RedisServer})
+	return start(ctx, spec, p.Logger, ProviderLocal, target.StartProcess, &localRun{redisBin: p.RedisServer})
 }
 
 // localRun is what one fleet holds of the local machine: its backend in start.
@@ -64,7 +64,7 @@ func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Cond
 		return Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
 	}
 	l.rules = filepath.Join(l.dir, "rules.yaml")
-	return spec.conditions("local", "loopback"), nil
+	return spec.conditions(ProviderLocal, NetworkLoopback), nil
 }
 
 // setup builds the target (or finds Spec.Binary) and writes the rule file.
@@ -104,6 +104,9 @@ func (l *localRun) node(ctx context.Context, j, _ int, args []string) (member, e
 }
 
 func (l *localRun) dataDir() string { return l.dir }
+
+// proxyHost: the replicas are processes on this host's loopback.
+func (l *localRun) proxyHost(context.Context) (string, error) { return "127.0.0.1", nil }
 
 // replica starts replica i; a custom target runs in its own directory with its
 // files and environment.
@@ -261,6 +264,27 @@ func (m *localMember) stop(ctx context.Context, grace time.Duration) error {
 	select {
 	case <-p.done:
 		return nil
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", m.name, p.cmd.Process.Pid)
+	}
+}
+
+func (m *localMember) kill(ctx context.Context) error {
+	p := m.proc
+	if !p.running() {
+		return nil
+	}
+	p.expected.Store(true)
+	// SIGKILL ends a stopped (paused) process too.
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill %s: %w", m.name, err)
+	}
+	m.paused = false
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	case <-time.After(stopTimeout):
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", m.name, p.cmd.Process.Pid)
 	}

@@ -18,10 +18,11 @@ import (
 )
 
 // Sender sends a round's schedule at the system under test from start (every offset counts
-// from it), injects the round's store fault at its offsets, and passes every outcome to sink
-// with the harness's statuses: 2xx accepted, 429 rejected, anything else an error.
+// from it), makes the round's store fault at its offsets and returns its timing as measured
+// (nil without a fault), and passes every outcome to sink with the harness's statuses: 2xx
+// accepted, 429 rejected, anything else an error.
 type Sender interface {
-	Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) error
+	Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) (*result.FaultTiming, error)
 }
 
 // Config is the hunt of one system.
@@ -321,7 +322,7 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 	}
 	fmt.Fprintf(cfg.Progress, "   round %d (%s): %d variants, %d requests over %v from %s\n", n, kind, r.Variants(),
 		len(r.Schedule.Requests), r.Schedule.Duration.Round(time.Millisecond), origin.Format("15:04:05.000"))
-	sendErr := e.snd.Send(ctx, r, origin, func(o traffic.Outcome) error {
+	timing, sendErr := e.snd.Send(ctx, r, origin, func(o traffic.Outcome) error {
 		if err := w.Write(o); err != nil {
 			return err
 		}
@@ -331,6 +332,14 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 		return r.Add(o)
 	})
 	sendErr = errors.Join(sendErr, w.Close())
+	if timing != nil {
+		// Judged as loadtest judges a fault: on the windows measured, not the ones planned.
+		hr.Fault.Timing = timing
+		if err := r.measured(*timing); err != nil {
+			return true, err
+		}
+		_ = all.SetFaults(r.faults)
+	}
 	rep := all.Report()
 	hr.Lateness = rep.Lateness
 	e.used += rep.Outcomes

@@ -22,7 +22,7 @@ const (
 
 // Families are every family of aimed traffic, in the order the report lists them.
 func Families() []Family {
-	return []Family{edge(), refill(), sliceDrop(), spread(), fresh(), syncTick(), fault(), atLimitPaced(), atLimitBursts()}
+	return []Family{edge(), refill(), sliceDrop(), spread(), fresh(), syncTick(), storeFault(), atLimitPaced(), atLimitBursts()}
 }
 
 // FamilyNames are the families' names in order.
@@ -223,9 +223,9 @@ func syncTick() Family {
 	}
 }
 
-// fault aims at a store fault: a burst while the store is away, then twice the limit once
+// storeFault aims at a store fault: a burst while the store is away, then twice the limit once
 // it is back and the recovery grace is over.
-func fault() Family {
+func storeFault() Family {
 	return Family{
 		Name: FamilyFault, Kind: Fault,
 		Doc: "share × limit over every replica at when × the outage (negative: before it), then twice the limit lag after the recovery grace",

@@ -121,7 +121,7 @@ func TestFamiliesAim(t *testing.T) {
 		t.Errorf("replica 3's first request at %v, want 545ms", first)
 	}
 	// The fault: the limit at a fifth into the outage, twice the limit after the grace.
-	at = build(fault(), 0.2, 1, 0)
+	at = build(storeFault(), 0.2, 1, 0)
 	if at[0] != 3200*ms || at[600] != 9*time.Second {
 		t.Errorf("fault bursts at %v and %v, want 3.2s and 9s", at[0], at[600])
 	}

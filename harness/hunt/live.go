@@ -174,7 +174,7 @@ func dirName(s result.HuntSystem) string {
 // liveSender sends a round at a started system.
 type liveSender struct{ sys *loadtest.System }
 
-func (l liveSender) Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) error {
+func (l liveSender) Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) (*result.FaultTiming, error) {
 	return l.sys.Send(ctx, &r.Schedule, start, r.Fault, sink)
 }
 

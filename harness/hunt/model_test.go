@@ -63,26 +63,26 @@ func (m *modelSender) syncUntil(ctx context.Context, now time.Time) error {
 	}
 }
 
-func (m *modelSender) Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) error {
+func (m *modelSender) Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) (*result.FaultTiming, error) {
 	for i, q := range r.Schedule.Requests {
 		now := start.Add(q.At)
 		if err := m.syncUntil(ctx, now); err != nil {
-			return err
+			return nil, err
 		}
 		d, err := m.nodes[q.Replica].Allow(ctx, r.Schedule.Clients[q.Client].ID, m.rule, now)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		code := uint16(429)
 		if d.Allowed {
 			code = 200
 		}
 		if err := sink(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	m.clock.t = start.Add(r.Schedule.Duration + time.Second)
-	return nil
+	return nil, nil
 }
 
 // modelEnv is the documents' rule at time scale 0.2 (600 per 12 s in 12 slices, sync every

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
@@ -26,6 +27,10 @@ type Round struct {
 
 	m    merged
 	sent []*sentVariant
+	// faults are the accounting's fault windows, recovered when the 1.1× gate applies
+	// again: as planned until the fault's timing is measured (measured).
+	faults    []result.Interval
+	recovered time.Duration
 	// The probes' schedules follow the variants' in m; every outcome of theirs is kept.
 	probes []probeOutcome
 }
@@ -127,8 +132,12 @@ func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *sched
 		scheds = append(scheds, sc)
 	}
 	r.finish(append(scheds, probes...), env.Grace)
+	r.faults = faultWindows(fault, env.Grace)
+	if fault != nil {
+		r.recovered = fault.To + env.Grace
+	}
 	for _, sv := range r.sent {
-		if sv.acc, err = accounting.New(&sv.sched, faultWindows(fault, env.Grace)); err != nil {
+		if sv.acc, err = accounting.New(&sv.sched, r.faults); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -153,6 +162,22 @@ func (r *Round) finish(scheds []schedule.Schedule, grace time.Duration) {
 	}
 	r.m = merge(scheds)
 	r.Schedule = r.m.Schedule
+}
+
+// measured puts the fault's windows as made in place of the planned ones (harness/fault's
+// Windows: from its beginning until the recovery grace after the member answered again).
+func (r *Round) measured(t result.FaultTiming) error {
+	ws := fault.Windows(t, r.Env.Grace, r.Schedule.Duration)
+	if ws == nil {
+		return fmt.Errorf("round %d: the %s fault was not made: %s", r.N, t.Fault, t.Error)
+	}
+	r.faults, r.recovered = ws, ws[0].To
+	for _, sv := range r.sent {
+		if err := sv.acc.SetFaults(ws); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Variants is how many variants the round sends.
@@ -182,7 +207,7 @@ func (r *Round) judge(gates accounting.Gates) ([]result.HuntVariant, []Measured)
 	var hv []result.HuntVariant
 	var ms []Measured
 	for _, sv := range r.sent {
-		h, m := judgeVariant(sv, r.N, r.Env, r.Fault, gates)
+		h, m := judgeVariant(sv, r.N, r.Env, r.recovered, gates)
 		hv, ms = append(hv, h), append(ms, m)
 	}
 	return hv, ms
@@ -191,7 +216,7 @@ func (r *Round) judge(gates accounting.Gates) ([]result.HuntVariant, []Measured)
 // judgeVariant is one variant's account: loadtest's figures and gates for its client, and
 // for a fault variant loadtest's fault bounds (one limit per node while the store is away,
 // 1.1× after it returned and the recovery grace passed).
-func judgeVariant(sv *sentVariant, round int, env Env, fault *schedule.Fault, gates accounting.Gates) (result.HuntVariant, Measured) {
+func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, gates accounting.Gates) (result.HuntVariant, Measured) {
 	rep := sv.acc.Report()
 	verdict := accounting.Evaluate(&rep, gates)
 	h := result.HuntVariant{
@@ -216,7 +241,6 @@ func judgeVariant(sv *sentVariant, round int, env Env, fault *schedule.Fault, ga
 	case AtLimit:
 		m.Score = float64(h.FalseRejects) + float64(h.Rejected)/float64(h.Offered+1)
 	case Fault:
-		recovered := fault.To + env.Grace
 		var after []time.Duration
 		for _, t := range sv.accepted {
 			if t >= recovered {

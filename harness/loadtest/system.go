@@ -2,12 +2,14 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
@@ -112,20 +114,22 @@ func (s *System) Faultable() (ok bool, why string) {
 
 // Send sends sched at the fleet from start, exactly as a load test's scenario sends its
 // schedule (the target's request shape, its statuses turned into the harness's 200 and 429),
-// and with fault set stops or pauses the store over the fault's offsets as the fail-open
-// scenarios do. sink gets every outcome.
-func (s *System) Send(ctx context.Context, sched *schedule.Schedule, start time.Time, fault *schedule.Fault, sink func(traffic.Outcome) error) error {
+// and with flt set arms that fault on the traffic's clock (harness/fault: the store stopped
+// or paused over the fault's offsets) and returns its timing as measured. sink gets every
+// outcome.
+func (s *System) Send(ctx context.Context, sched *schedule.Schedule, start time.Time, flt *schedule.Fault, sink func(traffic.Outcome) error) (*result.FaultTiming, error) {
 	opts := s.sys.options(sched)
 	opts.Start = start
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var faultDone chan error // set on the origin, when the fault's clock starts
-	if fault != nil {
+	var armed *fault.Armed // set on the origin, when the fault's clock starts
+	if flt != nil {
+		plan := fault.Plan{Fault: flt.Kind, Member: fault.Member(flt.Kind, s.Replicas()), At: flt.From, Until: flt.To}
+		if err := plan.Check(); err != nil {
+			return nil, err
+		}
 		opts.OnStart = func(origin time.Time) error {
-			faultDone = make(chan error, 1)
-			go func() {
-				faultDone <- injectFault(runCtx, s.fl, fault.Kind, origin, accounting.Interval{From: fault.From, To: fault.To}, s.cfg.Logger)
-			}()
+			armed = fault.Arm(runCtx, s.fl, plan, origin, s.cfg.Logger)
 			return nil
 		}
 	}
@@ -133,20 +137,23 @@ func (s *System) Send(ctx context.Context, sched *schedule.Schedule, start time.
 		o.Code = s.sys.status(o.Code)
 		return sink(o)
 	})
-	if faultDone != nil {
-		// The fault ends on its own clock (the store is back at its end, or at once when the
-		// run stops early); wait for the store to be back.
+	var timing *result.FaultTiming
+	if armed != nil {
+		// The fault ends on its own clock (the member back at its end, or at once when the
+		// run stops early): wait for it.
 		if err != nil {
 			cancel()
 		}
-		if ferr := <-faultDone; ferr != nil && err == nil {
-			err = fmt.Errorf("inject %s: %w", fault.Kind, ferr)
+		t, ferr := armed.Wait()
+		timing = &t
+		if ferr != nil && !errors.Is(ferr, fault.ErrNotMade) && err == nil {
+			err = fmt.Errorf("%s: %w", flt.Kind, ferr)
 		}
 	}
 	if err != nil && ctx.Err() != nil {
-		return ctx.Err()
+		return timing, ctx.Err()
 	}
-	return err
+	return timing, err
 }
 
 // Close tears the fleet down.

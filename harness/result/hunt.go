@@ -92,11 +92,12 @@ type HuntRound struct {
 	Error    string      `json:"error,omitempty"`
 }
 
-// HuntFault is a round's store fault.
+// HuntFault is a round's store fault: as planned (From, To) and as made (Timing).
 type HuntFault struct {
-	Kind string        `json:"kind"`
-	From time.Duration `json:"from_ns"`
-	To   time.Duration `json:"to_ns"`
+	Kind   string        `json:"kind"`
+	From   time.Duration `json:"from_ns"`
+	To     time.Duration `json:"to_ns"`
+	Timing *FaultTiming  `json:"timing,omitempty"`
 }
 
 // HuntFamily is one family's search: every variant tried and the worst.

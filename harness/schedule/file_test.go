@@ -11,7 +11,7 @@ import (
 
 func fileFixture(t *testing.T) File {
 	t.Helper()
-	p := Params{Limit: 600, Window: DefaultWindow, Scale: 0.2}
+	p := Params{Limit: 600, Window: 60 * time.Second, Scale: 0.2}
 	s, err := Probes(p)
 	if err != nil {
 		t.Fatal(err)
