@@ -29,19 +29,17 @@ import (
 
 // Config is a load test as the command line asks for it.
 type Config struct {
-	Provider  string             // fleet provider: docker | local
-	Network   string             // bridge | host
-	Replicas  int                // HS4: 8
-	Algorithm limiters.Algorithm // the design under test: sliding_window
-	Mode      limiters.Mode      // its mode: delayed
-	// Design is the built-in replica's delayed-sync design (REPLICA_DESIGN: document or
-	// bounded); "" leaves the replica's own default.
-	Design       string
-	SyncInterval time.Duration // HS5 0.2 s, before scaling
-	StoreTimeout time.Duration // replica's store timeout (not scaled: it is about the network)
-	TimeScale    float64       // every duration ×F, every rate ×1/F
-	Rate         float64       // background population's asked aggregate rate, req/s as sent
-	Clients      int           // HS1: 200,000
+	Provider     string             // fleet provider: docker | local
+	Network      string             // bridge | host
+	Replicas     int                // HS4: 8
+	Algorithm    limiters.Algorithm // the design under test: sliding_window
+	Mode         limiters.Mode      // its mode: delayed
+	Design       string             // the replica's delayed-sync design (REPLICA_DESIGN): document | bounded; "" its default
+	SyncInterval time.Duration      // HS5 0.2 s, before scaling
+	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
+	TimeScale    float64            // every duration ×F, every rate ×1/F
+	Rate         float64            // background population's asked aggregate rate, req/s as sent
+	Clients      int                // HS1: 200,000
 	Seed         uint64
 	FailOpen     bool // run the store-stop and store-pause scenarios
 	Matrix       bool // run every other algorithm × mode as a comparison
