@@ -134,10 +134,7 @@ func Judge(paths []string, jc JudgeConfig) (Summary, error) {
 		return Summary{}, err
 	}
 	// The merged outcomes are written afresh: judging twice must not append twice.
-	if err := os.Remove(filepath.Join(sc.Dir(jc.OutDir), traffic.OutcomesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Summary{}, fmt.Errorf("replace the merged outcomes: %w", err)
-	}
-	w, err := traffic.Create(sc.Dir(jc.OutDir))
+	w, err := traffic.Replace(sc.Dir(jc.OutDir))
 	if err != nil {
 		return Summary{}, err
 	}
