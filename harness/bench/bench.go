@@ -33,7 +33,7 @@ const (
 	FleetNoop    = "noop"
 	FleetDelayed = string(limiters.ModeDelayed)
 	FleetCentral = string(limiters.ModeCentral)
-	FleetPeer    = string(fleet.ModePeerGCRA)
+	FleetPeer    = string(limiters.ModePeerGCRA)
 )
 
 // Config is a bench run as the command line asks for it.
@@ -189,7 +189,7 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
 	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeDelayed, Replicas: cfg.Replicas, Network: network}}
 	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeCentral, Replicas: cfg.Replicas, Network: network}}
-	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: fleet.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
+	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
 	searched := []*member{noop, delayed}
 	switch {
 	case cfg.GeneratorOnly:

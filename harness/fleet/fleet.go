@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -24,19 +25,14 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/limiters"
-	"github.com/edgeproof/rlharness/targets/replica"
 )
 
-// Defaults applied to a zero Spec; the replica's own defaults are the same
-// (docs/DESIGN.md), but the fleet passes every value explicitly so a run's
-// conditions are on record.
+// Defaults applied to a zero Spec beside limiters' (DefaultNodes, ModeDelayed,
+// DefaultSyncInterval, DefaultStoreTimeout), which are the replica's own defaults too; the
+// fleet passes every value explicitly so a run's conditions are on record.
 const (
-	DefaultReplicas     = 8 // HS4
-	DefaultTarget       = TargetReplica
-	DefaultMode         = limiters.ModeDelayed
-	DefaultSyncInterval = limiters.DefaultSyncInterval
-	DefaultStoreTimeout = replica.DefaultStoreTimeout
-	DefaultNetwork      = NetworkBridge
+	DefaultTarget  = TargetReplica
+	DefaultNetwork = NetworkBridge
 )
 
 // Targets a fleet can run.
@@ -45,10 +41,6 @@ const (
 	TargetNoop    = "noop"    // the throughput ceiling, targets/cmd/noop
 	TargetWorker  = "worker"  // the horizontal-scaling replica, targets/cmd/worker (configured by ExtraEnv WORKER_*)
 )
-
-// ModePeerGCRA is the replica's mode that decides with go-redis/redis_rate instead of our
-// limiters: a peer to compare with, in the same fleet and run.
-const ModePeerGCRA = replica.PeerGCRA
 
 // Network modes of the Docker provider.
 const (
@@ -128,6 +120,10 @@ type Spec struct {
 	Store                           string
 	ClusterMasters, ClusterReplicas int
 	ClusterNodeTimeout              time.Duration
+	// StoreProxy puts a TCP proxy run by this process between the replicas and Redis (one
+	// Redis only): the replicas are given its address, and SlowStore delays every reply
+	// through it (the store-slow fault).
+	StoreProxy bool
 	// Custom, when set, runs a limiter the harness did not write, as its target file
 	// says (Target becomes TargetCustom; Image or Binary come from it). Mode, Rules,
 	// SyncInterval and StoreTimeout do not apply.
@@ -151,6 +147,10 @@ type Fleet interface {
 	ReplicaURLs() []string
 	// Stop stops a member (SIGTERM, then SIGKILL after a grace period).
 	Stop(ctx context.Context, member string) error
+	// Kill ends a member at once with SIGKILL, giving it no chance to flush or say goodbye,
+	// and returns once it is gone; Start brings it back. Redis comes back empty (the fleet
+	// runs it without persistence).
+	Kill(ctx context.Context, member string) error
 	// Start starts a stopped member again on the same address and waits until
 	// it is healthy; starting a running member does nothing.
 	Start(ctx context.Context, member string) error
@@ -160,6 +160,9 @@ type Fleet interface {
 	Unpause(ctx context.Context, member string) error
 	// Restart stops and starts a member and waits until it is healthy.
 	Restart(ctx context.Context, member string) error
+	// SlowStore delays every reply of the store by d on its way to the replicas, through the
+	// store proxy (Spec.StoreProxy; ErrNoStoreProxy without it); 0 takes the delay away.
+	SlowStore(ctx context.Context, d time.Duration) error
 	// Terminate removes every member and resource of the fleet. It is safe to
 	// call more than once.
 	Terminate(ctx context.Context) error
@@ -205,7 +208,7 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("run id %q: use letters, digits, '-', '_' and '.' only (it names containers)", s.RunID)
 	}
 	if s.Replicas == 0 {
-		s.Replicas = DefaultReplicas
+		s.Replicas = limiters.DefaultNodes
 	}
 	if s.Replicas < 0 {
 		return s, fmt.Errorf("replicas must be > 0 (got %d)", s.Replicas)
@@ -223,18 +226,18 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("target %q: use %q, %q or %q", s.Target, TargetReplica, TargetNoop, TargetWorker)
 	}
 	if s.Mode == "" {
-		s.Mode = DefaultMode
+		s.Mode = limiters.ModeDelayed
 	}
 	switch s.Mode {
-	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed, ModePeerGCRA:
+	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed, limiters.ModePeerGCRA:
 	default:
-		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, ModePeerGCRA)
+		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, limiters.ModePeerGCRA)
 	}
 	if s.SyncInterval == 0 {
-		s.SyncInterval = DefaultSyncInterval
+		s.SyncInterval = limiters.DefaultSyncInterval
 	}
 	if s.StoreTimeout == 0 {
-		s.StoreTimeout = DefaultStoreTimeout
+		s.StoreTimeout = limiters.DefaultStoreTimeout
 	}
 	if s.SyncInterval < 0 || s.StoreTimeout < 0 {
 		return s, fmt.Errorf("sync interval and store timeout must be >= 0 (got %s, %s)", s.SyncInterval, s.StoreTimeout)
@@ -244,6 +247,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Network != NetworkBridge && s.Network != NetworkHost {
 		return s, fmt.Errorf("network %q: use %q or %q", s.Network, NetworkBridge, NetworkHost)
+	}
+	if s.StoreProxy && s.Store == StoreCluster {
+		return s, errors.New("a store proxy stands in front of one Redis, not a Redis Cluster (its nodes announce their own addresses): leave StoreProxy off with a cluster store")
 	}
 	return s.clusterDefaults()
 }

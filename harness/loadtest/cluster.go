@@ -224,7 +224,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario
 	}
 	rdb := fleet.StoreClient(fl)
 	defer rdb.Close()
-	window := cfg.scaled(limiters.DefaultWindow)
+	window := cfg.ScheduleSpec().Window()
 	sliceLen := int64(window / limiters.DefaultSlices)
 	rule := &limiters.Rule{Name: "default", Algorithm: limiters.Algorithm(sc.Algorithm)}
 	var stored, accepted, allowance int64

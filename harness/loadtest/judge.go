@@ -70,7 +70,7 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
 	res.MaxOvershoot, res.FalseRejects, res.OverLimit = rep.MaxOvershoot, rep.FalseRejects, rep.OverLimitClients
-	window := cfg.scaled(limiters.DefaultWindow)
+	window := cfg.ScheduleSpec().Window()
 	recovered := outage.To + cfg.RecoveryGrace
 	res.PeakRatios = make([]int, result.PeakRatioBins)
 	for _, c := range rep.Clients {

@@ -15,7 +15,6 @@ import (
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
-	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -33,9 +32,7 @@ func writeStarted(dir string, cfg Config, sc Scenario, sys sut, origin time.Time
 		Conditions: cond, Commit: cfg.Commit, Cores: runtime.NumCPU(),
 	}
 	if sys.t != nil {
-		for _, c := range sys.t.Classes {
-			st.Classes = append(st.Classes, result.Class{Name: c.Name, Prefix: c.Prefix, Limit: c.Limit, Window: c.Window})
-		}
+		st.Classes = sys.classes()
 	}
 	return result.Write(dir, result.StartedFile, st)
 }
@@ -187,8 +184,8 @@ func JudgeKilled(dir string, jc JudgeConfig) (Summary, error) {
 func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult, error) {
 	cfg := DefaultConfig()
 	c := st.Config
-	cfg.Provider, cfg.Network, cfg.Replicas = c.Provider, c.Network, st.Schedule.Replicas
-	cfg.TimeScale, cfg.Rate, cfg.Clients, cfg.Seed = st.Schedule.TimeScale, st.Schedule.Rate, st.Schedule.Clients, st.Schedule.Seed
+	cfg = cfg.withSchedule(st.Schedule)
+	cfg.Provider, cfg.Network = c.Provider, c.Network
 	if st.Schedule.TimeScale > 0 {
 		cfg.SyncInterval = time.Duration(float64(c.SyncInterval) / st.Schedule.TimeScale)
 		cfg.Outage = time.Duration(float64(c.Outage) / st.Schedule.TimeScale)
@@ -201,14 +198,11 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult
 			cfg.Gates.LatenessP99 = st.Lateness
 		}
 	}
-	classes := []target.Class{{Name: "default", Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow}}
-	if len(st.Classes) > 0 {
-		classes = classes[:0]
-		for _, k := range st.Classes {
-			classes = append(classes, target.Class{Name: k.Name, Prefix: k.Prefix, Limit: k.Limit, Window: k.Window})
-		}
+	classes := st.Classes
+	if len(classes) == 0 {
+		classes = schedule.DefaultClasses()
 	}
-	whole, err := buildClassSchedule(st.Schedule, classes)
+	whole, err := schedule.Build(st.Schedule, classes)
 	if err != nil {
 		return ScenarioResult{}, err
 	}

@@ -7,15 +7,16 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
 // killedScenario writes what a run leaves of one scenario when it is killed: scenario.json,
 // and outcomes.csv for the requests scheduled before cut (every one accepted, answered in
 // 1 ms, sent on time), in completion order.
-func killedScenario(t *testing.T, runDir string, run time.Time, sc Scenario, spec result.ScheduleSpec, start time.Time, cut time.Duration) int {
+func killedScenario(t *testing.T, runDir string, run time.Time, sc Scenario, spec schedule.Spec, start time.Time, cut time.Duration) int {
 	t.Helper()
-	s, err := BuildSchedule(spec)
+	s, err := schedule.Build(spec, schedule.DefaultClasses())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func killedScenario(t *testing.T, runDir string, run time.Time, sc Scenario, spe
 }
 
 func TestJudgeKilledRun(t *testing.T) {
-	spec := result.ScheduleSpec{TimeScale: 0.05, Rate: 100, Clients: 1000, Seed: 20260730, Replicas: 2}
+	spec := schedule.Spec{TimeScale: 0.05, Rate: 100, Clients: 1000, Seed: 20260730, Replicas: 2}
 	run := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
 	design := Scenario{Name: "sliding_window/delayed", Algorithm: "sliding_window", Mode: "delayed", Gated: true}
 	stop := Scenario{Name: "sliding_window/delayed/store-stop", Algorithm: "sliding_window", Mode: "delayed", Fault: FaultStop, Gated: true}

@@ -1,6 +1,10 @@
 package result
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
+)
 
 // StartedFile is what a load test writes in a scenario's directory when its traffic starts:
 // enough to judge the scenario's outcomes again without the run, when the run was killed
@@ -11,12 +15,12 @@ const StartedFile = "scenario.json"
 // windows, and the run's conditions.
 type Started struct {
 	// Run is when the run began (summary.json's started_at): the scenarios of one run share it.
-	Run      time.Time    `json:"run"`
-	Scenario Scenario     `json:"scenario"`
-	Schedule ScheduleSpec `json:"schedule"`
+	Run      time.Time     `json:"run"`
+	Scenario Scenario      `json:"scenario"`
+	Schedule schedule.Spec `json:"schedule"`
 	// Classes are a target file's client classes (the probes of each, the background in the
-	// first); empty for the documents' rule.
-	Classes []Class `json:"classes,omitempty"`
+	// first); empty for the documents' rule (schedule.DefaultClasses).
+	Classes []schedule.Class `json:"classes,omitempty"`
 	// Start is the traffic's origin: the outcomes' offsets count from it.
 	Start  time.Time  `json:"start"`
 	Faults []Interval `json:"faults,omitempty"`
@@ -30,12 +34,4 @@ type Started struct {
 	Conditions Conditions    `json:"conditions"`
 	Commit     string        `json:"commit,omitempty"`
 	Cores      int           `json:"cores"`
-}
-
-// Class is a client class of a target file as a schedule uses it.
-type Class struct {
-	Name   string        `json:"name"`
-	Prefix string        `json:"prefix,omitempty"`
-	Limit  int           `json:"limit"`
-	Window time.Duration `json:"window_ns"`
 }

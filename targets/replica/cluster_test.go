@@ -46,7 +46,7 @@ func TestParseRedisAddrs(t *testing.T) {
 func TestReplicaOnRedisCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0, 2*time.Second)
 	rdb := c.Client()
-	for _, mode := range []limiters.Mode{limiters.ModeCentral, limiters.ModeDelayed, PeerGCRA} {
+	for _, mode := range []limiters.Mode{limiters.ModeCentral, limiters.ModeDelayed, limiters.ModePeerGCRA} {
 		t.Run(string(mode), func(t *testing.T) {
 			rules := mustRules(t, "default: {limit: 10, window: 60s, algorithm: sliding_window, slices: 6}\n")
 			seeds := ClusterScheme + c.Addrs[0]
@@ -87,7 +87,7 @@ func TestReplicaOnRedisCluster(t *testing.T) {
 				if allowed[cl] < 10 || allowed[cl] > high {
 					t.Errorf("%s: allowed %d of 15, want 10..%d", cl, allowed[cl], high)
 				}
-				if mode == PeerGCRA {
+				if mode == limiters.ModePeerGCRA {
 					continue // redis_rate keeps its own keys
 				}
 				if !eventually(2*time.Second, func() bool { return storedCount(t, rdb, cl, &rules.Default) == allowed[cl] }) {
