@@ -483,7 +483,7 @@ func (e *engine) finish() {
 			file := schedule.File{Header: schedule.Header{Name: f.Name, Target: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale,
 				Align: cfg.Env.Window, Replicas: cfg.Env.Replicas, Seed: cfg.Seed,
 				Note: fmt.Sprintf("harness hunt round %d: %s", w.h.Round, hf.Verdict())},
-				Schedule: shifted(w.sched, w.phase)}
+				Schedule: trimmed(shifted(w.sched, w.phase), cfg.Env.Slice())}
 			for k, p := range space {
 				file.Params = append(file.Params, schedule.Param{Name: p.Name, Value: w.v.Values[k], Unit: p.Unit})
 			}
@@ -491,6 +491,7 @@ func (e *engine) finish() {
 				fl := *w.fault
 				fl.From, fl.To = fl.From+w.phase, fl.To+w.phase
 				file.Fault = &fl
+				file.Schedule.Duration = max(file.Schedule.Duration, fl.To+cfg.Env.Grace)
 			}
 			if err := schedule.WriteFile(path, &file); err != nil {
 				hf.Note = strings.TrimPrefix(hf.Note+"; ", "; ") + "its schedule could not be written: " + err.Error()
@@ -516,4 +517,13 @@ func (e *engine) adapt(hr result.HuntRound) {
 	case share <= 0.1:
 		e.pace = min(e.cfg.Env.MaxRate, e.pace*1.25)
 	}
+}
+
+// trimmed is s ending tail after its last request: a variant alone needs no more of its
+// round than that.
+func trimmed(s schedule.Schedule, tail time.Duration) schedule.Schedule {
+	if n := len(s.Requests); n > 0 {
+		s.Duration = min(s.Duration, s.Requests[n-1].At+tail)
+	}
+	return s
 }

@@ -1,11 +1,15 @@
 package loadtest
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -61,6 +65,12 @@ type AttackConfig struct {
 	Options  traffic.Options // connection settings; Start and Align are set from the above
 	Progress io.Writer
 	Commit   string // the binary's source revision, for shard.json
+	// ScheduleFile, when set, is a schedule file (harness hunt writes them) that is the whole
+	// schedule in place of the one Schedule builds (harness attack --schedule).
+	ScheduleFile string
+
+	file   *schedule.File // ScheduleFile read
+	digest string         // its SHA-256
 }
 
 // Attack builds the whole schedule from the spec, sends the shard's clients' requests from
@@ -72,6 +82,11 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	}
 	if len(ac.Targets) == 0 {
 		return ac.record(), errors.New("no target URLs: give --target once per replica (or one for all)")
+	}
+	if ac.ScheduleFile != "" {
+		if err := ac.readFile(); err != nil {
+			return ac.record(), err
+		}
 	}
 	if ac.Schedule.Replicas == 0 {
 		ac.Schedule.Replicas = len(ac.Targets)
@@ -93,6 +108,11 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	if err != nil {
 		return m, err
 	}
+	if ac.file != nil { // the judge reads the schedule beside the outcomes
+		if err := schedule.WriteFile(filepath.Join(dir, ReplayedFile), ac.file); err != nil {
+			return m, err
+		}
+	}
 	err = ac.send(ctx, p, w, &m)
 	return m, errors.Join(err, result.Write(dir, result.ShardFile, m))
 }
@@ -102,7 +122,31 @@ func (ac AttackConfig) record() result.Shard {
 	m := result.Shard{Shard: ac.Shard, Shards: ac.Shards, Scenario: ac.Scenario, Algorithm: ac.Algorithm, Mode: ac.Mode,
 		Schedule: ac.Schedule, Targets: ac.Targets, Cores: runtime.NumCPU(), Commit: ac.Commit}
 	m.Host, _ = os.Hostname()
+	if ac.file != nil {
+		m.ScheduleFile, m.ScheduleDigest = ReplayedFile, ac.digest
+	}
 	return m
+}
+
+// readFile reads ScheduleFile: the whole schedule, its time scale and replicas the spec's.
+// Its digest is of the file as Encode writes it, which is what the shard keeps beside its
+// outcomes, byte for byte.
+func (ac *AttackConfig) readFile() error {
+	f, err := schedule.ReadFile(ac.ScheduleFile)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := schedule.Encode(&b, &f); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b.Bytes())
+	ac.file, ac.digest = &f, hex.EncodeToString(sum[:])
+	ac.Schedule = schedule.Spec{TimeScale: f.TimeScale, Seed: f.Seed, Replicas: max(f.Replicas, f.Schedule.Replicas())}
+	if ac.Scenario == "" || ac.Scenario == "attack" {
+		ac.Scenario = "schedule/" + f.Name
+	}
+	return nil
 }
 
 // shardPlan is what a shard sends: its part of the whole schedule, where each of the part's
@@ -116,7 +160,7 @@ type shardPlan struct {
 // plan builds the whole schedule, as the judge does (wholeSchedule), and cuts out the shard's
 // part; targets are reused round-robin when there are fewer than replica indexes.
 func (ac AttackConfig) plan() (shardPlan, error) {
-	whole, err := wholeSchedule(ac.Schedule)
+	whole, err := ac.wholeSchedule()
 	if err != nil {
 		return shardPlan{}, err
 	}
@@ -129,6 +173,14 @@ func (ac AttackConfig) plan() (shardPlan, error) {
 		urls[k] = ac.Targets[k%len(ac.Targets)]
 	}
 	return shardPlan{whole: whole, part: part, index: index, urls: urls}, nil
+}
+
+// wholeSchedule is the shard's whole schedule: the schedule file's, or the spec's.
+func (ac AttackConfig) wholeSchedule() (schedule.Schedule, error) {
+	if ac.file != nil {
+		return ac.file.Schedule, nil
+	}
+	return wholeSchedule(ac.Schedule)
 }
 
 // wholeSchedule is the whole schedule of a sharded run, from the spec every shard and the

@@ -32,6 +32,7 @@ func NewAttackFlags(f *pflag.FlagSet) *AttackFlags {
 	f.StringVar(&ac.Algorithm, "algorithm", "", "what the target runs (fixed_window, sliding_window, token_bucket), for the document's claims")
 	f.StringVar(&ac.Mode, "mode", "", "the target's mode (central, split, delayed), for the document's claims")
 	f.StringVar(&ac.OutDir, "out", "runs/attack", "run directory; this shard writes DIR/shard-<i>")
+	f.StringVar(&ac.ScheduleFile, "schedule", "", "a schedule file (harness hunt writes them) as the whole schedule, in place of the one the flags above build; every shard is given the same file")
 	return a
 }
 

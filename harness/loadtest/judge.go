@@ -103,7 +103,9 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	for _, c := range checks {
 		res.Pass = res.Pass && c.Pass
 	}
-	res.Claims = claims(res, cfg, sc)
+	if cfg.Schedule == nil { // the documents' claims are about the documents' traffic
+		res.Claims = claims(res, cfg, sc)
+	}
 	for i := range res.Claims {
 		res.Claims[i].Inconclusive = res.GeneratorBound
 	}

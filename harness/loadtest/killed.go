@@ -34,6 +34,9 @@ func writeStarted(dir string, cfg Config, sc Scenario, sys sut, origin time.Time
 	if sys.t != nil {
 		st.Classes = sys.classes()
 	}
+	if cfg.Schedule != nil {
+		st.ScheduleFile = ReplayedFile
+	}
 	return result.Write(dir, result.StartedFile, st)
 }
 
@@ -202,7 +205,7 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult
 	if len(classes) == 0 {
 		classes = schedule.DefaultClasses()
 	}
-	whole, err := schedule.Build(st.Schedule, classes)
+	whole, err := startedSchedule(dir, st, classes)
 	if err != nil {
 		return ScenarioResult{}, err
 	}
@@ -318,4 +321,14 @@ func lastWritten(dir string) time.Time {
 		}
 	}
 	return t.UTC()
+}
+
+// startedSchedule is a started scenario's whole schedule: the schedule file it replayed, or
+// the one its spec builds.
+func startedSchedule(dir string, st result.Started, classes []schedule.Class) (schedule.Schedule, error) {
+	if st.ScheduleFile != "" {
+		f, err := schedule.ReadFile(filepath.Join(dir, st.ScheduleFile))
+		return f.Schedule, err
+	}
+	return schedule.Build(st.Schedule, classes)
 }

@@ -1,6 +1,9 @@
 package loadtest
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -79,6 +82,8 @@ func loadShards(files []string) ([]result.Shard, []string, error) {
 		switch {
 		case m.Shards != first.Shards:
 			return nil, nil, fmt.Errorf("%s is shard %d of %d, %s of %d: the shards are from different runs", dirs[k], m.Shard, m.Shards, dirs[0], first.Shards)
+		case m.ScheduleDigest != first.ScheduleDigest:
+			return nil, nil, fmt.Errorf("%s sent the schedule file of digest %q, %s of %q: the shards are from different runs", dirs[k], m.ScheduleDigest, dirs[0], first.ScheduleDigest)
 		case m.Schedule != first.Schedule:
 			return nil, nil, fmt.Errorf("%s built its schedule from %+v, %s from %+v: the shards are from different runs", dirs[k], m.Schedule, dirs[0], first.Schedule)
 		case !m.Start.Equal(first.Start):
@@ -155,7 +160,7 @@ func openShards(paths []string, jc JudgeConfig) (shardedRun, error) {
 	if jc.OutDir == "" {
 		return shardedRun{}, errors.New("judge: no output directory for summary.json")
 	}
-	sched, err := wholeSchedule(first.Schedule)
+	sched, err := shardsSchedule(first, dirs[0])
 	if err != nil {
 		return shardedRun{}, err
 	}
@@ -267,4 +272,26 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// shardsSchedule is the whole schedule the shards sent: the schedule file a shard kept beside
+// its outcomes (checked against the digest every shard recorded), or the one their spec
+// builds.
+func shardsSchedule(m result.Shard, dir string) (schedule.Schedule, error) {
+	if m.ScheduleFile == "" {
+		return wholeSchedule(m.Schedule)
+	}
+	path := filepath.Join(dir, m.ScheduleFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return schedule.Schedule{}, fmt.Errorf("the shards sent a schedule file: %w", err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != m.ScheduleDigest {
+		return schedule.Schedule{}, fmt.Errorf("%s is not the schedule file the shards sent (its digest differs from shard.json's)", path)
+	}
+	f, err := schedule.Decode(bytes.NewReader(b))
+	if err != nil {
+		return schedule.Schedule{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Schedule, nil
 }

@@ -65,6 +65,9 @@ type Config struct {
 	// Rules, when set, is the replicas' rule file in place of the document's rule at the
 	// run's time scale: the scenario's algorithm is then only its name.
 	Rules []byte
+	// Schedule, when set, is the traffic every scenario sends in place of the documents'
+	// (WithSchedule: harness loadtest --schedule FILE).
+	Schedule *schedule.File
 	// Shards is how many generator processes send each scenario (1: this one, in process);
 	// ShardRunner runs them as processes (HarnessBinary, default this executable) or
 	// containers (HarnessImage, default rlharness/harness:dev).
@@ -207,6 +210,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		Pass: true,
 	}
 	cfg.started = sum.StartedAt
+	if cfg.Schedule != nil {
+		sum.Config.Schedule = cfg.Schedule.Name
+	}
 	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
 		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, 0
 	}
@@ -330,6 +336,9 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	if sc.Fault != FaultNone {
 		from := window + window/5 // inside the second window, clear of the boundary burst
 		outage = accounting.Interval{From: from, To: from + cfg.scaled(cfg.Outage)}
+		if o, ok := cfg.replayOutage(); ok {
+			outage = o
+		}
 		faults = []accounting.Interval{{From: outage.From, To: outage.To + cfg.RecoveryGrace}}
 		res.Faults = faults
 	}
@@ -342,6 +351,9 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		return res, err
 	}
 	defer w.Close()
+	if err := cfg.keepReplayed(dir); err != nil {
+		return res, err
+	}
 
 	probes := newProbeTimes(&sched)
 	faultLat := newLatency()

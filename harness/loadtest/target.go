@@ -225,6 +225,9 @@ func harnessStatus(v target.Verdict, code int) int {
 // IDs start with the class's prefix) plus the background population in the default class,
 // each request to a replica drawn from the seeded generator.
 func (s sut) schedule(cfg Config) (schedule.Schedule, error) {
+	if cfg.Schedule != nil {
+		return cfg.replayed()
+	}
 	return schedule.Build(cfg.ScheduleSpec(), s.classes())
 }
 
@@ -261,6 +264,9 @@ func (c Config) runs() []run {
 	targets := c.Targets
 	if len(targets) == 0 {
 		targets = []*target.Target{nil}
+	}
+	if c.Schedule != nil {
+		return c.replayRuns(targets)
 	}
 	var out []run
 	for k, t := range targets {

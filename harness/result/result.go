@@ -141,6 +141,9 @@ type ConfigSummary struct {
 	Outage        time.Duration `json:"outage_ns"`
 	RecoveryGrace time.Duration `json:"recovery_grace_ns"`
 	Store         string        `json:"store,omitempty"` // "cluster" for a Redis Cluster; empty for one Redis
+	// Schedule names the schedule file the run replayed (--schedule), in place of the
+	// documents' traffic.
+	Schedule string `json:"schedule,omitempty"`
 }
 
 // GateCheck is a check with the scenario it belongs to.

@@ -43,6 +43,11 @@ type Shard struct {
 	Truncated   bool          `json:"truncated,omitempty"`
 	FinishedAt  time.Time     `json:"finished_at"`
 	Error       string        `json:"error,omitempty"`
+	// ScheduleFile, when set, names the schedule file in the shard's directory that was the
+	// whole schedule (harness attack --schedule), and ScheduleDigest is its SHA-256: the
+	// shards of one run sent one file.
+	ScheduleFile   string `json:"schedule_file,omitempty"`
+	ScheduleDigest string `json:"schedule_digest,omitempty"`
 }
 
 // ClockSkew is how far apart the shards' clocks were, as the judge read their offsets.

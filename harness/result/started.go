@@ -18,6 +18,9 @@ type Started struct {
 	Run      time.Time     `json:"run"`
 	Scenario Scenario      `json:"scenario"`
 	Schedule schedule.Spec `json:"schedule"`
+	// ScheduleFile, when set, names the schedule file in the scenario's directory that the
+	// scenario replayed (harness loadtest --schedule): the traffic, in place of Schedule's.
+	ScheduleFile string `json:"schedule_file,omitempty"`
 	// Classes are a target file's client classes (the probes of each, the background in the
 	// first); empty for the documents' rule (schedule.DefaultClasses).
 	Classes []schedule.Class `json:"classes,omitempty"`

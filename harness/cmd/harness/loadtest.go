@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeproof/rlharness/harness/loadtest"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -19,6 +20,7 @@ func newLoadtestCmd() *cobra.Command {
 	var verbose bool
 	var baseline string
 	var targets []string
+	var schedulePath string
 	cmd := &cobra.Command{
 		Use:   "loadtest",
 		Short: "Bring up Redis and the replicas, replay the documents' traffic, gate the run",
@@ -47,7 +49,12 @@ by F and so raises every rate by 1/F: every ratio the checks test is preserved.
 README, "Testing your own limiter"): every scenario and check runs on it, at the time scale
 its declared window implies (a 60 s window runs at the documents' own time). Give --target
 more than once to put systems side by side in one run; "replica" names the built-in design.
-The first is gated, the others are comparisons.`,
+The first is gated, the others are comparisons.
+
+--schedule FILE replays a schedule file (harness hunt writes one per family: the traffic that
+did the most harm) exactly: its offsets, clients and replicas from a window edge, its store
+fault at its offsets, judged as every scenario is; the built-in replica at the file's time
+scale, replica count and design (unless --design says otherwise).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Algorithm = limiters.Algorithm(algorithm)
@@ -62,6 +69,15 @@ The first is gated, the others are comparisons.`,
 					return err
 				}
 				cfg.Targets = append(cfg.Targets, t)
+			}
+			if schedulePath != "" {
+				f, err := schedule.ReadFile(schedulePath)
+				if err != nil {
+					return err
+				}
+				if cfg, err = cfg.WithSchedule(&f); err != nil {
+					return err
+				}
 			}
 			level := slog.LevelWarn
 			if verbose {
@@ -111,6 +127,7 @@ The first is gated, the others are comparisons.`,
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringArrayVar(&targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")
+	f.StringVar(&schedulePath, "schedule", "", "replay a schedule file (harness hunt writes them) exactly, in place of the documents' traffic: one scenario per system, its store fault if it has one")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleet's lifecycle")
 	return cmd
 }
