@@ -53,6 +53,11 @@ func Generate(dir string, opt Options) (Written, error) {
 		html, err := GenerateAutoscale(dir)
 		return Written{HTML: html}, err
 	}
+	if isRunOf(dir, result.HuntFile) {
+		// A harness hunt directory: the families' worst cases, no JUnit.
+		html, err := GenerateHunt(dir)
+		return Written{HTML: html}, err
+	}
 	if isRunOf(dir, result.BenchFile) {
 		// A harness bench directory: the performance table, no gates, no JUnit.
 		html, err := GenerateBench(dir)
