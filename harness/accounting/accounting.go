@@ -73,7 +73,8 @@ func record(h *hdrhistogram.Histogram, exactMax *time.Duration, d time.Duration)
 
 // Accumulator takes a run's outcomes one at a time and turns them into a
 // Report. It keeps nine bytes per scheduled request, so ten million
-// requests cost 90 MB beside the schedule. It is not safe for concurrent use.
+// requests cost 90 MB beside the schedule, and a map entry per rejection.
+// It is not safe for concurrent use.
 type Accumulator struct {
 	s      *schedule.Schedule
 	faults []Interval
@@ -81,6 +82,9 @@ type Accumulator struct {
 
 	sent  []time.Duration // by schedule index
 	class []class         // by schedule index
+	// answered is when each rejection's answer came back (send + latency), by schedule
+	// index: a later send of the client's that the limiter saw first was in flight by then.
+	answered map[int32]time.Duration
 
 	outcomes, duplicates int
 	lastSent             time.Duration
@@ -132,6 +136,12 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 	c := classOf(o)
 	a.class[o.Index] = c
 	a.sent[o.Index] = o.Sent
+	if c == rejected {
+		if a.answered == nil {
+			a.answered = make(map[int32]time.Duration)
+		}
+		a.answered[int32(o.Index)] = o.Sent + max(o.Latency, 0)
+	}
 	a.outcomes++
 	a.lastSent = max(a.lastSent, o.Sent)
 	// A request sent a hair before its offset (a worker took the targeter's
@@ -297,7 +307,8 @@ func (a *Accumulator) Report() Report {
 		next[q.Client]++
 	}
 
-	var offered, scheduled, acc, rej []time.Duration
+	var offered, scheduled, acc []time.Duration
+	var rej []rejection
 	for c, cl := range s.Clients {
 		cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
 		offered, scheduled, acc, rej = offered[:0], scheduled[:0], acc[:0], rej[:0]
@@ -321,7 +332,7 @@ func (a *Accumulator) Report() Report {
 				acc = append(acc, t)
 			case rejected:
 				cr.Rejected++
-				rej = append(rej, t)
+				rej = append(rej, rejection{sent: t, answered: max(t, a.answered[i])})
 				if fault {
 					cr.RejectsInFault++
 				}
@@ -371,13 +382,19 @@ func (a *Accumulator) Report() Report {
 	return r
 }
 
-// unearned counts the rejections at times rej (any order) for which the sends, sorted,
-// hold at most limit in the window-long interval (t−window, t] ending at the rejection.
-func unearned(sent, rej []time.Duration, window time.Duration, limit int) int {
+// rejection is a rejected request: when it was sent and when its answer came back.
+type rejection struct{ sent, answered time.Duration }
+
+// unearned counts the rejections rej (any order) for which the sends, sorted, hold at most
+// limit from the window-long interval before the rejection, (t−window, t], to its answer:
+// requests the client sent while the rejected one was in flight may have reached the
+// limiter first (concurrent requests to several replicas are decided in the order they
+// arrive), and a limiter that counted them did not reject a client within its limit.
+func unearned(sent []time.Duration, rej []rejection, window time.Duration, limit int) int {
 	n := 0
-	for _, t := range rej {
-		hi, _ := slices.BinarySearch(sent, t+1)        // sends at or before t
-		lo, _ := slices.BinarySearch(sent, t-window+1) // sends at or before t−window
+	for _, r := range rej {
+		hi, _ := slices.BinarySearch(sent, r.answered+1)    // sends at or before the answer
+		lo, _ := slices.BinarySearch(sent, r.sent-window+1) // sends at or before t−window
 		if hi-lo <= limit {
 			n++
 		}

@@ -606,3 +606,48 @@ func TestDeadReplicaRefusalsAreRoutingErrors(t *testing.T) {
 		t.Error("an empty fault window was taken")
 	}
 }
+
+// Concurrent requests to several replicas are decided in the order they arrive: a burst's
+// last sends race, and a limiter that took a later send first and then rejected an earlier
+// one rejected a client that had sent more than its limit by then. A rejection is false only
+// if the client's sends until its answer came back are within the limit.
+func TestFalseRejectCountsTheSendsInFlight(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name         string
+		next         time.Duration // when the 601st request is sent, after the 600th
+		latency      time.Duration // the rejected 600th's answer time
+		falseRejects int
+	}{
+		{"the next send overtook the rejected one", 200 * time.Microsecond, ms, 0},
+		{"the next send left after the answer", 5 * ms, ms, 1},
+		{"no time in flight", 200 * time.Microsecond, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := schedule.Schedule{Clients: []schedule.Client{{ID: "burst", Limit: 600, Window: time.Second}}, Duration: 2 * time.Second}
+			for i := range 601 {
+				at := time.Duration(i) * 100 * time.Microsecond
+				if i == 600 {
+					at = 599*100*time.Microsecond + tc.next
+				}
+				s.Requests = append(s.Requests, schedule.Request{At: at})
+			}
+			a, err := New(&s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, q := range s.Requests {
+				o := traffic.Outcome{Index: i, Code: 200, Sent: q.At, Latency: ms}
+				if i == 599 {
+					o.Code, o.Latency = 429, tc.latency
+				}
+				if err := a.Add(o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r := a.Report(); r.FalseRejects != tc.falseRejects {
+				t.Errorf("%d false rejects, want %d", r.FalseRejects, tc.falseRejects)
+			}
+		})
+	}
+}

@@ -67,11 +67,13 @@ type ClientReport struct {
 	OverLimit bool
 	// FalseRejects counts the rejections that the client's own traffic did not earn: a
 	// request rejected at send time t when the client had sent at most Limit requests, this
-	// one included, in the window-long interval (t−W, t]. Each rejection is judged at its
-	// own moment, on what the limiter could have seen, so generator jitter that carries one
-	// request of a burst across a window edge neither hides a false rejection (a token
-	// bucket rejecting a client at its limit) nor invents one (a limiter rightly counting
-	// that late request against the next burst).
+	// one included, from the window-long interval (t−W, t] until the rejection's answer came
+	// back (a request sent while it was in flight may have reached the limiter first). Each
+	// rejection is judged at its own moment, on what the limiter could have seen, so
+	// generator jitter that carries one request of a burst across a window edge neither
+	// hides a false rejection (a token bucket rejecting a client at its limit) nor invents
+	// one (a limiter rightly counting that late request against the next burst), and
+	// neither does the race of a burst's last requests to several replicas.
 	FalseRejects int
 
 	ErrorsInFault      int
