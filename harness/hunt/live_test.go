@@ -1,0 +1,145 @@
+//go:build loadtest
+
+package hunt
+
+// The hunt itself against real containers, short and time-scaled (make test runs it after the
+// unit tests, one package at a time): the fixed-window target's edge found and replayed, and
+// the bounded design holding every family aimed at it.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/loadtest"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
+)
+
+// quickHunt is a short hunt on Docker's host network at time scale 0.1 (a 6 s window). With
+// RLHARNESS_RUN_DIR set (CI sets it) the run directory is kept there.
+func quickHunt(t *testing.T, budget time.Duration, families ...string) RunConfig {
+	cfg := loadtest.DefaultConfig()
+	cfg.Network = "host"
+	cfg.TimeScale = 0.1
+	out := t.TempDir()
+	if dir := os.Getenv("RLHARNESS_RUN_DIR"); dir != "" {
+		out = filepath.Join(dir, t.Name())
+	}
+	cfg.OutDir = out
+	rc := RunConfig{Load: cfg, Budget: budget, Requests: 300_000, MaxRate: DefaultMaxRate, Seed: 7, Families: families,
+		Coarse: 6, Levels: 1, Fault: FaultNone, OutDir: out}
+	if testing.Verbose() {
+		rc.Progress = os.Stdout
+	}
+	return rc
+}
+
+// fixedWindow6s is targets/peers/fixedwindow.yaml at a 6 s window, as a file of the test's.
+func fixedWindow6s(t *testing.T) *target.Target {
+	t.Helper()
+	b, err := os.ReadFile("../../targets/peers/fixedwindow.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "12s", "6s")
+	path := filepath.Join(t.TempDir(), "fixedwindow.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func familyOf(t *testing.T, s result.HuntSystem, name string) result.HuntFamily {
+	t.Helper()
+	for _, f := range s.Families {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("%s has no family %s", s.System, name)
+	return result.HuntFamily{}
+}
+
+// The hunt finds about 2x at the fixed-window target's window edge, and loadtest --schedule
+// replays the schedule it wrote to the same figure.
+func TestHuntLiveFixedWindowEdge(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rc := quickHunt(t, 45*time.Second, FamilyEdge)
+	rc.Load.Targets = []*target.Target{fixedWindow6s(t)}
+	h, err := Run(ctx, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.Systems[0]
+	f := familyOf(t, s, FamilyEdge)
+	t.Logf("%s: %s; %d variants in %d rounds; learned %s", f.Name, f.Verdict(), len(f.Tried), len(s.Rounds), s.Learned.Edge)
+	if f.Worst == nil || f.Worst.Overshoot < 1.5 || !f.Breaks || h.Pass || h.GeneratorBound {
+		t.Fatalf("worst %+v, breaks %v, pass %v, generator-bound %v: want about x2 found and the hunt failed", f.Worst, f.Breaks, h.Pass, h.GeneratorBound)
+	}
+	if !strings.Contains(s.Learned.Edge, "whole windows since the epoch (a run of rejections turned into acceptances") {
+		t.Errorf("learned %q: want the fixed window's edges found at whole windows since the epoch", s.Learned.Edge)
+	}
+	// The worst schedule, replayed by the load test on a fresh fleet of the target.
+	file, err := schedule.ReadFile(filepath.Join(rc.OutDir, f.Schedule))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rc.Load
+	cfg.OutDir = filepath.Join(rc.OutDir, "replay")
+	if cfg, err = cfg.WithSchedule(&file); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := loadtest.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sum.Scenarios[0]
+	t.Logf("replayed: %d requests, x%.3f, generator-bound %v", r.Requests, r.MaxOvershoot, r.GeneratorBound)
+	if r.Requests != len(file.Schedule.Requests) || r.MaxOvershoot < 1.5 || sum.Pass {
+		t.Errorf("replay: %d requests (the file's %d), x%.3f, pass %v: want the file's traffic and its overshoot", r.Requests, len(file.Schedule.Requests), r.MaxOvershoot, sum.Pass)
+	}
+}
+
+// The bounded design (the replica's --design bounded) holds every family aimed at delayed
+// sync within 1.1x and refuses no at-limit client.
+func TestHuntLiveBoundedDesignHolds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rc := quickHunt(t, 60*time.Second, FamilySliceDrop, FamilySpread, FamilyFresh, FamilyAtLimitBursts)
+	rc.Load.Design = loadtest.DesignBounded
+	h, err := Run(ctx, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.Systems[0]
+	if s.Error != "" {
+		t.Fatal(s.Error)
+	}
+	measured := 0
+	for _, f := range s.Families {
+		t.Logf("%s: %s (%d variants)", f.Name, f.Verdict(), len(f.Tried))
+		if f.Worst == nil || f.GeneratorBound {
+			continue
+		}
+		measured++
+		if f.Breaks {
+			t.Errorf("%s broke the bounded design: %s (%s)", f.Name, f.Verdict(), f.Worst.ParamString())
+		}
+	}
+	if measured < 3 {
+		t.Errorf("%d of %d families measured on traffic sent faithfully: the hunt did not look", measured, len(s.Families))
+	}
+	if !h.Pass && !h.GeneratorBound {
+		t.Errorf("the hunt failed: %v", h.Failed)
+	}
+}
