@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy images-gubernator test test-short test-envoy test-gubernator loadtest loadtest-full loadtest-peers loadtest-cluster test-cluster test-cluster-faults model autoscale claimcheck bench lint clean
+.PHONY: all build deps images images-envoy images-gubernator test test-short test-envoy test-gubernator loadtest loadtest-full loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -43,7 +43,9 @@ test: deps images lint
 	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
 	@# One package at a time (-p 1): the shard test's fleets beside the first load test's stalled
 	@# its generator for 235 ms and its syncs with it (CI: overshoot 1.85, generator-bound).
-	$(GO) test -tags loadtest -count=1 -p 1 -timeout 15m -run 'TestLoadtest|TestTwoShards|TestClusterDesign' ./harness/loadtest ./harness/cmd/harness
+	@# The hunt's live tests (about two minutes): the fixed-window target's edge found at x2
+	@# and replayed by loadtest --schedule, the bounded design holding the families aimed at it.
+	$(GO) test -tags loadtest -count=1 -p 1 -timeout 15m -run 'TestLoadtest|TestTwoShards|TestClusterDesign|TestHuntLive' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
 
 # envoyproxy/ratelimit started from its target file: one 200 and one 429 (after the image).
 test-envoy: deps images-envoy
@@ -102,6 +104,20 @@ loadtest-peers: build images images-envoy images-gubernator
 	rc=0; $(BIN)/harness loadtest $(foreach p,$(PEERS),--target $(p)) \
 	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(PEERS_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
 	if [ -f $(PEERS_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(PEERS_DIR) > $(PEERS_DIR)/peer-table.md; fi; exit $$rc
+
+# The worst case, searched for (docs/hunt.md): every family of aimed traffic against each of
+# HUNT_TARGETS in turn, on a fleet of its own, within HUNT_BUDGET of search each (the fleet's
+# start not counted), time-scaled as make loadtest (a target file's window sets its own);
+# hunt.json, report.html and per family the schedule file that replays the worst case
+# (harness loadtest --schedule FILE) in $(HUNT_DIR). Exit 1 when a family broke 1.1x or
+# rejected a client within its limit. envoyproxy/ratelimit counts whole minutes: add
+# targets/peers/envoy-ratelimit.yaml (after make images-envoy) with HUNT_BUDGET=15m or more.
+HUNT_DIR ?= runs/hunt
+HUNT_BUDGET ?= 10m
+HUNT_TARGETS ?= replica targets/peers/fixedwindow.yaml targets/peers/redis-rate.yaml
+hunt: build images
+	$(BIN)/harness hunt --time-scale $(LOADTEST_SCALE) --network host --budget $(HUNT_BUDGET) \
+	  $(foreach t,$(HUNT_TARGETS),--target $(t)) --out $(HUNT_DIR) $(HUNT_FLAGS)
 
 # Document 003: the controller's model tables, then real worker replicas scaled by it under
 # the replayed 120-round series (Docker, rates x0.1, 1 s rounds: about 2.5 minutes).

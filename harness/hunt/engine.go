@@ -464,8 +464,12 @@ func (e *engine) finish() {
 				hf.NotRun = "no round had room for it before the budget ran out"
 			}
 		}
-		if f.NeedsTicks && e.learned.ticks != nil && strings.Contains(e.learned.tickNote, "instead") {
+		switch {
+		case !f.NeedsTicks || e.learned.ticks == nil:
+		case strings.Contains(e.learned.tickNote, "instead"):
 			hf.Note = "sync ticks not learned: aimed at whole intervals since the epoch"
+		case strings.Contains(e.learned.tickNote, "the others taken"):
+			hf.Note = "some sync ticks not learned: " + e.learned.tickNote
 		}
 		worst := -1
 		for k, r := range recs {

@@ -263,7 +263,11 @@ func (p learnPlan) analyseTicks(env Env, origin time.Time, by map[int][]probeOut
 		if late > 0 {
 			why += fmt.Sprintf("; %d of %d probes not read: the generator sent their polls more than %v late", late, len(p.sync), tolerance)
 		}
-		return nil, why
+		if found == 0 {
+			return nil, why
+		}
+		// Aim at the ticks that showed; the others at whole intervals since the epoch.
+		return ticks, why + "; the others taken at whole intervals since the epoch"
 	}
 	return ticks, fmt.Sprintf("every replica's sync tick learned: an acceptance that turned into rejections, the same phase in two probes half an interval apart (resolution %v)", p.gap)
 }
