@@ -182,7 +182,7 @@ func (l liveSender) Send(ctx context.Context, r *Round, start time.Time, sink fu
 func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Target) (result.HuntSystem, error) {
 	out := result.HuntSystem{System: loadtest.BuiltinTarget, Design: rc.Load.Design}
 	if t != nil {
-		out = result.HuntSystem{System: t.Name}
+		out = result.HuntSystem{System: t.Name, TargetFile: t.File}
 	}
 	fmt.Fprintf(rc.Progress, "== hunt %s\n", systemName(out))
 	sys, err := loadtest.StartSystem(ctx, rc.Load, t)
@@ -209,7 +209,7 @@ func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Targ
 		cfg.Fault, cfg.NoFault = "", why
 	}
 	got, err := Hunt(ctx, cfg, liveSender{sys: sys})
-	got.Conditions = sys.Conditions()
+	got.Conditions, got.TargetFile = sys.Conditions(), out.TargetFile
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		err = nil
 	}

@@ -56,6 +56,8 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 // target file, or the built-in replica's design.
 func replayFlags(s result.HuntSystem) string {
 	switch {
+	case s.System != "replica" && s.TargetFile != "":
+		return "--target " + s.TargetFile + " "
 	case s.System != "replica":
 		return "--target <" + s.System + "'s target file> "
 	case s.Design != "":

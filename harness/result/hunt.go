@@ -42,7 +42,8 @@ type HuntConfig struct {
 
 // HuntSystem is one system under test and what the hunt found on it.
 type HuntSystem struct {
-	System       string        `json:"system"` // "replica" or a target file's name
+	System       string        `json:"system"`                // "replica" or a target file's name
+	TargetFile   string        `json:"target_file,omitempty"` // the target file, as given
 	Design       string        `json:"design,omitempty"`
 	TimeScale    float64       `json:"time_scale"`
 	Window       time.Duration `json:"window_ns"`
