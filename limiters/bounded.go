@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,7 +72,7 @@ type SubCount struct {
 
 // SettleEntry is one client's part of a Settle: the node's unpushed counts go in, with
 // their mark; with Decide, the store also decides one request arriving at At; the store's
-// counts of the client come back.
+// counts of the client come back, as a few numbers whatever the client's traffic.
 type SettleEntry struct {
 	Client string
 	Rule   *Rule
@@ -88,7 +87,12 @@ type SettleEntry struct {
 	// Reset: the store has lost this node's earlier pushes (it restarted empty); nothing
 	// was applied, and the node must push again everything it admitted in the window.
 	Reset bool
-	View  []SubCount
+	// Lenient and Strict are the store's counts of the client after the call, at the
+	// call's time (At, or now without Decide); FullUntil, when the client is full, is the
+	// first instant (Unix µs) at which both counts are under their bounds again with no
+	// further admission (0: not full); ResetAt is when its oldest counted request leaves
+	// the strict count (Unix µs; 0: it holds none).
+	Lenient, Strict, FullUntil, ResetAt int64
 }
 
 // Bounds are the figures a bounded decision runs on, in µs and requests.
@@ -173,14 +177,16 @@ func NewBoundedSync(store BoundedStore, opts ...BoundedOption) *BoundedSync {
 type bstate struct {
 	rule *Rule
 	bd   Bounds
-	// view: the store's counts at the last contact; inflight: pushed, not yet in a view;
-	// unpushed: admitted within the budget, not yet pushed; local: admitted within the
-	// budget (the budget's count); own: everything this node admitted (fallback, re-push).
-	view, inflight, unpushed, local, own subRing
-	viewAt, seen                         int64 // Unix ns
-	storeAt                              int64 // Unix µs of the last store contact: 0 never
-	inc, counted                         int64
-	pushing, repush, dirty               bool
+	// unpushed: admitted by this node, not yet pushed; local: admitted within the budget
+	// (the budget's count); own: everything this node admitted (fallback, re-push).
+	unpushed, local, own subRing
+	// The store's last answer (SettleEntry): its counts at viewT (Unix µs), when the client
+	// is full until, when its oldest counted request leaves.
+	viewLen, viewStr, fullUntil, resetAt, viewT int64
+	viewAt, seen                                int64 // Unix ns
+	storeAt                                     int64 // Unix µs of the last store contact: 0 never
+	inc, counted                                int64
+	pushing, repush, dirty                      bool
 }
 
 func (n *BoundedSync) state(k stateKey, rule *Rule, nowNs int64) *bstate {
@@ -188,23 +194,12 @@ func (n *BoundedSync) state(k stateKey, rule *Rule, nowNs int64) *bstate {
 	if s == nil || *s.rule != *rule {
 		bd := BoundsFor(rule, n.nodes)
 		s = &bstate{rule: rule, bd: bd, viewAt: nowNs}
-		s.view, s.inflight, s.unpushed = newSubRing(bd.Subs), newSubRing(bd.Subs), newSubRing(bd.Subs)
-		s.local, s.own = newSubRing(bd.Subs), newSubRing(bd.Subs)
+		s.unpushed, s.local, s.own = newSubRing(bd.Subs), newSubRing(bd.Subs), newSubRing(bd.Subs)
 		n.incs++
 		s.inc = n.incs
 		n.clients[k] = s
 	}
 	return s
-}
-
-// known is the lenient and strict count of everything the node knows of at t.
-func (s *bstate) known(t int64) (lenient, strict int64) {
-	e := s.bd.edge(t)
-	for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
-		l, st := r.counts(e, s.bd.Sub)
-		lenient, strict = lenient+l, strict+st
-	}
-	return lenient, strict
 }
 
 // Allow implements Limiter. A decision waits for the store only when the client is past its
@@ -225,8 +220,7 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 	}
 	bd := s.bd
 	d := floorDiv(t, bd.Sub)
-	lenient, strict := s.known(t)
-	if lenient >= bd.Limit || strict >= bd.Cap {
+	if s.fullUntil > t { // the store said full until then: no admission anywhere can empty it sooner
 		dec := n.decision(s, t, false)
 		n.mu.Unlock()
 		return dec, nil
@@ -268,10 +262,9 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 	defer n.mu.Unlock()
 	if err != nil || e.Reset {
 		n.putBack(s, &e, pushed)
-		// Fail open on what this node knows: at most one limit per node.
+		// Fail open on what this node admitted itself: at most one limit per node.
 		ownLen, _ := s.own.counts(bd.edge(t), bd.Sub)
-		lenient, _ := s.known(t)
-		allowed := max(ownLen, lenient) < bd.Limit
+		allowed := ownLen < bd.Limit
 		if allowed {
 			s.unpushed.add(d, 1, t)
 			s.own.add(d, 1, t)
@@ -287,9 +280,9 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 	return n.decision(s, t, e.Allowed), nil
 }
 
-// takePush moves the client's unpushed counts into e, in flight, with their mark, unless
-// another push of the client is in flight (pushes of one client from one node go one at a
-// time, oldest first, as a mark needs). It reports whether it did. Caller holds n.mu.
+// takePush moves the client's unpushed counts into e with their mark, unless another push
+// of the client is in flight (pushes of one client from one node go one at a time, oldest
+// first, as a mark needs). It reports whether it did. Caller holds n.mu.
 func (n *BoundedSync) takePush(s *bstate, e *SettleEntry, t int64) bool {
 	if s.repush {
 		return n.takeRepush(s, e, t)
@@ -300,7 +293,6 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry, t int64) bool {
 	e.Push = s.unpushed.appendCounts(e.Push[:0], floorDiv(t, s.bd.Sub), s.bd.Subs)
 	var pushed int64
 	for _, c := range e.Push {
-		s.inflight.add(c.Index, c.Count, c.Newest)
 		pushed += c.Count
 	}
 	s.unpushed.reset()
@@ -324,12 +316,7 @@ func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry, t int64) bool {
 	for _, c := range e.Push {
 		total += c.Count
 	}
-	// What is re-pushed replaces what was in flight and unpushed: own holds both.
-	s.inflight.reset()
-	s.unpushed.reset()
-	for _, c := range e.Push {
-		s.inflight.add(c.Index, c.Count, c.Newest)
-	}
+	s.unpushed.reset() // own holds it
 	s.counted = total
 	if n.node != "" {
 		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total}
@@ -345,7 +332,6 @@ func (n *BoundedSync) putBack(s *bstate, e *SettleEntry, pushed bool) {
 		return
 	}
 	for _, c := range e.Push {
-		s.inflight.add(c.Index, -c.Count, 0)
 		s.unpushed.add(c.Index, c.Count, c.Newest)
 	}
 	s.pushing = false
@@ -354,64 +340,47 @@ func (n *BoundedSync) putBack(s *bstate, e *SettleEntry, pushed bool) {
 	}
 }
 
-// settled installs the store's view after a successful Settle. Caller holds n.mu.
+// settled installs the store's answer after a successful Settle. Caller holds n.mu.
 func (n *BoundedSync) settled(s *bstate, e *SettleEntry, pushed bool, nowNs int64) {
 	if pushed {
-		for _, c := range e.Push {
-			s.inflight.add(c.Index, -c.Count, 0)
-		}
 		s.pushing = false
 	}
-	s.view.reset()
-	for _, c := range e.View {
-		s.view.add(c.Index, c.Count, c.Newest)
-	}
+	s.viewLen, s.viewStr, s.fullUntil, s.resetAt = e.Lenient, e.Strict, e.FullUntil, e.ResetAt
+	s.viewT = e.At
 	s.viewAt = nowNs
 	s.storeAt = e.At
 }
 
-// decision builds the answer from what the node knows after deciding. Caller holds n.mu.
+// decision builds the answer from what the node knows after deciding: the store's last
+// counts and what this node admitted since that it has not pushed. Caller holds n.mu.
 func (n *BoundedSync) decision(s *bstate, t int64, allowed bool) Decision {
 	bd := s.bd
-	lenient, strict := s.known(t)
-	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0)}
-	// Walk the sub-slices oldest first: each leaves both counts by the later of its start
-	// and its newest request plus the window less the margin.
 	e := bd.edge(t)
-	var expired int64
-	retrySet := false
-	var idx []int64
-	for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
-		for _, x := range r.subs {
-			idx = append(idx, x.Index)
-		}
+	lenient, strict := s.unpushed.counts(e, bd.Sub)
+	if s.viewT != 0 && s.viewT+bd.Window-bd.Margin > t { // the store's counts of a window ago have left
+		lenient, strict = lenient+s.viewLen, strict+s.viewStr
 	}
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	for _, j := range idx {
-		var c, newest int64
-		for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
-			rc, rn := r.at(j)
-			c += rc
-			newest = max(newest, rn)
-		}
-		if c <= 0 || (newest <= e && (j+1)*bd.Sub <= e) {
-			continue
-		}
-		leave := time.Duration(max((j+1)*bd.Sub, newest)+bd.Window-bd.Margin-t) * time.Microsecond
-		if dec.ResetAfter == 0 {
-			dec.ResetAfter = leave
-		}
-		expired += c
-		if !allowed && !retrySet && lenient-expired < bd.Limit && strict-expired < bd.Cap {
-			dec.RetryAfter, retrySet = leave, true
-		}
+	if s.fullUntil > t {
+		lenient, strict = max(lenient, bd.Limit), max(strict, bd.Cap)
 	}
-	if dec.ResetAfter == 0 {
-		dec.ResetAfter = time.Duration(bd.Sub) * time.Microsecond
+	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0)}
+	// The oldest request counted leaves at the store's ResetAt, or, of those this node
+	// admitted itself, at the newest of its oldest sub-slice plus the window less the margin.
+	reset := s.resetAt
+	if o, ok := s.own.oldest(e); ok && (reset <= t || o.Newest+bd.Window-bd.Margin < reset) {
+		reset = o.Newest + bd.Window - bd.Margin
 	}
-	if !allowed && !retrySet {
-		dec.RetryAfter = dec.ResetAfter
+	dec.ResetAfter = time.Duration(bd.Sub) * time.Microsecond
+	if reset > t {
+		dec.ResetAfter = time.Duration(reset-t) * time.Microsecond
+	}
+	if !allowed {
+		switch {
+		case s.fullUntil > t:
+			dec.RetryAfter = time.Duration(s.fullUntil-t) * time.Microsecond
+		default: // the fallback refused: this node's own count leaves the limit
+			dec.RetryAfter = time.Duration(max(s.own.until(e, bd.Limit, bd)-t, bd.Sub)) * time.Microsecond
+		}
 	}
 	return dec
 }
@@ -425,29 +394,44 @@ func (n *BoundedSync) markDirty(k stateKey, s *bstate) {
 }
 
 // syncChunk bounds the clients of one store call of a sync, so that no call grows with
-// the node's backlog and no lock is held for more than a chunk.
+// the node's backlog.
 const syncChunk = 256
 
 // Sync is the node's periodic work with the store: it reads the store's epoch (a changed
 // epoch means the store came back empty: every client the node has store history of is
 // pushed again whole), then pushes, in chunks of at most syncChunk clients, the unpushed
 // counts of the clients near their limit (those the node has consulted the store about
-// within a window). Clients that never went past a budget are never pushed. A failed chunk
-// keeps its counts for the next sync; nothing grows but the counts themselves.
+// within a window). Clients that never went past a budget are never pushed. Each store call
+// (the epoch read, each chunk) goes through StoreCalls on its own, with its own timeout; a
+// failed chunk keeps its counts for the next sync, merged by sub-slice, so nothing grows
+// but the counts themselves, and its push marks make a chunk that landed all the same
+// count once. The node's lock is held for one client at a time, never for a whole chunk.
 func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
+	return n.sync(ctx, now, n.call)
+}
+
+func (n *BoundedSync) sync(ctx context.Context, now time.Time, call func(ctx context.Context, op string, f func(context.Context) error) error) error {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
-	errDoc := n.doc.Sync(ctx, now)
-	// One exchange a sync: the epoch read and the chunks it may need, reported as one, with
-	// the clients that have news (a store back empty adds those pushed again).
-	n.touches.Add(1)
-	if n.obs != nil {
-		n.mu.Lock()
-		news := len(n.dirty)
-		n.mu.Unlock()
-		n.obs.Exchanged(news)
+	var errDoc error
+	if n.doc.Clients() > 0 { // rules that are not sliding windows: the document's design
+		errDoc = call(ctx, "exchange", func(ctx context.Context) error { return n.doc.Sync(ctx, now) })
 	}
-	ep, err := n.store.Epoch(ctx)
+	// One exchange a sync: the epoch read and the chunks it may need, reported as one
+	// when the epoch read goes out, with the clients that have news.
+	n.touches.Add(1)
+	var ep string
+	err := call(ctx, "exchange", func(ctx context.Context) error {
+		if n.obs != nil {
+			n.mu.Lock()
+			news := len(n.dirty)
+			n.mu.Unlock()
+			n.obs.Exchanged(news)
+		}
+		var err error
+		ep, err = n.store.Epoch(ctx)
+		return err
+	})
 	if err != nil {
 		return errors.Join(errDoc, fmt.Errorf("bounded sync: read the store's epoch: %w", err))
 	}
@@ -457,6 +441,7 @@ func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
 		for k, s := range n.clients {
 			if s.storeAt != 0 && t-s.storeAt < s.bd.Window+s.bd.Sub {
 				s.repush = true
+				s.fullUntil = 0 // the store's counts are gone
 				if !s.dirty {
 					s.dirty = true
 					n.dirty = append(n.dirty, k)
@@ -473,52 +458,65 @@ func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
 	for len(dirty) > 0 {
 		chunk := dirty[:min(len(dirty), syncChunk)]
 		dirty = dirty[len(chunk):]
-		if err := n.syncChunk(ctx, now, chunk); err != nil {
+		if err := n.syncChunk(ctx, now, chunk, call); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errDoc, errors.Join(errs...))
 }
 
-func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []stateKey) error {
+func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []stateKey, call func(ctx context.Context, op string, f func(context.Context) error) error) error {
 	t := now.UnixMicro()
-	n.mu.Lock()
 	entries := make([]SettleEntry, 0, len(keys))
 	states := make([]*bstate, 0, len(keys))
 	for _, k := range keys {
+		n.mu.Lock()
 		s := n.clients[k]
 		if s == nil || !s.dirty {
+			n.mu.Unlock()
 			continue
 		}
 		s.dirty = false
 		e := SettleEntry{Client: k.client, Rule: s.rule, Bounds: s.bd, At: t}
-		if !n.takePush(s, &e, t) {
+		switch {
+		case !n.takePush(s, &e, t):
 			n.markDirty(k, s) // a decision's push is in flight: next time
-			continue
-		}
-		if len(e.Push) == 0 {
+		case len(e.Push) == 0:
 			s.pushing = false
-			continue
+		default:
+			entries = append(entries, e)
+			states = append(states, s)
 		}
-		entries = append(entries, e)
-		states = append(states, s)
+		n.mu.Unlock()
 	}
-	n.mu.Unlock()
 	if len(entries) == 0 {
 		return nil
 	}
 	n.touches.Add(1)
-	err := n.store.Settle(ctx, now, entries)
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	err := call(ctx, "exchange", func(ctx context.Context) error { return n.store.Settle(ctx, now, entries) })
+	failed := make([]bool, len(entries))
+	var partial *PartialExchangeError
+	switch {
+	case errors.As(err, &partial):
+		for _, i := range partial.Failed {
+			failed[i] = true
+		}
+	case err != nil:
+		for i := range failed {
+			failed[i] = true
+		}
+	}
+	nowNs := now.UnixNano()
 	for i := range entries {
 		s, e := states[i], &entries[i]
-		if err != nil || e.Reset {
+		n.mu.Lock()
+		if failed[i] || e.Reset {
 			n.putBack(s, e, true)
 			n.markDirty(stateKey{e.Client, e.Rule.Name}, s)
-			continue
+		} else {
+			n.settled(s, e, true, nowNs)
 		}
-		n.settled(s, e, true, now.UnixNano())
+		n.mu.Unlock()
 	}
 	if err != nil {
 		return fmt.Errorf("bounded sync: push %d clients to the counter store: %w", len(entries), err)
@@ -529,6 +527,8 @@ func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []state
 // Flush pushes every count the node holds unpushed, those of clients within their budgets
 // included, then syncs: a node that stops hands its counts to the store, so the node that
 // replaces it, with a budget of its own, does not add to what the fleet let through unseen.
+// Its store calls go straight to the store, around StoreCalls (the replica's breaker may
+// still be open when the store is back): it is the last chance to deliver the counts.
 func (n *BoundedSync) Flush(ctx context.Context, now time.Time) error {
 	t := now.UnixMicro()
 	n.mu.Lock()
@@ -539,7 +539,7 @@ func (n *BoundedSync) Flush(ctx context.Context, now time.Time) error {
 		}
 	}
 	n.mu.Unlock()
-	return n.Sync(ctx, now)
+	return n.sync(ctx, now, func(ctx context.Context, _ string, f func(context.Context) error) error { return f(ctx) })
 }
 
 // Prune forgets clients that sent nothing for a window and have nothing in flight. It
@@ -648,3 +648,32 @@ func (w *subRing) appendCounts(dst []SubCount, d int64, n int) []SubCount {
 }
 
 func (w *subRing) reset() { w.subs = w.subs[:0] }
+
+// oldest is the oldest sub-slice still in the strict count at edge.
+func (w *subRing) oldest(edge int64) (SubCount, bool) {
+	for _, x := range w.subs {
+		if x.Count != 0 && x.Newest > edge {
+			return x, true
+		}
+	}
+	return SubCount{}, false
+}
+
+// until is the first instant (Unix µs) at which the ring's lenient count is under limit,
+// with nothing added: a sub-slice leaves it once its start is a window (less the margin) old.
+func (w *subRing) until(edge, limit int64, bd Bounds) int64 {
+	lenient, _ := w.counts(edge, bd.Sub)
+	for _, x := range w.subs {
+		if x.Count == 0 || x.Index*bd.Sub <= edge {
+			continue
+		}
+		if lenient < limit {
+			break
+		}
+		lenient -= x.Count
+		if lenient < limit {
+			return x.Index*bd.Sub + bd.Window - bd.Margin
+		}
+	}
+	return 0
+}

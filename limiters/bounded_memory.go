@@ -2,6 +2,7 @@ package limiters
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -42,9 +43,11 @@ func (m *MemoryStore) Settle(_ context.Context, now time.Time, entries []SettleE
 	return nil
 }
 
-// settleHash is one entry of a Settle on one client's hash.
+// settleHash is one entry of a Settle on one client's hash: what the Redis script does
+// (luaSettle), on every sub-slice at once instead of its moving pointer.
 func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
-	e.Allowed, e.Reset, e.View = false, false, e.View[:0]
+	e.Allowed, e.Reset = false, false
+	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = 0, 0, 0, 0
 	skip := int64(0)
 	if mk := e.Mark; mk.Node != "" && mk.Total > mk.Base {
 		have, ok := h.marks[mk.Node]
@@ -58,10 +61,25 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 		skip = min(max(have.Total-mk.Base, 0), mk.Total-mk.Base)
 		h.marks[mk.Node] = PushMark{Inc: mk.Inc, Total: max(have.Total, mk.Total)}
 	}
+	bd := e.Bounds
+	t := nowUs
+	if e.Decide {
+		t = e.At
+	}
+	edge := bd.edge(t)
+	gone := func(j, newest int64) bool { return j < floorDiv(edge, bd.Sub) || newest <= edge }
+	for j, x := range h.subs {
+		if gone(j, x.Newest) {
+			delete(h.subs, j)
+		}
+	}
 	for _, c := range e.Push {
 		s := min(skip, c.Count)
 		n := c.Count - s
 		skip -= s
+		if n == 0 || gone(c.Index, c.Newest) {
+			continue // out of both counts already: it never counts again
+		}
 		x := h.subs[c.Index]
 		if x == nil {
 			x = &SubCount{Index: c.Index}
@@ -70,23 +88,11 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 		x.Count += n
 		x.Newest = max(x.Newest, c.Newest)
 	}
-	bd := e.Bounds
-	t := nowUs
-	if e.Decide {
-		t = e.At
-	}
-	edge := bd.edge(t)
 	var lenient, strict int64
 	for j, x := range h.subs {
-		if x.Newest <= edge && (j+1)*bd.Sub <= edge {
-			delete(h.subs, j)
-			continue
-		}
+		strict += x.Count
 		if j*bd.Sub > edge {
 			lenient += x.Count
-		}
-		if x.Newest > edge {
-			strict += x.Count
 		}
 	}
 	if e.Decide && lenient < bd.Limit && strict < bd.Cap {
@@ -99,12 +105,44 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 		}
 		x.Count++
 		x.Newest = max(x.Newest, e.At)
+		lenient, strict = lenient+1, strict+1
 	}
-	for _, x := range h.subs {
-		if x.Count != 0 {
-			e.View = append(e.View, *x)
+	e.Lenient, e.Strict = lenient, strict
+	idx := make([]int64, 0, len(h.subs))
+	for j := range h.subs {
+		idx = append(idx, j)
+	}
+	slices.Sort(idx)
+	if len(idx) > 0 {
+		e.ResetAt = h.subs[idx[0]].Newest + bd.Window - bd.Margin
+	}
+	e.FullUntil = fullUntil(idx, func(j int64) (int64, int64) { return h.subs[j].Count, h.subs[j].Newest }, lenient, strict, bd)
+}
+
+// fullUntil is when a client whose counts are lenient and strict is under both bounds again
+// with nothing added (0: it is now): the lenient count loses a sub-slice once its start is
+// a window (less the margin) old, the strict one once its newest request is. idx are the
+// client's sub-slices, oldest first; at gives each one's count and newest arrival.
+func fullUntil(idx []int64, at func(int64) (count, newest int64), lenient, strict int64, bd Bounds) int64 {
+	if lenient < bd.Limit && strict < bd.Cap {
+		return 0
+	}
+	var tl, tc int64
+	total := strict // every sub-slice held is in the strict count
+	for _, j := range idx {
+		c, nw := at(j)
+		total -= c
+		if tl == 0 && lenient >= bd.Limit && total < bd.Limit {
+			tl = j*bd.Sub + bd.Window - bd.Margin
+		}
+		if tc == 0 && strict >= bd.Cap && total < bd.Cap {
+			tc = nw + bd.Window - bd.Margin
+		}
+		if (tl != 0 || lenient < bd.Limit) && (tc != 0 || strict < bd.Cap) {
+			break
 		}
 	}
+	return max(tl, tc)
 }
 
 // Epoch implements BoundedStore.
