@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +16,24 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/internal/dockertest"
 )
+
+// lockedBuffer is a buffer a command writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // buildHarness builds this command into a temporary directory.
 func buildHarness(t *testing.T) string {
@@ -96,7 +115,7 @@ func TestInterruptedRun(t *testing.T) {
 				"--only", "sliding_window/delayed", "--time-scale", "0.05", "--rate", "100", "--clients", "1000", "--out", out)
 			cmd.Dir = root // the local provider builds the replica from the checkout
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			var stdout, stderr bytes.Buffer
+			var stdout, stderr lockedBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -142,11 +161,17 @@ func TestInterruptedRun(t *testing.T) {
 				t.Fatalf("want Redis and 2 replicas of the run before the signal, found %d: %v", n, left())
 			}
 			sent := time.Now()
-			for range tt.signals {
+			for i := range tt.signals {
+				if i > 0 {
+					// The next signal once the harness has taken the first: two sent a few ms
+					// apart to a process the loaded machine has not scheduled arrive as one.
+					for end := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "stopping;") && time.Now().Before(end); {
+						time.Sleep(5 * time.Millisecond)
+					}
+				}
 				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(20 * time.Millisecond)
 			}
 			var waitErr error
 			select {
