@@ -40,9 +40,21 @@ type SyncHealth struct {
 	// MaxSyncLag is the most any node's time since its last good exchange was seen at a
 	// scrape, in seconds (the replica's sync lag gauge).
 	MaxSyncLag *float64 `json:"max_sync_lag_s,omitempty"`
+	// StoreDecisions are the decisions a node asked the store for (the bounded design: a
+	// client past its node's unsynced budget); nil where the replicas made none or do not
+	// expose them.
+	StoreDecisions *StoreDecisions `json:"store_decisions,omitempty"`
 	// Series is the sync over time, one point per scrape; AgeSeries names what its Age is.
 	Series    []SyncPoint `json:"series,omitempty"`
 	AgeSeries string      `json:"age_series,omitempty"`
+}
+
+// StoreDecisions count the decisions the nodes asked the store for, over a scenario, and
+// those whose call failed or timed out (the node then decided alone; the store may have
+// counted the request all the same). Calls the circuit breaker refused are not in either.
+type StoreDecisions struct {
+	Calls  int64 `json:"calls"`
+	Failed int64 `json:"failed"`
 }
 
 // Exchanges count a scenario's syncs by result. Attempted is their sum.
@@ -155,7 +167,12 @@ func (h *SyncHealth) Rows() []SyncRow {
 			return fmt.Sprintf("worst node %.2f s, all nodes %.2f s", h.Blind.Max, h.Blind.Total)
 		})},
 		{"sync lag (most seen at a scrape)", na(h.MaxSyncLag != nil, func() string { return ms(*h.MaxSyncLag) })},
-		{"scrapes", fmt.Sprintf("%d of %d nodes every %v on %s, %d failed", h.Scrapes, h.Nodes, h.Every, h.Path, h.ScrapeErrors)},
 	}
+	if d := h.StoreDecisions; d != nil {
+		rows = append(rows, SyncRow{"store decisions (clients past a budget)", fmt.Sprintf("%d calls, %d failed or timed out", d.Calls, d.Failed)})
+	}
+	rows = append(rows, []SyncRow{
+		{"scrapes", fmt.Sprintf("%d of %d nodes every %v on %s, %d failed", h.Scrapes, h.Nodes, h.Every, h.Path, h.ScrapeErrors)},
+	}...)
 	return rows
 }

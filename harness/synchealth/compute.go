@@ -45,6 +45,8 @@ func (s Series) Figures() result.SyncHealth {
 	var dur, cli, age hists
 	blind := make([]float64, s.Nodes)
 	hasBlind := false
+	var takes result.StoreDecisions
+	hasTakes := false
 	for node := range s.Nodes {
 		var prev *Sample
 		for _, t := range s.Ticks {
@@ -64,6 +66,11 @@ func (s Series) Figures() result.SyncHealth {
 				dur.add(prev.Duration, cur.Duration)
 				cli.add(prev.Clients, cur.Clients)
 				age.add(prev.ViewAge, cur.ViewAge)
+				if prev.HasTake && cur.HasTake {
+					takes.Calls += round(increase(prev.TakeCalls, cur.TakeCalls))
+					takes.Failed += round(increase(prev.TakeFailed, cur.TakeFailed))
+					hasTakes = true
+				}
 				if prev.Blind != nil && cur.Blind != nil {
 					blind[node] += increase(*prev.Blind, *cur.Blind)
 					hasBlind = true
@@ -86,6 +93,9 @@ func (s Series) Figures() result.SyncHealth {
 			h.Blind.Max = max(h.Blind.Max, b)
 			h.Blind.Total += b
 		}
+	}
+	if hasTakes && takes.Calls > 0 {
+		h.StoreDecisions = &takes
 	}
 	h.Series, h.AgeSeries = s.points()
 	h.Available = h.Exchanges != nil || h.Duration != nil || h.Clients != nil || h.ViewAge != nil || h.Blind != nil || h.MaxSyncLag != nil

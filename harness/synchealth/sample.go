@@ -48,6 +48,7 @@ const (
 	ResultFailed  = "failed"
 	ResultTimeout = "timeout"
 	opExchange    = "exchange"
+	opTake        = "take"
 	reasonTimeout = "timeout"
 	// reasonBreakerOpen is an exchange the replica did not make because its circuit
 	// breaker was open: attempted, not sent.
@@ -91,6 +92,10 @@ type Sample struct {
 	ErrBreakerOpen float64
 	ErrOther       float64
 	HasRoundTrips  bool
+	// Store calls of the take op (a decision asked of the store) and those that failed or
+	// timed out; HasTake says the replica made some.
+	TakeCalls, TakeFailed float64
+	HasTake               bool
 
 	Duration, Clients, ViewAge *Hist
 	Blind, SyncLag             *float64
@@ -120,14 +125,21 @@ func Parse(r io.Reader, n Names, at time.Duration) (Sample, error) {
 	}
 	if f := fams[n.RoundTrips]; n.RoundTrips != "" && f != nil {
 		for _, m := range f.GetMetric() {
-			if label(m, "op") == opExchange {
+			switch label(m, "op") {
+			case opExchange:
 				s.RoundTrips += value(m)
 				s.HasRoundTrips = true
+			case opTake:
+				s.TakeCalls += value(m)
+				s.HasTake = true
 			}
 		}
 	}
 	if f := fams[n.StoreErrors]; n.StoreErrors != "" && f != nil {
 		for _, m := range f.GetMetric() {
+			if label(m, "op") == opTake && label(m, "reason") != reasonBreakerOpen {
+				s.TakeFailed += value(m)
+			}
 			if label(m, "op") != opExchange {
 				continue
 			}
