@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ const (
 	DefaultReplicas     = 8 // HS4
 	DefaultTarget       = TargetReplica
 	DefaultMode         = limiters.ModeDelayed
+	DefaultDesign       = limiters.DesignBounded
 	DefaultSyncInterval = limiters.DefaultSyncInterval
 	DefaultStoreTimeout = replica.DefaultStoreTimeout
 	DefaultNetwork      = NetworkBridge
@@ -92,6 +94,9 @@ type Spec struct {
 	Target string
 	// Mode is passed to every replica as --mode: central | split | delayed (default) | peer-gcra.
 	Mode limiters.Mode
+	// Design is passed to every replica in delayed mode as --design: bounded (default: the
+	// design with a proven bound, docs/design-bound.md) | document (the document's).
+	Design limiters.Design
 	// Rules is the YAML rule file given to every replica (--rules); none if empty.
 	Rules []byte
 	// SyncInterval and StoreTimeout are passed to every replica; defaults 200ms and 50ms.
@@ -211,6 +216,12 @@ func (s Spec) withDefaults() (Spec, error) {
 	default:
 		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, ModePeerGCRA)
 	}
+	if s.Mode == limiters.ModeDelayed && s.Design == "" {
+		s.Design = DefaultDesign
+	}
+	if s.Design != "" && !slices.Contains(limiters.Designs(), s.Design) {
+		return s, fmt.Errorf("design %q: use %s or %s", s.Design, limiters.DesignBounded, limiters.DesignDocument)
+	}
 	if s.SyncInterval == 0 {
 		s.SyncInterval = DefaultSyncInterval
 	}
@@ -242,6 +253,9 @@ func (s Spec) conditions(provider, network string) Conditions {
 	}
 	if s.Target == TargetReplica {
 		c.Mode = string(s.Mode)
+		if s.Mode == limiters.ModeDelayed {
+			c.Design = string(s.Design)
+		}
 	}
 	return c
 }
@@ -267,6 +281,9 @@ func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
 		"--store-timeout", s.StoreTimeout.String(),
 		"--redis", redis,
 	)
+	if s.Mode == limiters.ModeDelayed && s.Design != "" {
+		args = append(args, "--design", string(s.Design))
+	}
 	if len(s.Rules) > 0 {
 		args = append(args, "--rules", rules)
 	}

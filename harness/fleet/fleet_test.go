@@ -25,10 +25,10 @@ func TestSpecDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Spec{
-		RunID: "r1", Replicas: 8, Target: "replica", Mode: "delayed",
+		RunID: "r1", Replicas: 8, Target: "replica", Mode: "delayed", Design: "bounded",
 		SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, Network: "bridge",
 	}
-	if s.RunID != want.RunID || s.Replicas != want.Replicas || s.Target != want.Target || s.Mode != want.Mode ||
+	if s.RunID != want.RunID || s.Replicas != want.Replicas || s.Target != want.Target || s.Mode != want.Mode || s.Design != want.Design ||
 		s.SyncInterval != want.SyncInterval || s.StoreTimeout != want.StoreTimeout || s.Network != want.Network {
 		t.Errorf("defaults = %+v, want %+v", s, want)
 	}
@@ -46,6 +46,7 @@ func TestSpecRejects(t *testing.T) {
 		{Spec{Replicas: -1}, "replicas must be > 0 (got -1)"},
 		{Spec{Target: "nginx"}, `target "nginx"`},
 		{Spec{Mode: "gossip"}, `mode "gossip"`},
+		{Spec{Design: "eventual"}, `design "eventual": use bounded or document`},
 		{Spec{Network: "overlay"}, `network "overlay"`},
 		{Spec{RunID: "a b"}, `run id "a b"`},
 		{Spec{SyncInterval: -time.Second}, "must be >= 0"},
@@ -63,6 +64,15 @@ func TestTargetArgs(t *testing.T) {
 	want := "--listen :8080 --mode central --node-index 2 --node-count 3 --sync-interval 200ms --store-timeout 50ms --redis redis:6379 --rules /r.yaml"
 	if got != want {
 		t.Errorf("replica args\n got %s\nwant %s", got, want)
+	}
+	s, _ = Spec{RunID: "r", Replicas: 2, Design: "document"}.withDefaults()
+	got = strings.Join(s.targetArgs(1, ":8080", "redis:6379", ""), " ")
+	want = "--listen :8080 --mode delayed --node-index 1 --node-count 2 --sync-interval 200ms --store-timeout 50ms --redis redis:6379 --design document"
+	if got != want {
+		t.Errorf("delayed replica args\n got %s\nwant %s", got, want)
+	}
+	if c := s.conditions("local", "loopback"); c.Mode != "delayed" || c.Design != "document" {
+		t.Errorf("conditions mode %q design %q, want delayed document", c.Mode, c.Design)
 	}
 	s.Target, s.Rules = TargetNoop, nil
 	if got := strings.Join(s.targetArgs(0, "127.0.0.1:9", "x", "y"), " "); got != "--listen 127.0.0.1:9" {

@@ -178,9 +178,77 @@ func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
 		out = append(out, Claim{Text: "a central counter costs the store one command per request (document: 40,000/s at 40,000 req/s)",
 			Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s", res.StoreCmdPerSec, res.AchievedRate), Confirmed: res.StoreCmdPerSec >= 0.9*res.AchievedRate})
 	case limiters.ModeDelayed:
+		if boundedDesign(sc) {
+			out = append(out, boundedCostClaim(res, cfg))
+			break
+		}
+		if limiters.Algorithm(sc.Algorithm) == limiters.SlidingWindow && sc.Fault == FaultNone {
+			out = append(out, Claim{Text: "delayed sync keeps every client within 1.1x of its limit: a node blind for one sync interval lets through at most (limit/s) x sync x nodes = 16 more (document: 616 <= 660)",
+				Figure: fmt.Sprintf("max overshoot x%.3f (%s)", res.MaxOvershoot, worstProbe(res).ID), Confirmed: res.MaxOvershoot <= accounting.OvershootLimit})
+		}
 		out = append(out, delayedCostClaim(res, cfg))
 	}
 	return out
+}
+
+// boundedDesign reports whether a scenario ran the bounded design: delayed mode's design
+// on a sliding window (the other algorithms are delayed sync as the document has it, in
+// either design's replica).
+func boundedDesign(sc Scenario) bool {
+	return limiters.Mode(sc.Mode) == limiters.ModeDelayed && limiters.Algorithm(sc.Algorithm) == limiters.SlidingWindow &&
+		limiters.Design(sc.Design) == limiters.DesignBounded
+}
+
+// boundedCostClaim judges the bounded design's store cost on both sides: at least the
+// nodes' epoch reads (nodes / interval, unless the sync is failing), and at most those,
+// one push command per node and interval per shard (chunks of up to 256 clients; on a
+// cluster one per client, at most one per request of a client that passed a budget), and
+// one call per request that arrived at a node past its unsynced budget, which the schedule
+// gives (res.Budget). A client within its budgets costs the store nothing, so the figure
+// sits far below central's one call per request when few clients are near their limits.
+func boundedCostClaim(res *ScenarioResult, cfg Config) Claim {
+	iv := cfg.scaled(cfg.SyncInterval)
+	perIv := float64(cfg.Replicas) / iv.Seconds()
+	c := Claim{Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s, %.3f round trips per request", res.StoreCmdPerSec, res.AchievedRate, res.RoundTripsPerRequest())}
+	b := res.Budget
+	if b == nil || b.Duration <= 0 {
+		c.Text = "the bounded design costs the store its nodes' epoch reads and pushes plus at most one call per request past a node's unsynced budget"
+		c.NotMeasured, c.Why = true, "the schedule's load past the budgets is not known (a rule file of its own)"
+		return c
+	}
+	dur := b.Duration // the schedule's, over which the store's commands/s are taken
+	past := float64(b.PastBudget) / dur.Seconds()
+	high := perIv*float64(1+cfg.shards()) + past
+	if cfg.shards() > 1 {
+		high += float64(b.HotRequests) / dur.Seconds()
+	}
+	c.Text = fmt.Sprintf("the bounded design costs the store its nodes' epoch reads and pushes (%.0f/s) plus at most one call per request past a node's unsynced budget of %d (%d of %d requests here, %.0f/s, from %d clients), nothing for a client within its budgets; confirmed within %.1fx of nodes / interval .. %.0f/s with >= %.0f %% of exchanges succeeded",
+		perIv*float64(1+cfg.shards()), b.Budget, b.PastBudget, b.Requests, past, b.HotClients, syncCostLow, high, syncOKPercent)
+	var ex *result.Exchanges
+	if res.Sync != nil {
+		ex = res.Sync.Exchanges
+	}
+	if ex == nil {
+		c.NotMeasured, c.Why = true, "no sync metrics"
+		if res.Sync != nil && res.Sync.Why != "" {
+			c.Why += " (" + res.Sync.Why + ")"
+		}
+		return c
+	}
+	c.Figure += fmt.Sprintf("; %d of %d exchanges succeeded", ex.OK, ex.Attempted)
+	switch {
+	case ex.Attempted == 0:
+		c.Why = "sync failing (no exchange attempted)"
+	case ex.OKShare() < syncOKShare:
+		c.Why = fmt.Sprintf("sync failing (%d of %d exchanges failed)", ex.Unsuccessful(), ex.Attempted)
+	case res.StoreCmdPerSec < syncCostLow*perIv:
+		c.Why = fmt.Sprintf("the store saw %.0f commands/s, under %.1fx nodes / interval: the epoch reads did not all arrive", res.StoreCmdPerSec, syncCostLow)
+	case res.StoreCmdPerSec > high:
+		c.Why = fmt.Sprintf("the store saw %.0f commands/s, over the %.0f/s the design allows this schedule", res.StoreCmdPerSec, high)
+	default:
+		c.Confirmed = true
+	}
+	return c
 }
 
 // The band around nodes / interval within which delayed sync's store commands/s confirm

@@ -36,6 +36,7 @@ type Config struct {
 	Replicas     int                // HS4: 8
 	Algorithm    limiters.Algorithm // the design under test: sliding_window
 	Mode         limiters.Mode      // its mode: delayed
+	Design       limiters.Design    // delayed mode's design: bounded (default) or document
 	SyncInterval time.Duration      // HS5 0.2 s, before scaling
 	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
 	TimeScale    float64            // every duration ×F, every rate ×1/F
@@ -96,7 +97,7 @@ func defaultGates() accounting.Gates {
 func DefaultConfig() Config {
 	return Config{
 		Provider: "docker", Network: fleet.NetworkBridge, Replicas: limiters.DefaultNodes,
-		Algorithm: limiters.SlidingWindow, Mode: limiters.ModeDelayed,
+		Algorithm: limiters.SlidingWindow, Mode: limiters.ModeDelayed, Design: limiters.DesignBounded,
 		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: fleet.DefaultStoreTimeout,
 		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
@@ -134,6 +135,9 @@ func (c Config) check() error {
 	default:
 		return fmt.Errorf("--mode %q: use central, split or delayed", c.Mode)
 	}
+	if c.Design != "" && !slices.Contains(limiters.Designs(), c.Design) {
+		return fmt.Errorf("--design %q: use %s (the default) or %s (the document's delayed sync)", c.Design, limiters.DesignBounded, limiters.DesignDocument)
+	}
 	return nil
 }
 
@@ -145,6 +149,17 @@ func (c Config) latenessTolerance() time.Duration {
 	}
 	slice := c.scaled(limiters.DefaultWindow) / limiters.DefaultSlices
 	return time.Duration(float64(slice) * latenessShare)
+}
+
+// designSummary is the summary's design: delayed mode's design under test, empty in other modes.
+func (c Config) designSummary() string {
+	if c.Mode != limiters.ModeDelayed {
+		return ""
+	}
+	if c.Design == "" {
+		return string(limiters.DesignBounded)
+	}
+	return string(c.Design)
 }
 
 func (c Config) scaled(d time.Duration) time.Duration {
@@ -197,14 +212,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	sum := Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
 		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: first.Replicas,
-			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), SyncInterval: cfg.scaled(cfg.SyncInterval),
+			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), Design: cfg.designSummary(), SyncInterval: cfg.scaled(cfg.SyncInterval),
 			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
 			Store: cfg.clusterStore()},
 		Pass: true,
 	}
 	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
-		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, 0
+		sum.Config.Algorithm, sum.Config.Mode, sum.Config.Design, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, "", 0
 	}
 	for _, run := range cfg.runs() {
 		sc := run.sc
@@ -483,6 +498,9 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	if sched.Duration > 0 {
 		res.StoreCmdPerSec = float64(res.StoreCommands) / sched.Duration.Seconds()
 		res.StoreOpsPerSec = float64(res.StoreOps) / sched.Duration.Seconds()
+	}
+	if boundedDesign(sc) && sys.t == nil && cfg.Rules == nil {
+		res.Budget = budgetLoad(&sched, cfg.Replicas)
 	}
 	rep := acc.Report()
 	fillResult(&res, &rep, cfg, sc, probes, outage, faultLat)

@@ -10,6 +10,7 @@ import (
 func TestScenarios(t *testing.T) {
 	tests := []struct {
 		name             string
+		design           limiters.Design
 		failOpen, matrix bool
 		want             string // the scenarios' names in run order; a gated one ends in *
 	}{
@@ -19,14 +20,29 @@ func TestScenarios(t *testing.T) {
 		{name: "matrix: every other algorithm × mode, in the document's order", matrix: true,
 			want: "sliding_window/delayed* " +
 				"fixed_window/central fixed_window/split fixed_window/delayed " +
-				"sliding_window/central sliding_window/split " +
+				"sliding_window/central sliding_window/split sliding_window/delayed-document " +
+				"token_bucket/central token_bucket/split token_bucket/delayed"},
+		{name: "the document's design under test, the bounded one beside it", design: limiters.DesignDocument, matrix: true,
+			want: "sliding_window/delayed* " +
+				"fixed_window/central fixed_window/split fixed_window/delayed " +
+				"sliding_window/central sliding_window/split sliding_window/delayed-bounded " +
 				"token_bucket/central token_bucket/split token_bucket/delayed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var names []string
-			for _, sc := range Scenarios(limiters.SlidingWindow, limiters.ModeDelayed, tc.failOpen, tc.matrix) {
+			design := tc.design
+			if design == "" {
+				design = limiters.DesignBounded
+			}
+			for _, sc := range Scenarios(limiters.SlidingWindow, limiters.ModeDelayed, tc.design, tc.failOpen, tc.matrix) {
 				n := sc.Name
+				switch {
+				case sc.Mode != string(limiters.ModeDelayed) && sc.Design != "":
+					t.Errorf("%s: design %q outside delayed mode", sc.Name, sc.Design)
+				case sc.Mode == string(limiters.ModeDelayed) && strings.HasSuffix(sc.Name, "-"+sc.Design) == (sc.Design == string(design)):
+					t.Errorf("%s: design %q (under test: %s)", sc.Name, sc.Design, design)
+				}
 				if sc.Gated {
 					n += "*"
 				}

@@ -77,7 +77,7 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 			rules = cfg.Rules
 		}
 		return fleet.Spec{
-			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Rules: rules,
+			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
 			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
 		}

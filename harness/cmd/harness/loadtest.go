@@ -15,7 +15,7 @@ import (
 
 func newLoadtestCmd() *cobra.Command {
 	cfg := loadtest.DefaultConfig()
-	var algorithm, mode string
+	var algorithm, mode, design string
 	var verbose bool
 	var baseline string
 	var targets []string
@@ -27,8 +27,10 @@ the documents' probe patterns and a background population with Vegeta, attribute
 response to its client and checks the three requirements: no client above 1.1x its limit in
 any window, no client under its limit rejected, no rejection or 5xx because the store failed.
 
-The design under test (--algorithm, --mode) is gated. With --matrix every other algorithm x
-mode runs as a comparison that tests the document's claim about it, without gating.
+The design under test (--algorithm, --mode, and in delayed mode --design) is gated. With
+--matrix every other algorithm x mode runs as a comparison that tests the document's claim
+about it, without gating, and so does the other delayed design on the sliding window
+(sliding_window/delayed-document beside the bounded design under test).
 
 Exit codes: 0 every gate passed; 1 a promise broken or a gate failed (or a regression
 against --baseline); 2 the run could not be made (flags, Docker, the fleet); 3 generator-bound:
@@ -51,7 +53,7 @@ The first is gated, the others are comparisons.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Algorithm = limiters.Algorithm(algorithm)
-			cfg.Mode = limiters.Mode(mode)
+			cfg.Mode, cfg.Design = limiters.Mode(mode), limiters.Design(design)
 			for _, path := range targets {
 				if path == loadtest.BuiltinTarget {
 					cfg.Targets = append(cfg.Targets, nil)
@@ -89,6 +91,7 @@ The first is gated, the others are comparisons.`,
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "limiter replicas (HS4)")
 	f.StringVar(&algorithm, "algorithm", string(cfg.Algorithm), "design under test: fixed_window, sliding_window or token_bucket")
 	f.StringVar(&mode, "mode", string(cfg.Mode), "design under test: central, split or delayed")
+	f.StringVar(&design, "design", string(cfg.Design), "delayed mode's design under test: bounded (an unsynced budget per client, past it one store call; docs/design-bound.md) or document (the document's delayed sync); with --matrix the other one runs as a comparison")
 	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
 	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
 	f.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")
