@@ -200,7 +200,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <tr><th>provider</th><td>{{.Config.Provider}}</td></tr>
 <tr><th>networking</th><td>{{.Config.Network}}</td></tr>
 <tr><th>replicas</th><td>{{.Config.Replicas}}</td></tr>
-<tr><th>design under test</th><td>{{.Config.Algorithm}} / {{.Config.Mode}} (sync {{ms .Config.SyncInterval}} ms)</td></tr>
+<tr><th>design under test</th><td>{{.Config.Algorithm}} / {{.Config.Mode}}{{with .Config.Design}}, the {{.}} design{{end}} (sync {{ms .Config.SyncInterval}} ms)</td></tr>
 <tr><th>rate asked (background)</th><td>{{f .Config.Rate}} req/s</td></tr>
 <tr><th>rate achieved (gated scenarios, mean)</th><td>{{f $.Achieved}} req/s</td></tr>
 <tr><th>time scale</th><td>{{.Config.TimeScale}} (window {{ms .Config.Window}} ms, limit {{.Config.Limit}})</td></tr>
@@ -240,7 +240,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{range .Windows}}<tr class="window"><td>{{.Pattern}}</td><td class="n">{{.Model.Requests}}</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{.Model.Busiest}}</td><td class="n">{{f3 .Model.Ratio}}</td>
 {{if .Measured}}<td class="n">{{.Offered}}</td><td class="n">{{.Accepted}}</td><td class="n">{{.Busiest}}</td><td class="n">{{f3 .Overshoot}}</td><td>{{if .Agree}}<span class="pass">yes</span>{{else}}<span class="fail">no</span>{{end}}</td>{{else}}<td colspan="5">no probe measured</td>{{end}}</tr>
 {{end}}</table>
-<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet</h3>
+<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet{{with .Design}} (the model is the document's design; the fleet ran the {{.}} design){{end}}</h3>
 <table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
 {{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
 {{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{f .StoreCmdPerSec}} (whole fleet)</td></tr></table>{{end}}

@@ -379,8 +379,12 @@ func syncLine(h *result.SyncHealth) string {
 
 // WriteVerdict prints the run's verdict table.
 func WriteVerdict(w io.Writer, s Summary) {
-	fmt.Fprintf(w, "\nVerdict (%s provider, %s network, %d replicas, time scale %g, %d cores)\n",
-		s.Config.Provider, s.Config.Network, s.Config.Replicas, s.Config.TimeScale, s.Cores)
+	design := ""
+	if s.Config.Design != "" {
+		design = ", the " + s.Config.Design + " design"
+	}
+	fmt.Fprintf(w, "\nVerdict (%s provider, %s network, %d replicas%s, time scale %g, %d cores)\n",
+		s.Config.Provider, s.Config.Network, s.Config.Replicas, design, s.Config.TimeScale, s.Cores)
 	fmt.Fprintf(w, "%-44s %-34s %12s %4s %10s  %s\n", "scenario", "check", "figure", "op", "threshold", "result")
 	for _, c := range s.Checks {
 		if !c.Gated {
