@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,7 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
 //go:embed k8s/*.yaml.tmpl
@@ -35,7 +34,7 @@ type Params struct {
 	Start           time.Time
 	Now             time.Time     // when the manifests are rendered; zero: Start − Lead
 	Lead            time.Duration // DefaultStart's margin
-	Schedule        result.ScheduleSpec
+	Schedule        schedule.Spec
 	StorageClass    string
 	Storage         string // the outcome volume's size
 	CPU, Memory     string // each shard's request = limit
@@ -48,15 +47,10 @@ func DefaultParams() Params {
 		Lead: 2 * time.Minute, Storage: "5Gi", CPU: "2", Memory: "1Gi", JudgeMemory: "4Gi"}
 }
 
-// window is the schedule's window at its time scale: shards start on its edges.
-func (p Params) window() time.Duration {
-	return time.Duration(math.Round(float64(time.Minute) * p.Schedule.TimeScale))
-}
-
 // DefaultStart is the first window edge since the epoch at least Lead after now: time to
 // apply the Job and for every pod to pull its image and start.
 func (p Params) DefaultStart(now time.Time) time.Time {
-	w := p.window()
+	w := p.Schedule.Window()
 	if w <= 0 {
 		return now.Add(p.Lead)
 	}
@@ -116,7 +110,7 @@ func Render(p Params) (Manifests, error) {
 	if now.IsZero() {
 		now = p.Start.Add(-p.Lead)
 	}
-	deadline := int64(p.Start.Sub(now).Seconds()) + int64(3*p.window().Seconds()) + 600
+	deadline := int64(p.Start.Sub(now).Seconds()) + int64(3*p.Schedule.Window().Seconds()) + 600
 	data := struct {
 		Params
 		StartRFC3339, TimeScale, Rate string

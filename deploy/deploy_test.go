@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
-	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
 // docs splits a rendered file into its YAML documents, dropping comment-only ones.
@@ -66,7 +66,7 @@ func testParams(shards int) Params {
 	p.Image = "registry.example/rlharness/harness:1.0"
 	p.Targets = []string{"http://replica-0.limiter:8080", "http://replica-1.limiter:8080"}
 	p.ClockRef = "redis.limiter:6379"
-	p.Schedule = result.ScheduleSpec{TimeScale: 1, Rate: 40000, Clients: 200000, Seed: 20260730}
+	p.Schedule = schedule.Spec{TimeScale: 1, Rate: 40000, Clients: 200000, Seed: 20260730}
 	p.Now = time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
 	p.Start = p.DefaultStart(p.Now)
 	return p

@@ -227,13 +227,10 @@ func (f *failingStore) Exchange(ctx context.Context, now time.Time, e []SyncEntr
 	return f.Store.Exchange(ctx, now, e)
 }
 
-func TestShareAndScale(t *testing.T) {
+func TestShareAndBlindCeiling(t *testing.T) {
 	r := Rule{Name: "b", Algorithm: TokenBucket, Limit: 600, Window: time.Minute, Burst: 60}
 	if s := r.Share(8); s.Limit != 75 || s.Burst != 7 {
 		t.Errorf("Share(8) = %d/%d, want 75/7", s.Limit, s.Burst)
-	}
-	if s := r.Scaled(0.1); s.Window != 6*time.Second || s.Limit != 600 {
-		t.Errorf("Scaled(0.1) = %v/%d, want 6s/600", s.Window, s.Limit)
 	}
 	if c := r.BlindCeiling(200*time.Millisecond, 8); c != 16 {
 		t.Errorf("BlindCeiling = %g, want 16", c)

@@ -19,6 +19,18 @@ const (
 // model's table and a load test's comparison matrix walk them alike.
 func Modes() []Mode { return []Mode{ModeCentral, ModeSplit, ModeDelayed} }
 
+// The replica's modes that are not ours: a peer limiter decides instead of this package, so
+// that a benchmark or a load test can put it beside the design in the same fleet and run
+// (targets/replica says how each decides). They are not among Modes.
+const (
+	// ModePeerGCRA decides with github.com/go-redis/redis_rate: GCRA, one Redis call per
+	// decision, the store's clock.
+	ModePeerGCRA Mode = "peer-gcra"
+	// ModePeerUlule decides with github.com/ulule/limiter v3's net/http middleware and its
+	// Redis store, with no fallback: it fails closed.
+	ModePeerUlule Mode = "peer-ulule"
+)
+
 // Design names how delayed sync decides and shares its counts. Its spelling is the one the
 // replica's --design, the fleet, the load test and the result files use.
 type Design string

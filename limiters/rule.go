@@ -11,7 +11,6 @@ package limiters
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -34,6 +33,11 @@ const (
 	DefaultNodes        = 8                      // HS4
 	DefaultSyncInterval = 200 * time.Millisecond // HS5
 )
+
+// DefaultStoreTimeout is how long a replica's decision or sync waits on the counter store
+// before it gives up and decides alone (fail-open): not a figure of the document, but the
+// replica's default and the fleet's, spelled once.
+const DefaultStoreTimeout = 50 * time.Millisecond
 
 // Rule is a client's declared limit and the algorithm that enforces it.
 type Rule struct {
@@ -97,13 +101,6 @@ func (r *Rule) sliceIndex(now time.Time) int64 {
 
 // refillPerSecond is a token bucket's refill rate: Limit per Window.
 func (r *Rule) refillPerSecond() float64 { return float64(r.Limit) / r.Window.Seconds() }
-
-// Scaled returns the rule with every duration multiplied by f, which keeps every ratio the
-// checks test (used by --time-scale).
-func (r Rule) Scaled(f float64) Rule {
-	r.Window = time.Duration(math.Round(float64(r.Window) * f))
-	return r
-}
 
 // Share returns the rule one of n nodes enforces alone under split quota: 1/n of the limit
 // and of the burst, rounded down.

@@ -26,7 +26,7 @@ var benchTmpl = template.Must(newTemplate("bench").Funcs(template.FuncMap{
 	"late": func(d result.Step) string {
 		return fmt.Sprintf("%.2f", float64(d.Lateness.P99)/1e6)
 	},
-	"f":   func(v float64) string { return fmt.Sprintf("%.4g", v) },
+	"f":   result.Number, // 40,000 (never 4e+04), 866.7
 	"pct": func(v float64) string { return fmt.Sprintf("%.1f", 100*v) },
 	"at": func(fs []result.ProfileFunc, i int) *result.ProfileFunc {
 		if i < len(fs) {
@@ -34,14 +34,14 @@ var benchTmpl = template.Must(newTemplate("bench").Funcs(template.FuncMap{
 		}
 		return nil
 	},
-	"status": func(s string) template.HTML {
-		switch s {
+	"status": func(f result.BenchFigure) template.HTML {
+		switch f.Status {
 		case result.StatusMet:
 			return `<span class="pass">met</span>`
 		case result.StatusNotMet:
 			return `<span class="fail">not met</span>`
 		}
-		return template.HTML(template.HTMLEscapeString(s))
+		return template.HTML(template.HTMLEscapeString(f.StatusText()))
 	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -52,7 +52,7 @@ var benchTmpl = template.Must(newTemplate("bench").Funcs(template.FuncMap{
 Absolute figures drift on a shared machine; the ratios are measured in one run.</p>
 <h2>The table</h2>
 <table id="bench"><tr><th>#</th><th>figure</th><th>value</th><th>target</th><th>status</th><th>conditions</th></tr>
-{{range .Figures}}<tr class="figure"><td>{{.Item}}</td><td>{{.Name}}</td><td>{{.Display}}{{with .Note}}<br><small>{{.}}</small>{{end}}</td><td>{{.Target}}</td><td>{{status .Status}}</td><td><small>{{.Conditions}}</small></td></tr>
+{{range .Figures}}<tr class="figure"><td>{{.Item}}</td><td>{{.Name}}</td><td>{{.Display}}{{with .Note}}<br><small>{{.}}</small>{{end}}</td><td>{{.Target}}</td><td>{{status .}}</td><td><small>{{.Conditions}}</small></td></tr>
 {{end}}</table>
 {{with .Errors}}<p>Not measured:{{range .}}<br>{{.}}{{end}}</p>{{end}}
 {{with .Decisions}}<h2>Decision cost (in-process)</h2>

@@ -18,6 +18,7 @@ func TestGenerateRendersABenchRun(t *testing.T) {
 		Figures: []result.BenchFigure{
 			{Item: 2, Name: "fleet ceiling, delayed / no-op", Display: "3735 / 4134 req/s = 0.90", Target: ">= 0.90", Status: result.StatusMet, Conditions: "cores 2, docker/host networking"},
 			{Item: 6, Name: "p99 added by the limiter", Display: "+38.09 ms", Target: "<= 0.5 ms", Status: result.StatusNotMet, Conditions: "rate asked 1688 req/s", Note: "noisy on 2 cores"},
+			{Item: 3, Name: "store commands/s, delayed / central", Display: "40.0 / 100 cmd/s", Target: "<= 1/500 at HS2", Status: result.StatusNotMeasured, Why: "generator-bound", Conditions: "rate asked 100 req/s"},
 		},
 		Decisions: []result.DecisionCost{{Name: "x-time-rate/Allow", NsPerOp: 105, VsRate: 1, N: 1000}},
 		Fleets: []result.FleetBench{{Name: "delayed", Network: "host", Ceiling: 3735,
@@ -46,7 +47,8 @@ func TestGenerateRendersABenchRun(t *testing.T) {
 		`<td>fleet ceiling, delayed / no-op</td><td>3735 / 4134 req/s = 0.90</td><td>&gt;= 0.90</td><td><span class="pass">met</span></td><td><small>cores 2, docker/host networking</small></td>`,
 		`<span class="fail">not met</span>`, "noisy on 2 cores",
 		"achieved 4216 of 5062 req/s", "<td class=\"n\">17.00</td>", "115.20", "x-time-rate/Allow",
-		"<h2>Generator profiles</h2>", `<td>harness sender</td><td class="n">4000</td><td class="n">20000</td>`, `<td class="n">64.6</td>`, `<td class="n">10.9</td>`,
+		"<td>not measured: generator-bound</td>", `<td class="n">5,062</td><td class="n">4,216</td>`,
+		"<h2>Generator profiles</h2>", `<td>harness sender</td><td class="n">4,000</td><td class="n">20000</td>`, `<td class="n">64.6</td>`, `<td class="n">10.9</td>`,
 		`<tr><td>internal/runtime/syscall/linux.Syscall6</td><td class="n">36.1</td><td class="n">36.1</td><td>harness/schedule.NewBackground</td><td class="n">8.6</td><td class="n">12.0</td></tr>`,
 		`<tr><td>runtime.scanObject</td><td class="n">8.3</td><td class="n">10.0</td></tr>`,
 		"Generator profiles before (baseline)", "From runs/before/bench.json, commit c493bf5", `<td class="n">96.6</td>`,

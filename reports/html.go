@@ -165,7 +165,7 @@ func (p *page) render(w io.Writer) error {
 
 var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 	"ms": func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
-	"f":  func(v float64) string { return fmt.Sprintf("%.4g", v) },
+	"f":  result.Number, // 40,000 (never 4e+04), 866.7
 	"f3": func(v float64) string { return fmt.Sprintf("%.3f", v) },
 	"passfail": func(ok bool) template.HTML {
 		if ok {

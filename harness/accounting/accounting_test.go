@@ -444,7 +444,7 @@ func TestCheckFigures(t *testing.T) {
 		{CheckFalseRejects(&r), 3, 0, "==", false, "first: bg-7, 3 rejected, busiest 12 of 600"},
 		{CheckErrorsOutsideFaults(&r), 3, 0, "==", false, "timeouts 2, connection 1"},
 		{CheckLateness(&r, 5*ms), 2.5, 5, "<=", true, "p99 2.5ms"},
-		{CheckRate(&r, 0.95), 0.75, 0.95, ">=", false, "achieved 30000.0 of 40000.0 req/s asked; 75 of 100"},
+		{CheckRate(&r, 0.95), 0.75, 0.95, ">=", false, "achieved 30,000 of 40,000 req/s asked; 75 of 100"},
 		{NewCheck("odd", 1, "<", 2, "x"), 1, 2, "<", false, `unknown comparison "<"`},
 	}
 	for _, tc := range tests {

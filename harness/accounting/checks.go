@@ -99,7 +99,7 @@ func CheckRate(r *Report, minRatio float64) Check {
 	if r.AskedRate > 0 {
 		ratio = r.AchievedRate / r.AskedRate
 	}
-	detail := fmt.Sprintf("achieved %.1f of %.1f req/s asked; %d of %d requests sent", r.AchievedRate, r.AskedRate, r.Outcomes, r.Scheduled)
+	detail := fmt.Sprintf("achieved %s of %s req/s asked; %d of %d requests sent", result.Number(r.AchievedRate), result.Number(r.AskedRate), r.Outcomes, r.Scheduled)
 	return NewCheck("achieved / asked rate", ratio, OpAtLeast, minRatio, detail)
 }
 

@@ -33,7 +33,7 @@ const (
 	FleetNoop    = "noop"
 	FleetDelayed = string(limiters.ModeDelayed)
 	FleetCentral = string(limiters.ModeCentral)
-	FleetPeer    = string(fleet.ModePeerGCRA)
+	FleetPeer    = string(limiters.ModePeerGCRA)
 )
 
 // Config is a bench run as the command line asks for it.
@@ -145,7 +145,11 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		if err != nil {
 			return b, err
 		}
-		for _, network := range cfg.Networks {
+		networks := cfg.Networks
+		if cfg.Provider == fleet.ProviderLocal { // loopback whatever is asked: measure it once
+			networks = networks[:1]
+		}
+		for _, network := range networks {
 			if ctx.Err() != nil {
 				break
 			}
@@ -185,7 +189,7 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
 	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeDelayed, Replicas: cfg.Replicas, Network: network}}
 	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeCentral, Replicas: cfg.Replicas, Network: network}}
-	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: fleet.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
+	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
 	searched := []*member{noop, delayed}
 	switch {
 	case cfg.GeneratorOnly:

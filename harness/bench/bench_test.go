@@ -166,7 +166,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{"kept up", result.Step{Rate: 1000, Achieved: 990, Lateness: accounting.Percentiles{P99: 2 * time.Millisecond}}, true, ""},
 		{"errors", result.Step{Rate: 1000, Achieved: 1000, Errors: 3}, false, "3 errors"},
-		{"behind", result.Step{Rate: 1000, Achieved: 900}, false, "achieved 900 of 1000 req/s (< 95 %)"},
+		{"behind", result.Step{Rate: 1000, Achieved: 900}, false, "achieved 900 of 1,000 req/s (< 95 %)"},
 		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: accounting.Percentiles{P99: 12 * time.Millisecond}}, false, "generator p99 lateness 12ms > 10ms"},
 	}
 	for _, tt := range tests {
@@ -281,16 +281,16 @@ func TestFiguresJudgeEveryTarget(t *testing.T) {
 	if n := Figures(b)[5].Note; !strings.HasSuffix(n, "; before (c493bf5): harness sender 121.7 us, 96.6 allocations, 9287 B a request") {
 		t.Errorf("generator cost note %q: want the baseline's figures", n)
 	}
-	if d := figs[4].Display; d != "4000 / 5000 req/s = 0.80" {
+	if d := figs[4].Display; d != "4,000 / 5,000 req/s = 0.80" {
 		t.Errorf("generator ceiling %q", d)
 	}
-	if d := figs[7].Display; !strings.Contains(d, "30.0 / 1500 cmd/s = 1/50 at 1500 req/s; at HS2 40.0 / 40000 = 1/1000") {
+	if d := figs[7].Display; !strings.Contains(d, "30.0 / 1,500 cmd/s = 1/50 at 1,500 req/s; at HS2 40.0 / 40,000 = 1/1,000") {
 		t.Errorf("store figure %q: want the measured ratio and the projection to HS2", d)
 	}
-	if c := figs[6].Conditions; !strings.Contains(c, "cores 2, docker/host networking, 8 replicas + Redis") || !strings.Contains(c, "1000✓ 1500✗") {
+	if c := figs[6].Conditions; !strings.Contains(c, "cores 2, docker/host networking, 8 replicas + Redis") || !strings.Contains(c, "1,000✓ 1,500✗") {
 		t.Errorf("ceiling conditions %q", c)
 	}
-	if c := figs[13].Conditions; !strings.Contains(c, "rate asked 1500 req/s") || !strings.Contains(c, "for 5 s") || !strings.Contains(c, "medians of 3 and 3 runs") {
+	if c := figs[13].Conditions; !strings.Contains(c, "rate asked 1,500 req/s") || !strings.Contains(c, "for 5 s") || !strings.Contains(c, "medians of 3 and 3 runs") {
 		t.Errorf("latency conditions %q", c)
 	}
 }
@@ -305,11 +305,11 @@ func TestCeilingFigureIsGeneratorBound(t *testing.T) {
 		wantStatus, disp string
 		value            float64
 	}{
-		{"the generator's ceiling twice (make bench before issue 13)", 3375, 3375, false, result.StatusGeneratorBound, "3375 / 3375 req/s = 1.00: GENERATOR-BOUND", 1},
-		{"within 10 %", 4000, 3601, false, result.StatusGeneratorBound, "3601 / 4000 req/s = 0.90: GENERATOR-BOUND", 0.90025},
-		{"just below 90 %: a real ratio", 4000, 3599, false, result.StatusNotMet, "3599 / 4000 req/s = 0.90", 0.89975},
-		{"well below: the limiter's own ceiling", 6000, 3000, false, result.StatusNotMet, "3000 / 6000 req/s = 0.50", 0.5},
-		{"the generator never saturated: the ratio stands", 8000, 8000, true, result.StatusMet, "8000+ / 8000+ req/s = 1.00", 1},
+		{"the generator's ceiling twice (make bench before issue 13)", 3375, 3375, false, result.StatusGeneratorBound, "3,375 / 3,375 req/s = 1.00: GENERATOR-BOUND", 1},
+		{"within 10 %", 4000, 3601, false, result.StatusGeneratorBound, "3,601 / 4,000 req/s = 0.90: GENERATOR-BOUND", 0.90025},
+		{"just below 90 %: a real ratio", 4000, 3599, false, result.StatusNotMet, "3,599 / 4,000 req/s = 0.90", 0.89975},
+		{"well below: the limiter's own ceiling", 6000, 3000, false, result.StatusNotMet, "3,000 / 6,000 req/s = 0.50", 0.5},
+		{"the generator never saturated: the ratio stands", 8000, 8000, true, result.StatusMet, "8,000+ / 8,000+ req/s = 1.00", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := map[string]*result.FleetBench{
@@ -485,7 +485,7 @@ func TestLatencyFiguresTakeMediansAndShowTheSpread(t *testing.T) {
 			[]string{result.StatusNotMet, result.StatusNoTarget},
 			[]string{"3.10 - 1.10 = +2.00 ms (p50 +0.00 ms); no-op's own p99 1.00 to 1.20 ms: a spread of 0.20 ms",
 				"0.90 - 0.80 = +0.10 ms (p50 +0.00 ms); no-op's own p99 0.80 to 0.90 ms: a spread of 0.10 ms"},
-			[]string{"", "falls from +2.00 ms at 1500 req/s to +0.10 ms here"}},
+			[]string{"", "falls from +2.00 ms at 1,500 req/s to +0.10 ms here"}},
 		{"the same at both rates", append(run(1500, 1.0, 1.1, 1.2), run(750, 0.8, 0.9, 0.8)...), append(run(1500, 2.0, 2.1, 2.2), run(750, 1.8, 1.7, 1.9)...),
 			[]string{result.StatusNotMet, result.StatusNoTarget}, nil, []string{"", ""}},
 	} {

@@ -46,7 +46,7 @@ func Cluster(ctx context.Context, cfg Config, provider fleet.Provider) *result.C
 		}
 	}
 	if ctx.Err() == nil {
-		fmt.Fprintf(cfg.Progress, "== 7. store commands, delayed sync on one Redis and on a %d-master cluster, %.0f req/s each\n", cb.Masters, cb.Rate)
+		fmt.Fprintf(cfg.Progress, "== 7. store commands, delayed sync on one Redis and on a %d-master cluster, %s req/s each\n", cb.Masters, result.Rate(cb.Rate))
 		for _, run := range []struct {
 			res   *result.FleetBench
 			name  string
@@ -249,17 +249,18 @@ func clusterFigures(b result.Bench) []result.BenchFigure {
 	}
 	cmds := result.BenchFigure{Item: 7, Name: "store commands, delayed sync: cluster / one Redis", Unit: "ratio",
 		Target:     fmt.Sprintf("<= %.1f (one command per node per shard per interval: %d shards, +10%%)", float64(cb.Masters)*1.1, cb.Masters),
-		Conditions: fmt.Sprintf("%d replicas, host networking, %.0f req/s asked on each, %d masters + %d replicas", cb.Single.Conditions.Replicas, cb.Rate, cb.Masters, cb.Masters*fleet.DefaultClusterReplicas)}
+		Conditions: fmt.Sprintf("%d replicas, %s networking, %s req/s asked on each, %d masters + %d replicas", cb.Single.Conditions.Replicas, fleet.Networking(cb.Single.Conditions.Provider, fleet.NetworkHost), result.Rate(cb.Rate), cb.Masters, cb.Masters*fleet.DefaultClusterReplicas)}
 	single, cluster := cb.Single, cb.Cluster
 	if single.Steady == nil || cluster.Steady == nil || single.StoreCmdPerSec <= 0 {
 		cmds.Status, cmds.Display = result.StatusNotMeasured, "-"
 		cmds.Note = strings.TrimSpace(single.Error + " " + cluster.Error)
 	} else {
 		cmds.Value = cluster.StoreCmdPerSec / single.StoreCmdPerSec
-		cmds.Display = fmt.Sprintf("x%.2f (%.0f vs %.0f commands/s; %.4f vs %.4f per request)", cmds.Value,
-			cluster.StoreCmdPerSec, single.StoreCmdPerSec, cluster.StoreCmdPerRequest, single.StoreCmdPerRequest)
+		cmds.Display = fmt.Sprintf("x%.2f (%s vs %s commands/s; %.4f vs %.4f per request)", cmds.Value,
+			result.Rate(cluster.StoreCmdPerSec), result.Rate(single.StoreCmdPerSec), cluster.StoreCmdPerRequest, single.StoreCmdPerRequest)
 		cmds.Status = status(cmds.Value <= float64(cb.Masters)*1.1)
-		cmds.Note = fmt.Sprintf("achieved %.0f and %.0f req/s", cluster.Steady.Achieved, single.Steady.Achieved)
+		cmds.Note = fmt.Sprintf("achieved %s and %s req/s", result.Rate(cluster.Steady.Achieved), result.Rate(single.Steady.Achieved))
+		cmds = withEvidence(cmds, *cluster.Steady, *single.Steady)
 	}
 	mem := result.BenchFigure{Item: 7, Name: "store memory per client on each cluster shard", Unit: "B/client", Status: result.StatusNoTarget,
 		Conditions: fmt.Sprintf("%s; redis-server processes, %d masters", cb.Layout, cb.Masters)}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 )
@@ -107,7 +108,7 @@ func fleetCond(b result.Bench, f *result.FleetBench, what string) string {
 	if provider == "" {
 		provider = "?"
 	}
-	return fmt.Sprintf("cores %d, %s/%s networking, %d replicas%s, %s", b.Cores, provider, f.Network, c.Replicas, storeNote(f), what)
+	return fmt.Sprintf("cores %d, %s/%s networking, %d replicas%s, %s", b.Cores, provider, fleet.Networking(provider, f.Network), c.Replicas, storeNote(f), what)
 }
 
 func storeNote(f *result.FleetBench) string {
@@ -127,7 +128,7 @@ func steps(f *result.FleetBench) string {
 		if !s.Sustained {
 			mark = "✗"
 		}
-		asked = append(asked, fmt.Sprintf("%.0f%s", s.Rate, mark))
+		asked = append(asked, result.Rate(s.Rate)+mark)
 	}
 	return fmt.Sprintf("step-up of %.0f s steps asked %s req/s", f.Steps[0].Duration.Seconds(), strings.Join(asked, " "))
 }
@@ -161,12 +162,12 @@ func ceilingFigure(b result.Bench, fs map[string]*result.FleetBench) result.Benc
 	// fleet within 10 % of it stopped where the generator did, whatever its own ceiling is.
 	if !n.Capped && GeneratorBound(d.Ceiling, n.Ceiling) {
 		f.Status = result.StatusGeneratorBound
-		f.Display = fmt.Sprintf("%.0f%s / %.0f req/s = %.2f: GENERATOR-BOUND", d.Ceiling, atLeast(d), n.Ceiling, f.Value)
-		f.Note = fmt.Sprintf("the delayed fleet sustained within %.0f %% of the generator's own ceiling (the harness's sender against no-op replicas, %.0f req/s): the search measured the generator; the limiter's ceiling is at least %.0f req/s. Send from more generators to measure it",
-			100*GeneratorBoundMargin, n.Ceiling, d.Ceiling)
+		f.Display = fmt.Sprintf("%s%s / %s req/s = %.2f: GENERATOR-BOUND", result.Rate(d.Ceiling), atLeast(d), result.Rate(n.Ceiling), f.Value)
+		f.Note = fmt.Sprintf("the delayed fleet sustained within %.0f %% of the generator's own ceiling (the harness's sender against no-op replicas, %s req/s): the search measured the generator; the limiter's ceiling is at least %s req/s. Send from more generators to measure it",
+			100*GeneratorBoundMargin, result.Rate(n.Ceiling), result.Rate(d.Ceiling))
 		return f
 	}
-	f.Display = fmt.Sprintf("%.0f%s / %.0f%s req/s = %.2f", d.Ceiling, atLeast(d), n.Ceiling, atLeast(n), f.Value)
+	f.Display = fmt.Sprintf("%s%s / %s%s req/s = %.2f", result.Rate(d.Ceiling), atLeast(d), result.Rate(n.Ceiling), atLeast(n), f.Value)
 	f.Status = status(f.Value >= TargetCeilingRatio)
 	if n.Capped || d.Capped {
 		f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
@@ -189,7 +190,7 @@ func generatorFigures(b result.Bench, fs map[string]*result.FleetBench) []result
 	default:
 		n, v := fs[FleetNoop], fs[FleetVegeta]
 		f.Value = n.Ceiling / v.Ceiling
-		f.Display = fmt.Sprintf("%.0f%s / %.0f%s req/s = %.2f", n.Ceiling, atLeast(n), v.Ceiling, atLeast(v), f.Value)
+		f.Display = fmt.Sprintf("%s%s / %s%s req/s = %.2f", result.Rate(n.Ceiling), atLeast(n), result.Rate(v.Ceiling), atLeast(v), f.Value)
 		f.Status = status(f.Value >= TargetGeneratorRatio)
 		f.Conditions = fleetCond(b, n, fmt.Sprintf("one process each against the same no-op replicas, searched in turn; harness: the schedule of the background population, attribution, accounting; vegeta: vegeta.Rate + Attack, one static target per replica; harness: %s; vegeta: %s",
 			steps(n), steps(v)))
@@ -214,8 +215,8 @@ func generatorFigures(b result.Bench, fs map[string]*result.FleetBench) []result
 			Display: fmt.Sprintf("%.1f / %.1f us = %.2f; allocations %.1f / %.1f, %.0f / %.0f B; GC %.0f / %.0f %% of CPU",
 				h.CPUPerRequestUs, pv.CPUPerRequestUs, h.CPUPerRequestUs/pv.CPUPerRequestUs, h.AllocsPerRequest, pv.AllocsPerRequest,
 				h.AllocBytesPerRequest, pv.AllocBytesPerRequest, 100*h.GCShare, 100*pv.GCShare),
-			Conditions: fleetCond(b, n, fmt.Sprintf("CPU and allocation profiles of this process over one step each (%.0f s with its schedule and report) at %.0f req/s against the same no-op replicas (runtime/pprof; the replicas run elsewhere); top functions in the report",
-				h.WallSeconds, h.Rate)),
+			Conditions: fleetCond(b, n, fmt.Sprintf("CPU and allocation profiles of this process over one step each (%.0f s with its schedule and report) at %s req/s against the same no-op replicas (runtime/pprof; the replicas run elsewhere); top functions in the report",
+				h.WallSeconds, result.Rate(h.Rate))),
 			Note: "harness top CPU: " + topLine(h.CPU, 5) + "; vegeta: " + topLine(pv.CPU, 5) + baselineNote(b.Baseline),
 		})
 	}
@@ -231,7 +232,7 @@ func atLeast(f *result.FleetBench) string {
 
 func storeFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchFigure {
 	f := result.BenchFigure{Item: 3, Name: "store commands/s, delayed / central", Unit: "ratio",
-		Target: fmt.Sprintf("<= 1/%.0f at HS2 (%d req/s)", 1/TargetStoreRatio, model.PeakRate)}
+		Target: fmt.Sprintf("<= 1/%.0f at HS2 (%s req/s)", 1/TargetStoreRatio, result.Rate(model.PeakRate))}
 	if m := missing(fs, FleetDelayed, FleetCentral); m != "" || fs[FleetCentral].Steady == nil || fs[FleetDelayed].Steady == nil {
 		f.Status, f.Display, f.Conditions = result.StatusNotMeasured, "-", m
 		return f
@@ -252,15 +253,15 @@ func storeFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchF
 	delayedAtPeak := max(d.StoreCmdPerSec, nodesPerSec(d))
 	projected := delayedAtPeak / atPeak
 	f.Value = projected
-	f.Display = fmt.Sprintf("%.1f / %.0f cmd/s = 1/%.0f at %.0f req/s; at HS2 %.1f / %.0f = 1/%.0f",
-		d.StoreCmdPerSec, c.StoreCmdPerSec, 1/measured, d.Steady.Rate, delayedAtPeak, atPeak, 1/projected)
+	f.Display = fmt.Sprintf("%.1f / %s cmd/s = 1/%s at %s req/s; at HS2 %.1f / %s = 1/%s",
+		d.StoreCmdPerSec, result.Rate(c.StoreCmdPerSec), result.Rate(1/measured), result.Rate(d.Steady.Rate), delayedAtPeak, result.Rate(atPeak), result.Rate(1/projected))
 	f.Status = status(projected <= TargetStoreRatio)
-	f.Conditions = fleetCond(b, d, fmt.Sprintf("same offered rate %.0f req/s for %.0f s each, INFO commandstats top-level commands (scripts' inner commands left out), sync %v",
-		d.Steady.Rate, d.Steady.Duration.Seconds(), d.Conditions.SyncInterval))
-	f.Note = fmt.Sprintf("delayed = %d nodes / %v sync = %.0f cmd/s at any rate above ~%.0f req/s; central = 1 per request, so the ratio is %.0f / rate: 1/%.0f at our rate, 1/%.0f at HS2",
-		d.Conditions.Replicas, d.Conditions.SyncInterval, nodesPerSec(d), nodesPerSec(d), nodesPerSec(d), 1/measured, 1/projected)
+	f.Conditions = fleetCond(b, d, fmt.Sprintf("same offered rate %s req/s for %.0f s each, INFO commandstats top-level commands (scripts' inner commands left out), sync %v",
+		result.Rate(d.Steady.Rate), d.Steady.Duration.Seconds(), d.Conditions.SyncInterval))
+	f.Note = fmt.Sprintf("delayed = %d nodes / %v sync = %.0f cmd/s at any rate above ~%.0f req/s; central = 1 per request, so the ratio is %.0f / rate: 1/%s at our rate, 1/%s at HS2",
+		d.Conditions.Replicas, d.Conditions.SyncInterval, nodesPerSec(d), nodesPerSec(d), nodesPerSec(d), result.Rate(1/measured), result.Rate(1/projected))
 	f.Note += "; " + storeWork(d, c)
-	return f
+	return withEvidence(f, *d.Steady, *c.Steady)
 }
 
 // storeWork is what the store's work cost in each fleet's steady run, beside its round
@@ -296,14 +297,16 @@ func peerFigures(b result.Bench, fs map[string]*result.FleetBench) []result.Benc
 		return []result.BenchFigure{{Item: 4, Name: name, Display: "-", Status: result.StatusNotMeasured, Conditions: m}}
 	}
 	p, d := fs[FleetPeer], fs[FleetDelayed]
-	cond := fleetCond(b, p, fmt.Sprintf("peer-gcra: GCRA in one Redis script per decision; ours: sliding window, delayed sync; p99 and store at %.0f req/s; peer %s", p.Steady.Rate, steps(p)))
+	cond := fleetCond(b, p, fmt.Sprintf("peer-gcra: GCRA in one Redis script per decision; ours: sliding window, delayed sync; p99 and store at %s req/s; peer %s", result.Rate(p.Steady.Rate), steps(p)))
+	// The ceilings are the highest rates sustained; the p99 and the store's commands rest on
+	// the steady runs, which must have been sustained (Sustained).
 	return []result.BenchFigure{
 		{Item: 4, Name: "peer ceiling vs ours", Value: p.Ceiling, Unit: "req/s", Status: result.StatusNoTarget, Conditions: cond,
-			Display: fmt.Sprintf("peer %.0f%s vs ours %.0f%s req/s (%.2fx)%s", p.Ceiling, atLeast(p), d.Ceiling, atLeast(d), ratio(p.Ceiling, d.Ceiling), boundNote(fs, p, d))},
-		{Item: 4, Name: "peer p99 vs ours", Value: ms(p.Steady.Latency.P99), Unit: "ms", Status: result.StatusNoTarget, Conditions: cond,
-			Display: fmt.Sprintf("peer %.2f vs ours %.2f ms", ms(p.Steady.Latency.P99), ms(d.Steady.Latency.P99))},
-		{Item: 4, Name: "peer store commands/s vs ours", Value: p.StoreCmdPerSec, Unit: "commands/s", Status: result.StatusNoTarget, Conditions: cond,
-			Display: fmt.Sprintf("peer %.0f (%.2f/request) vs ours %.1f (%.4f/request)", p.StoreCmdPerSec, p.StoreCmdPerRequest, d.StoreCmdPerSec, d.StoreCmdPerRequest)},
+			Display: fmt.Sprintf("peer %s%s vs ours %s%s req/s (%.2fx)%s", result.Rate(p.Ceiling), atLeast(p), result.Rate(d.Ceiling), atLeast(d), ratio(p.Ceiling, d.Ceiling), boundNote(fs, p, d))},
+		withEvidence(result.BenchFigure{Item: 4, Name: "peer p99 vs ours", Value: ms(p.Steady.Latency.P99), Unit: "ms", Status: result.StatusNoTarget, Conditions: cond,
+			Display: fmt.Sprintf("peer %.2f vs ours %.2f ms", ms(p.Steady.Latency.P99), ms(d.Steady.Latency.P99))}, *p.Steady, *d.Steady),
+		withEvidence(result.BenchFigure{Item: 4, Name: "peer store commands/s vs ours", Value: p.StoreCmdPerSec, Unit: "commands/s", Status: result.StatusNoTarget, Conditions: cond,
+			Display: fmt.Sprintf("peer %s (%.2f/request) vs ours %.1f (%.4f/request)", result.Rate(p.StoreCmdPerSec), p.StoreCmdPerRequest, d.StoreCmdPerSec, d.StoreCmdPerRequest)}, *p.Steady, *d.Steady),
 	}
 }
 
@@ -392,7 +395,7 @@ func WriteTable(w io.Writer, b result.Bench) error {
 			key[f.Conditions] = k
 			conds = append(conds, f.Conditions)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t[%s]\n", f.Item, f.Name, f.Display, target, f.Status, k)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t[%s]\n", f.Item, f.Name, f.Display, target, f.StatusText(), k)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

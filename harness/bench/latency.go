@@ -65,15 +65,13 @@ type latencyPoint struct {
 	noop, delayed []result.Step
 }
 
-// percentiles returns the runs' p99 and p50 in ms, and whether every run was sustained.
-func percentiles(steps []result.Step) (p99, p50 []float64, sustained bool) {
-	sustained = true
+// percentiles returns the runs' p99 and p50 in ms.
+func percentiles(steps []result.Step) (p99, p50 []float64) {
 	for _, st := range steps {
 		p99 = append(p99, ms(st.Latency.P99))
 		p50 = append(p50, ms(st.Latency.P50))
-		sustained = sustained && st.Sustained
 	}
-	return p99, p50, sustained
+	return p99, p50
 }
 
 func median(v []float64) float64 {
@@ -122,16 +120,16 @@ func latencyFigures(b result.Bench, fs map[string]*result.FleetBench) []result.B
 	var out []result.BenchFigure
 	var added, spread []float64
 	for i, p := range points {
-		n99, n50, nOK := percentiles(p.noop)
-		d99, d50, dOK := percentiles(p.delayed)
+		n99, n50 := percentiles(p.noop)
+		d99, d50 := percentiles(p.delayed)
 		v := median(d99) - median(n99)
 		lo, hi := slices.Min(n99), slices.Max(n99)
 		added, spread = append(added, v), append(spread, hi-lo)
 		f := result.BenchFigure{Item: 6, Name: name, Unit: "ms", Value: v,
 			Display: fmt.Sprintf("%.2f - %.2f = %+.2f ms (p50 %+.2f ms); no-op's own p99 %.2f to %.2f ms: a spread of %.2f ms",
 				median(d99), median(n99), v, median(d50)-median(n50), lo, hi, hi-lo),
-			Conditions: fleetCond(b, fs[FleetDelayed], fmt.Sprintf("rate asked %.0f req/s (%s) for %.0f s each, medians of %d and %d runs taken in turn, HDR p99 of every answer",
-				p.rate, rateWhy(i), p.delayed[0].Duration.Seconds(), len(p.delayed), len(p.noop))),
+			Conditions: fleetCond(b, fs[FleetDelayed], fmt.Sprintf("rate asked %s req/s (%s) for %.0f s each, medians of %d and %d runs taken in turn, HDR p99 of every answer",
+				result.Rate(p.rate), rateWhy(i), p.delayed[0].Duration.Seconds(), len(p.delayed), len(p.noop))),
 		}
 		var notes []string
 		if i == 0 {
@@ -140,18 +138,17 @@ func latencyFigures(b result.Bench, fs map[string]*result.FleetBench) []result.B
 				notes = append(notes, fmt.Sprintf("the added p99 is within the no-op fleet's own spread (%.2f ms over %d runs at the same rate): this machine cannot resolve %.1f ms", hi-lo, len(n99), TargetAddedP99Ms))
 			}
 		} else {
-			f.Name += fmt.Sprintf(" at %.0f req/s", p.rate)
+			f.Name += fmt.Sprintf(" at %s req/s", result.Rate(p.rate))
 			f.Target, f.Status = "-", result.StatusNoTarget
 			if d := added[0] - v; d > spread[0] && d > spread[i] {
-				notes = append(notes, fmt.Sprintf("the added p99 falls from %+.2f ms at %.0f req/s to %+.2f ms here, by more than either rate's spread: it grows with the load on the %d shared cores, not with the decision (%s)",
-					added[0], points[0].rate, v, b.Cores, decisionCost(b)))
+				notes = append(notes, fmt.Sprintf("the added p99 falls from %+.2f ms at %s req/s to %+.2f ms here, by more than either rate's spread: it grows with the load on the %d shared cores, not with the decision (%s)",
+					added[0], result.Rate(points[0].rate), v, b.Cores, decisionCost(b)))
 			}
 		}
-		if !nOK || !dOK {
-			notes = append(notes, "a latency run was not sustained: "+unsustained(append(slices.Clone(p.noop), p.delayed...)))
-		}
 		f.Note = strings.Join(notes, "; ")
-		out = append(out, f)
+		// A p99 of runs that fell behind their schedule is the generator's: every run at the
+		// rate must have been sustained (Sustained), or the figure is not measured.
+		out = append(out, withEvidence(f, append(slices.Clone(p.noop), p.delayed...)...))
 	}
 	return out
 }
@@ -173,14 +170,4 @@ func decisionCost(b result.Bench) string {
 		return "figure 1 not measured"
 	}
 	return fmt.Sprintf("figure 1: at most %.0f ns a decision in process", worst)
-}
-
-func unsustained(steps []result.Step) string {
-	var why []string
-	for _, st := range steps {
-		if !st.Sustained && !slices.Contains(why, st.Why) {
-			why = append(why, st.Why)
-		}
-	}
-	return strings.Join(why, "; ")
 }

@@ -21,14 +21,18 @@ func judge(st *result.Step, g accounting.Gates) {
 	if st.Errors > 0 {
 		why = append(why, fmt.Sprintf("%d errors", st.Errors))
 	}
+	behind := false
 	if st.Achieved < g.MinRateRatio*st.Rate {
-		why = append(why, fmt.Sprintf("achieved %.0f of %.0f req/s (< %.0f %%)", st.Achieved, st.Rate, 100*g.MinRateRatio))
+		why = append(why, fmt.Sprintf("achieved %s of %s req/s (< %.0f %%)", result.Rate(st.Achieved), result.Rate(st.Rate), 100*g.MinRateRatio))
+		behind = true
 	}
 	if st.Lateness.P99 > g.LatenessP99 {
 		why = append(why, fmt.Sprintf("generator p99 lateness %v > %v", st.Lateness.P99.Round(time.Microsecond), g.LatenessP99))
+		behind = true
 	}
 	st.Sustained = len(why) == 0
 	st.Why = strings.Join(why, "; ")
+	st.GeneratorBound = behind
 }
 
 // stepper sends fixed-rate steps at a fleet's replicas: each step is the document's
@@ -87,7 +91,7 @@ func (s *stepper) send(ctx context.Context, rate float64) (result.Step, error) {
 		st.Why = strings.TrimPrefix(st.Why+"; "+err.Error(), "; ")
 	}
 	if sum.Truncated && st.Sustained {
-		st.Sustained, st.Why = false, "pacing fell more than a step behind"
+		st.Sustained, st.Why, st.GeneratorBound = false, "pacing fell more than a step behind", true
 	}
 	return st, nil
 }

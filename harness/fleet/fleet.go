@@ -25,20 +25,14 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/limiters"
-	"github.com/edgeproof/rlharness/targets/replica"
 )
 
-// Defaults applied to a zero Spec; the replica's own defaults are the same
-// (docs/DESIGN.md), but the fleet passes every value explicitly so a run's
-// conditions are on record.
+// Defaults applied to a zero Spec beside limiters' (DefaultNodes, ModeDelayed,
+// DefaultSyncInterval, DefaultStoreTimeout), which are the replica's own defaults too; the
+// fleet passes every value explicitly so a run's conditions are on record.
 const (
-	DefaultReplicas     = 8 // HS4
-	DefaultTarget       = TargetReplica
-	DefaultMode         = limiters.ModeDelayed
-	DefaultDesign       = limiters.DesignBounded
-	DefaultSyncInterval = limiters.DefaultSyncInterval
-	DefaultStoreTimeout = replica.DefaultStoreTimeout
-	DefaultNetwork      = NetworkBridge
+	DefaultTarget  = TargetReplica
+	DefaultNetwork = NetworkBridge
 )
 
 // Targets a fleet can run.
@@ -48,15 +42,24 @@ const (
 	TargetWorker  = "worker"  // the horizontal-scaling replica, targets/cmd/worker (configured by ExtraEnv WORKER_*)
 )
 
-// ModePeerGCRA is the replica's mode that decides with go-redis/redis_rate instead of our
-// limiters: a peer to compare with, in the same fleet and run.
-const ModePeerGCRA = replica.PeerGCRA
-
 // Network modes of the Docker provider.
 const (
 	NetworkBridge = "bridge" // per-run Docker network, ports published on 127.0.0.1
 	NetworkHost   = "host"   // containers share the host's network, listen on 127.0.0.1
 )
+
+// NetworkLoopback is the local provider's networking: every process on 127.0.0.1, whatever
+// Spec.Network asks.
+const NetworkLoopback = "loopback"
+
+// Networking is what a run's conditions call its networking: the Docker mode asked, or
+// loopback for the local provider, which ignores the mode.
+func Networking(provider, network string) string {
+	if provider == ProviderLocal {
+		return NetworkLoopback
+	}
+	return network
+}
 
 // RedisMember names the Redis member in Stop, Start, Pause, Unpause, Restart.
 const RedisMember = "redis"
@@ -168,12 +171,18 @@ func Start(ctx context.Context, spec Spec) (Fleet, error) {
 	return DockerProvider{}.Start(ctx, spec)
 }
 
+// The providers a command line names.
+const (
+	ProviderDocker = "docker"
+	ProviderLocal  = "local"
+)
+
 // NewProvider returns the provider a command line names: "docker" or "local".
 func NewProvider(name string, logger *slog.Logger) (Provider, error) {
 	switch name {
-	case "docker", "":
+	case ProviderDocker, "":
 		return DockerProvider{Logger: logger}, nil
-	case "local":
+	case ProviderLocal:
 		return LocalProvider{Logger: logger}, nil
 	default:
 		return nil, fmt.Errorf("unknown fleet provider %q: use docker or local", name)
@@ -191,7 +200,7 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("run id %q: use letters, digits, '-', '_' and '.' only (it names containers)", s.RunID)
 	}
 	if s.Replicas == 0 {
-		s.Replicas = DefaultReplicas
+		s.Replicas = limiters.DefaultNodes
 	}
 	if s.Replicas < 0 {
 		return s, fmt.Errorf("replicas must be > 0 (got %d)", s.Replicas)
@@ -209,24 +218,24 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("target %q: use %q, %q or %q", s.Target, TargetReplica, TargetNoop, TargetWorker)
 	}
 	if s.Mode == "" {
-		s.Mode = DefaultMode
+		s.Mode = limiters.ModeDelayed
 	}
 	switch s.Mode {
-	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed, ModePeerGCRA:
+	case limiters.ModeCentral, limiters.ModeSplit, limiters.ModeDelayed, limiters.ModePeerGCRA:
 	default:
-		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, ModePeerGCRA)
+		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, limiters.ModePeerGCRA)
 	}
 	if s.Mode == limiters.ModeDelayed && s.Design == "" {
-		s.Design = DefaultDesign
+		s.Design = limiters.DesignBounded
 	}
 	if s.Design != "" && !slices.Contains(limiters.Designs(), s.Design) {
 		return s, fmt.Errorf("design %q: use %s or %s", s.Design, limiters.DesignBounded, limiters.DesignDocument)
 	}
 	if s.SyncInterval == 0 {
-		s.SyncInterval = DefaultSyncInterval
+		s.SyncInterval = limiters.DefaultSyncInterval
 	}
 	if s.StoreTimeout == 0 {
-		s.StoreTimeout = DefaultStoreTimeout
+		s.StoreTimeout = limiters.DefaultStoreTimeout
 	}
 	if s.SyncInterval < 0 || s.StoreTimeout < 0 {
 		return s, fmt.Errorf("sync interval and store timeout must be >= 0 (got %s, %s)", s.SyncInterval, s.StoreTimeout)

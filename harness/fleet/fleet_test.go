@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/edgeproof/rlharness/internal/dockertest"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 func TestSpecDefaults(t *testing.T) {
@@ -235,17 +236,17 @@ func TestEightReplicas(t *testing.T) {
 			}
 			defer f.Terminate(context.Background())
 			c := f.Conditions()
-			if c.Replicas != DefaultReplicas || len(f.ReplicaURLs()) != DefaultReplicas {
-				t.Fatalf("replicas = %d, urls = %d, want %d", c.Replicas, len(f.ReplicaURLs()), DefaultReplicas)
+			if c.Replicas != limiters.DefaultNodes || len(f.ReplicaURLs()) != limiters.DefaultNodes {
+				t.Fatalf("replicas = %d, urls = %d, want %d", c.Replicas, len(f.ReplicaURLs()), limiters.DefaultNodes)
 			}
 			t.Logf("%s fleet, redis + %d noop replicas on %s, started in %s", p.name, c.Replicas, c.Network, c.StartupTime.Round(time.Millisecond))
 			// Read the rule file back from the last replica.
-			got, err := p.ruleFile(ctx, f, DefaultReplicas-1)
+			got, err := p.ruleFile(ctx, f, limiters.DefaultNodes-1)
 			if err != nil {
-				t.Fatalf("rule file in replica-%d: %v", DefaultReplicas-1, err)
+				t.Fatalf("rule file in replica-%d: %v", limiters.DefaultNodes-1, err)
 			}
 			if !bytes.Equal(got, rules) {
-				t.Errorf("rule file in replica-%d = %q, want %q", DefaultReplicas-1, got, rules)
+				t.Errorf("rule file in replica-%d = %q, want %q", limiters.DefaultNodes-1, got, rules)
 			}
 			// What a running fleet holds is found, so that finding nothing after Terminate means something.
 			if left := p.leftBehind(t, c.RunID, nil); len(left) == 0 {
@@ -259,8 +260,8 @@ func TestEightReplicas(t *testing.T) {
 			if left := p.leftBehind(t, c.RunID, f); len(left) > 0 {
 				t.Errorf("left behind after terminate: %v", left)
 			}
-			if len(f.ReplicaURLs()) != DefaultReplicas {
-				t.Errorf("%d replica URLs after terminate, want %d", len(f.ReplicaURLs()), DefaultReplicas)
+			if len(f.ReplicaURLs()) != limiters.DefaultNodes {
+				t.Errorf("%d replica URLs after terminate, want %d", len(f.ReplicaURLs()), limiters.DefaultNodes)
 			}
 		})
 	}

@@ -38,7 +38,7 @@ type LocalProvider struct {
 // <member>.log in a temporary directory that Terminate removes; a member
 // that fails to become ready has the tail of its log in the error.
 func (p LocalProvider) Start(ctx context.Context, spec Spec) (Fleet, error) {
-	return start(ctx, spec, p.Logger, "local", target.StartProcess, &localRun{redisBin: p.RedisServer})
+	return start(ctx, spec, p.Logger, ProviderLocal, target.StartProcess, &localRun{redisBin: p.RedisServer})
 }
 
 // localRun is what one fleet holds of the local machine: its backend in start.
@@ -64,7 +64,7 @@ func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Cond
 		return Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
 	}
 	l.rules = filepath.Join(l.dir, "rules.yaml")
-	return spec.conditions("local", "loopback"), nil
+	return spec.conditions(ProviderLocal, NetworkLoopback), nil
 }
 
 // setup builds the target (or finds Spec.Binary) and writes the rule file.

@@ -25,3 +25,18 @@ func deadPID(t *testing.T) int {
 	}
 	return cmd.Process.Pid
 }
+
+// The local provider runs everything on 127.0.0.1: its conditions say loopback whatever
+// --network asked (the report said "bridge" for it).
+func TestNetworkingOfTheLocalProviderIsLoopback(t *testing.T) {
+	for _, tt := range []struct{ provider, network, want string }{
+		{ProviderLocal, NetworkBridge, NetworkLoopback},
+		{ProviderLocal, NetworkHost, NetworkLoopback},
+		{ProviderDocker, NetworkBridge, NetworkBridge},
+		{ProviderDocker, NetworkHost, NetworkHost},
+	} {
+		if got := Networking(tt.provider, tt.network); got != tt.want {
+			t.Errorf("Networking(%q, %q) = %q, want %q", tt.provider, tt.network, got, tt.want)
+		}
+	}
+}

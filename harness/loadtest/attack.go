@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,8 +12,8 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
-	"github.com/edgeproof/rlharness/limiters"
 )
 
 // JobIndexEnv is the variable a Kubernetes Indexed Job sets to the pod's completion index:
@@ -48,7 +47,7 @@ func ParseShard(s string, getenv func(string) string) (i, n int, err error) {
 
 // AttackConfig is one generator shard as `harness attack` asks for it.
 type AttackConfig struct {
-	Schedule      result.ScheduleSpec
+	Schedule      schedule.Spec
 	Shard, Shards int
 	Scenario      string // names the run in the judge's summary
 	Algorithm     string // what the target runs, for the document's claims (optional)
@@ -68,30 +67,19 @@ type AttackConfig struct {
 // the start instant and writes outcomes.csv (indexes into the whole schedule) and shard.json
 // into OutDir/shard-<i>. The returned error is the run's; shard.json records it too.
 func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
-	m := result.Shard{Shard: ac.Shard, Shards: ac.Shards, Scenario: ac.Scenario, Algorithm: ac.Algorithm, Mode: ac.Mode,
-		Schedule: ac.Schedule, Targets: ac.Targets, Cores: runtime.NumCPU(), Commit: ac.Commit}
-	m.Host, _ = os.Hostname()
 	if ac.Progress == nil {
 		ac.Progress = io.Discard
 	}
 	if len(ac.Targets) == 0 {
-		return m, errors.New("no target URLs: give --target once per replica (or one for all)")
+		return ac.record(), errors.New("no target URLs: give --target once per replica (or one for all)")
 	}
 	if ac.Schedule.Replicas == 0 {
 		ac.Schedule.Replicas = len(ac.Targets)
-		m.Schedule.Replicas = len(ac.Targets)
 	}
-	sched, err := BuildSchedule(ac.Schedule)
+	m := ac.record()
+	p, err := ac.plan()
 	if err != nil {
 		return m, err
-	}
-	part, index, err := sched.Shard(ac.Shard, ac.Shards)
-	if err != nil {
-		return m, err
-	}
-	urls := make([]string, ac.Schedule.Replicas)
-	for k := range urls {
-		urls[k] = ac.Targets[k%len(ac.Targets)]
 	}
 	if ac.ClockRef != "" {
 		off, err := MeasureClockOffset(ctx, ac.ClockRef, time.Now)
@@ -105,21 +93,67 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	if err != nil {
 		return m, err
 	}
+	err = ac.send(ctx, p, w, &m)
+	return m, errors.Join(err, result.Write(dir, result.ShardFile, m))
+}
+
+// record is the shard's shard.json before it sends: what it was asked.
+func (ac AttackConfig) record() result.Shard {
+	m := result.Shard{Shard: ac.Shard, Shards: ac.Shards, Scenario: ac.Scenario, Algorithm: ac.Algorithm, Mode: ac.Mode,
+		Schedule: ac.Schedule, Targets: ac.Targets, Cores: runtime.NumCPU(), Commit: ac.Commit}
+	m.Host, _ = os.Hostname()
+	return m
+}
+
+// shardPlan is what a shard sends: its part of the whole schedule, where each of the part's
+// requests is in the whole (outcomes name the whole's indexes), and a URL per replica index.
+type shardPlan struct {
+	whole, part schedule.Schedule
+	index       []int32
+	urls        []string
+}
+
+// plan builds the whole schedule, as the judge does (wholeSchedule), and cuts out the shard's
+// part; targets are reused round-robin when there are fewer than replica indexes.
+func (ac AttackConfig) plan() (shardPlan, error) {
+	whole, err := wholeSchedule(ac.Schedule)
+	if err != nil {
+		return shardPlan{}, err
+	}
+	part, index, err := whole.Shard(ac.Shard, ac.Shards)
+	if err != nil {
+		return shardPlan{}, err
+	}
+	urls := make([]string, ac.Schedule.Replicas)
+	for k := range urls {
+		urls[k] = ac.Targets[k%len(ac.Targets)]
+	}
+	return shardPlan{whole: whole, part: part, index: index, urls: urls}, nil
+}
+
+// wholeSchedule is the whole schedule of a sharded run, from the spec every shard and the
+// judge hold: the built-in replica's classes.
+func wholeSchedule(spec schedule.Spec) (schedule.Schedule, error) {
+	return schedule.Build(spec, schedule.DefaultClasses())
+}
+
+// send sends the shard's part from the common start, aligned on the schedule's window, and
+// writes its outcomes to w, which it closes; m gets the origin and what was sent.
+func (ac AttackConfig) send(ctx context.Context, p shardPlan, w *traffic.Writer, m *result.Shard) error {
 	opts := ac.Options
-	opts.Start = ac.Start
-	opts.Align = time.Duration(math.Round(float64(limiters.DefaultWindow) * ac.Schedule.TimeScale))
+	opts.Start, opts.Align = ac.Start, ac.Schedule.Window()
 	userStart := opts.OnStart
 	opts.OnStart = func(origin time.Time) error {
 		m.Start = origin
-		fmt.Fprintf(ac.Progress, "shard %d/%d: %d of %d requests from %s\n", ac.Shard, ac.Shards, len(part.Requests), len(sched.Requests), origin.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(ac.Progress, "shard %d/%d: %d of %d requests from %s\n", ac.Shard, ac.Shards, len(p.part.Requests), len(p.whole.Requests), origin.UTC().Format(time.RFC3339Nano))
 		if userStart != nil {
 			return userStart(origin)
 		}
 		return nil
 	}
-	m.Scheduled = len(part.Requests)
-	sum, runErr := traffic.Run(ctx, &part, urls, opts, func(o traffic.Outcome) error {
-		o.Index = int(index[o.Index])
+	m.Scheduled = len(p.part.Requests)
+	sum, runErr := traffic.Run(ctx, &p.part, p.urls, opts, func(o traffic.Outcome) error {
+		o.Index = int(p.index[o.Index])
 		return w.Write(o)
 	})
 	m.Sent, m.LastSent, m.Truncated = sum.Sent, sum.LastSent, sum.Truncated
@@ -127,9 +161,8 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 	if runErr != nil {
 		m.Error = runErr.Error()
 	}
-	err = errors.Join(runErr, w.Close())
 	if m.Start.IsZero() {
 		m.Start = ac.Start
 	}
-	return m, errors.Join(err, result.Write(dir, result.ShardFile, m))
+	return errors.Join(runErr, w.Close())
 }

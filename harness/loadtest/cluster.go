@@ -233,7 +233,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario
 	}
 	rdb := fleet.StoreClient(fl)
 	defer rdb.Close()
-	window := cfg.scaled(limiters.DefaultWindow)
+	window := cfg.ScheduleSpec().Window()
 	rule := &limiters.Rule{Name: "default", Algorithm: limiters.Algorithm(sc.Algorithm), Limit: limiters.DefaultLimit,
 		Window: window, Slices: limiters.DefaultSlices}
 	lay := documentLayout(window)

@@ -70,7 +70,7 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
 	res.MaxOvershoot, res.FalseRejects, res.OverLimit = rep.MaxOvershoot, rep.FalseRejects, rep.OverLimitClients
-	window := cfg.scaled(limiters.DefaultWindow)
+	window := cfg.ScheduleSpec().Window()
 	recovered := outage.To + cfg.RecoveryGrace
 	res.PeakRatios = make([]int, result.PeakRatioBins)
 	for _, c := range rep.Clients {
@@ -176,7 +176,7 @@ func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
 			Figure: fmt.Sprintf("%d false rejects of %d clients", res.FalseRejects, countFalse(res)), Confirmed: res.FalseRejects > 0})
 	case limiters.ModeCentral:
 		out = append(out, Claim{Text: "a central counter costs the store one command per request (document: 40,000/s at 40,000 req/s)",
-			Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s", res.StoreCmdPerSec, res.AchievedRate), Confirmed: res.StoreCmdPerSec >= 0.9*res.AchievedRate})
+			Figure: fmt.Sprintf("%s store commands/s at %s req/s", result.Rate(res.StoreCmdPerSec), result.Rate(res.AchievedRate)), Confirmed: res.StoreCmdPerSec >= 0.9*res.AchievedRate})
 	case limiters.ModeDelayed:
 		if boundedDesign(sc) {
 			out = append(out, boundedCostClaim(res, cfg))
@@ -272,7 +272,7 @@ func delayedCostClaim(res *ScenarioResult, cfg Config) Claim {
 	}
 	text += fmt.Sprintf("; confirmed within %.1fx..%.1fx of it with >= %.0f %% of exchanges succeeded", syncCostLow, syncCostHigh, syncOKPercent)
 	ratio := res.StoreCmdPerSec / bound
-	c := Claim{Text: text, Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s, x%.2f", res.StoreCmdPerSec, res.AchievedRate, ratio)}
+	c := Claim{Text: text, Figure: fmt.Sprintf("%s store commands/s at %s req/s, x%.2f", result.Rate(res.StoreCmdPerSec), result.Rate(res.AchievedRate), ratio)}
 	var ex *result.Exchanges
 	if res.Sync != nil {
 		ex = res.Sync.Exchanges
@@ -340,8 +340,8 @@ func printScenario(w io.Writer, r ScenarioResult) {
 	case !r.Pass:
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(w, "   %s %s: %s; %d requests, %.0f of %.0f req/s, store %.0f cmd/s, p99 %v\n", kind, r.Name, verdict,
-		r.Requests, r.AchievedRate, r.AskedRate, r.StoreCmdPerSec, r.Latency.P99)
+	fmt.Fprintf(w, "   %s %s: %s; %d requests, %s of %s req/s, store %s cmd/s, p99 %v\n", kind, r.Name, verdict,
+		r.Requests, result.Rate(r.AchievedRate), result.Rate(r.AskedRate), result.Rate(r.StoreCmdPerSec), r.Latency.P99)
 	if r.Error == "" {
 		fmt.Fprintf(w, "     %s\n", storeCost(r))
 		fmt.Fprintf(w, "     %s\n", syncLine(r.Sync))
@@ -357,8 +357,8 @@ func printScenario(w io.Writer, r ScenarioResult) {
 // storeCost is what the store's work cost in a scenario: round trips and the commands
 // scripts ran inside it, per request, and its CPU.
 func storeCost(r ScenarioResult) string {
-	s := fmt.Sprintf("store: %.0f commands/s; per request %.3f round trips, %.3f commands inside scripts; ",
-		r.StoreCmdPerSec, r.RoundTripsPerRequest(), r.ScriptCmdPerRequest())
+	s := fmt.Sprintf("store: %s commands/s; per request %.3f round trips, %.3f commands inside scripts; ",
+		result.Rate(r.StoreCmdPerSec), r.RoundTripsPerRequest(), r.ScriptCmdPerRequest())
 	if c := r.StoreCPU; c != nil {
 		return s + fmt.Sprintf("Redis CPU %.1f %% of a core (%.2f ms per 1,000 requests)", c.Percent, c.MsPerKiloRequest)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/synchealth"
@@ -317,5 +318,27 @@ func TestStoreCostLine(t *testing.T) {
 		if got := storeCost(tt.r); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
+	}
+}
+
+// The verdict's conditions state what ran: loopback for the local provider, rates grouped
+// by thousands (never 4e+04).
+func TestVerdictStatesLoopbackAndGroupsRates(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Provider, cfg.Network = "local", "bridge"
+	sum := Summary{Cores: 16, Config: ConfigSummary{Provider: cfg.Provider, Network: fleet.Networking(cfg.Provider, cfg.Network), Replicas: 8, TimeScale: 0.2}, Pass: true,
+		Scenarios: []ScenarioResult{{Scenario: result.Scenario{Name: "sliding_window/delayed", Gated: true}, Requests: 1_000_000,
+			AskedRate: 40000, AchievedRate: 39876.4, StoreCmdPerSec: 40, Pass: true}}}
+	var b strings.Builder
+	WriteVerdict(&b, sum)
+	printScenario(&b, sum.Scenarios[0])
+	out := b.String()
+	for _, want := range []string{"local provider, loopback network", "39,876 of 40,000 req/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "bridge") || strings.Contains(out, "e+04") {
+		t.Errorf("verdict says bridge or an exponent:\n%s", out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -103,58 +104,91 @@ func loadShards(files []string) ([]result.Shard, []string, error) {
 // It adds the shards' clock skew as a generator check, writes OutDir/summary.json and the
 // merged outcomes, and returns the summary. A gate that fails is not an error.
 func Judge(paths []string, jc JudgeConfig) (Summary, error) {
-	files, err := FindShards(paths)
+	run, err := openShards(paths, jc)
 	if err != nil {
 		return Summary{}, err
+	}
+	// The merged outcomes are written afresh: judging twice must not append twice.
+	if err := os.Remove(filepath.Join(run.sc.Dir(jc.OutDir), traffic.OutcomesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return Summary{}, fmt.Errorf("replace the merged outcomes: %w", err)
+	}
+	w, err := traffic.Create(run.sc.Dir(jc.OutDir))
+	if err != nil {
+		return Summary{}, err
+	}
+	defer w.Close()
+	res, err := run.judge(w)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum := run.summary(res, jc.Commit)
+	if err := writeSummary(jc.OutDir, sum); err != nil {
+		return sum, err
+	}
+	return sum, w.Close()
+}
+
+// shardedRun is a sharded run as the judge reads it: the shards' records and directories,
+// the load test's config for their schedule, the whole schedule rebuilt as every shard built
+// it, and the scenario the shards name.
+type shardedRun struct {
+	shards []result.Shard
+	dirs   []string
+	cfg    Config
+	sched  schedule.Schedule
+	sc     Scenario
+}
+
+// openShards reads and cross-checks the shards under paths and rebuilds their schedule.
+func openShards(paths []string, jc JudgeConfig) (shardedRun, error) {
+	files, err := FindShards(paths)
+	if err != nil {
+		return shardedRun{}, err
 	}
 	shards, dirs, err := loadShards(files)
 	if err != nil {
-		return Summary{}, err
+		return shardedRun{}, err
 	}
 	first := shards[0]
-	cfg := DefaultConfig()
-	cfg.TimeScale, cfg.Rate, cfg.Clients, cfg.Seed, cfg.Replicas = first.Schedule.TimeScale, first.Schedule.Rate, first.Schedule.Clients, first.Schedule.Seed, first.Schedule.Replicas
+	cfg := DefaultConfig().withSchedule(first.Schedule)
 	if jc.Gates != (accounting.Gates{}) {
 		cfg.Gates = jc.Gates
 	}
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	if jc.OutDir == "" {
-		return Summary{}, errors.New("judge: no output directory for summary.json")
+		return shardedRun{}, errors.New("judge: no output directory for summary.json")
 	}
-	sched, err := BuildSchedule(first.Schedule)
+	sched, err := wholeSchedule(first.Schedule)
 	if err != nil {
-		return Summary{}, err
+		return shardedRun{}, err
 	}
 	sc := Scenario{Name: first.Scenario, Algorithm: first.Algorithm, Mode: first.Mode, Gated: true}
 	if sc.Name == "" {
 		sc.Name = "attack"
 	}
-	acc, err := accounting.New(&sched, nil)
+	return shardedRun{shards: shards, dirs: dirs, cfg: cfg, sched: sched, sc: sc}, nil
+}
+
+// judge merges the shards' outcomes in shard order into w and the accounting, and judges the
+// whole run as the load test judges a scenario, with the shards' clock skew beside it.
+func (r *shardedRun) judge(w *traffic.Writer) (ScenarioResult, error) {
+	acc, err := accounting.New(&r.sched, nil)
 	if err != nil {
-		return Summary{}, err
+		return ScenarioResult{}, err
 	}
-	// The merged outcomes are written afresh: judging twice must not append twice.
-	if err := os.Remove(filepath.Join(sc.Dir(jc.OutDir), traffic.OutcomesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Summary{}, fmt.Errorf("replace the merged outcomes: %w", err)
-	}
-	w, err := traffic.Create(sc.Dir(jc.OutDir))
-	if err != nil {
-		return Summary{}, err
-	}
-	defer w.Close()
-	probes := newProbeTimes(&sched)
-	order := make([]int, len(shards))
+	probes := newProbeTimes(&r.sched)
+	order := make([]int, len(r.shards))
 	for k := range order {
 		order[k] = k
 	}
-	slices.SortFunc(order, func(a, b int) int { return shards[a].Shard - shards[b].Shard })
+	slices.SortFunc(order, func(a, b int) int { return r.shards[a].Shard - r.shards[b].Shard })
 	for _, k := range order {
-		m := shards[k]
-		if _, err := traffic.ReadFile(filepath.Join(dirs[k], traffic.OutcomesFile), func(o traffic.Outcome) error {
-			if o.Index >= len(sched.Requests) || o.Index < 0 {
-				return fmt.Errorf("outcome for request %d, but the schedule has %d", o.Index, len(sched.Requests))
+		m := r.shards[k]
+		if _, err := traffic.ReadFile(filepath.Join(r.dirs[k], traffic.OutcomesFile), func(o traffic.Outcome) error {
+			if o.Index >= len(r.sched.Requests) || o.Index < 0 {
+				return fmt.Errorf("outcome for request %d, but the schedule has %d", o.Index, len(r.sched.Requests))
 			}
-			if got := sched.Requests[o.Index].Client; int(got)%m.Shards != m.Shard {
+			if got := r.sched.Requests[o.Index].Client; int(got)%m.Shards != m.Shard {
 				return fmt.Errorf("request %d is client %d's, which shard %d sends, not shard %d", o.Index, got, int(got)%m.Shards, m.Shard)
 			}
 			probes.add(o)
@@ -163,29 +197,36 @@ func Judge(paths []string, jc JudgeConfig) (Summary, error) {
 			}
 			return acc.Add(o)
 		}); err != nil {
-			return Summary{}, fmt.Errorf("shard %d: %w", m.Shard, err)
+			return ScenarioResult{}, fmt.Errorf("shard %d: %w", m.Shard, err)
 		}
 	}
 	rep := acc.Report()
-	res := ScenarioResult{Scenario: sc, Conditions: result.Conditions{Provider: "shards", Replicas: first.Schedule.Replicas, Target: fmt.Sprint(first.Targets)}}
+	first := r.shards[0]
+	res := ScenarioResult{Scenario: r.sc, Conditions: result.Conditions{Provider: "shards", Replicas: first.Schedule.Replicas, Target: fmt.Sprint(first.Targets)}}
 	// The judge has the outcomes but not the store's counters: the central and delayed modes'
 	// claims are about store commands, so they are left to a run that read them.
-	claimed := sc
+	claimed := r.sc
 	if limiters.Mode(claimed.Mode) != limiters.ModeSplit {
 		claimed.Mode = ""
 	}
-	fillResult(&res, &rep, cfg, claimed, probes, accounting.Interval{}, newLatency())
-	judgeSkew(&res, shards, cfg.Gates.LatenessP99)
+	fillResult(&res, &rep, r.cfg, claimed, probes, accounting.Interval{}, newLatency())
+	judgeSkew(&res, r.shards, r.cfg.Gates.LatenessP99)
+	return res, nil
+}
 
+// summary is the sharded run's summary.json around its judged scenario; a shard's error
+// fails the scenario.
+func (r *shardedRun) summary(res ScenarioResult, commit string) Summary {
+	first, cfg := r.shards[0], r.cfg
 	sum := Summary{
-		StartedAt: first.Start.UTC(), Cores: runtime.NumCPU(), Commit: jc.Commit,
-		Config: ConfigSummary{Provider: "shards", Replicas: first.Schedule.Replicas, Algorithm: sc.Algorithm, Mode: sc.Mode,
-			TimeScale: cfg.TimeScale, Window: cfg.scaled(limiters.DefaultWindow), Limit: limiters.DefaultLimit,
+		StartedAt: first.Start.UTC(), Cores: runtime.NumCPU(), Commit: commit,
+		Config: ConfigSummary{Provider: "shards", Replicas: first.Schedule.Replicas, Algorithm: r.sc.Algorithm, Mode: r.sc.Mode,
+			TimeScale: cfg.TimeScale, Window: cfg.ScheduleSpec().Window(), Limit: limiters.DefaultLimit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed},
 		Pass: true,
 	}
 	var errs []string
-	for _, m := range shards {
+	for _, m := range r.shards {
 		sum.FinishedAt = maxTime(sum.FinishedAt, m.FinishedAt.UTC())
 		if m.Error != "" {
 			errs = append(errs, fmt.Sprintf("shard %d: %s", m.Shard, m.Error))
@@ -195,10 +236,7 @@ func Judge(paths []string, jc JudgeConfig) (Summary, error) {
 		res.Error, res.Pass = strings.Join(errs, "; "), false
 	}
 	addScenario(&sum, res)
-	if err := writeSummary(jc.OutDir, sum); err != nil {
-		return sum, err
-	}
-	return sum, w.Close()
+	return sum
 }
 
 // judgeSkew records the shards' clock skew and, with more than one shard, gates it beside the

@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
 // writeShards writes what n attack shards of spec would leave, every request answered on time
 // with code(i) and sent at its offset plus late; edit changes a shard's record.
-func writeShards(t *testing.T, dir string, spec result.ScheduleSpec, n int, code func(int) uint16, late time.Duration, edit func(*result.Shard)) {
+func writeShards(t *testing.T, dir string, spec schedule.Spec, n int, code func(int) uint16, late time.Duration, edit func(*result.Shard)) {
 	t.Helper()
-	s, err := BuildSchedule(spec)
+	s, err := schedule.Build(spec, schedule.DefaultClasses())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func writeShards(t *testing.T, dir string, spec result.ScheduleSpec, n int, code
 	}
 }
 
-var testSpec = result.ScheduleSpec{TimeScale: 0.05, Rate: 50, Clients: 300, Seed: 7, Replicas: 2}
+var testSpec = schedule.Spec{TimeScale: 0.05, Rate: 50, Clients: 300, Seed: 7, Replicas: 2}
 
 func TestJudgeMergesShardsIntoTheWholeRun(t *testing.T) {
 	ok := func(int) uint16 { return 200 }
@@ -206,7 +207,7 @@ func TestParseShard(t *testing.T) {
 }
 
 func TestAttackArgsRoundTrip(t *testing.T) {
-	ac := AttackConfig{Schedule: result.ScheduleSpec{TimeScale: 0.2, Rate: 333.5, Clients: 200000, Seed: 18446744073709551615, Replicas: 8},
+	ac := AttackConfig{Schedule: schedule.Spec{TimeScale: 0.2, Rate: 333.5, Clients: 200000, Seed: 18446744073709551615, Replicas: 8},
 		Shards: 4, Scenario: "sliding_window/delayed", Targets: []string{"http://127.0.0.1:1", "http://127.0.0.1:2"},
 		Start: time.Date(2026, 12, 3, 7, 0, 12, 345678900, time.UTC), ClockRef: "127.0.0.1:6379"}
 	got := strings.Join(attackArgs(ac, 3, "/out"), " ")

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -98,7 +96,7 @@ func DefaultConfig() Config {
 	return Config{
 		Provider: "docker", Network: fleet.NetworkBridge, Replicas: limiters.DefaultNodes,
 		Algorithm: limiters.SlidingWindow, Mode: limiters.ModeDelayed, Design: limiters.DesignBounded,
-		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: fleet.DefaultStoreTimeout,
+		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: limiters.DefaultStoreTimeout,
 		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
 		Gates: defaultGates(), Shards: 1, ShardRunner: RunnerProcess, OutDir: "runs/latest",
@@ -147,7 +145,7 @@ func (c Config) latenessTolerance() time.Duration {
 	if c.Gates.LatenessP99 > 0 {
 		return c.Gates.LatenessP99
 	}
-	slice := c.scaled(limiters.DefaultWindow) / limiters.DefaultSlices
+	slice := c.ScheduleSpec().Window() / limiters.DefaultSlices
 	return time.Duration(float64(slice) * latenessShare)
 }
 
@@ -162,9 +160,9 @@ func (c Config) designSummary() string {
 	return string(c.Design)
 }
 
-func (c Config) scaled(d time.Duration) time.Duration {
-	return time.Duration(math.Round(float64(d) * c.TimeScale))
-}
+// scaled is d at the run's time scale: the schedule's Scale, so that the fleet's windows,
+// the faults and the checks are timed as the schedule is.
+func (c Config) scaled(d time.Duration) time.Duration { return c.ScheduleSpec().Scale(d) }
 
 // The summary's types live in harness/result, which a report can read without Docker.
 type (
@@ -208,10 +206,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		first, limit = cfg.forTarget(gated[0], askedLateness), gated[0].Classes[0].Limit
 		cfg.Logger.Info("target", "name", gated[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
 	}
-	window := first.scaled(limiters.DefaultWindow)
+	window := first.ScheduleSpec().Window()
 	sum := Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
-		Config: ConfigSummary{Provider: cfg.Provider, Network: cfg.Network, Replicas: first.Replicas,
+		Config: ConfigSummary{Provider: cfg.Provider, Network: fleet.Networking(cfg.Provider, cfg.Network), Replicas: first.Replicas,
 			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), Design: cfg.designSummary(), SyncInterval: cfg.scaled(cfg.SyncInterval),
 			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
@@ -277,44 +275,14 @@ func writeSummary(dir string, s Summary) error { return result.Write(dir, result
 
 // ScheduleSpec is what the config's schedule is built from, as shards and the judge see it:
 // the built-in replica's, the document's rule for every client.
-func (c Config) ScheduleSpec() result.ScheduleSpec {
-	return result.ScheduleSpec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
+func (c Config) ScheduleSpec() schedule.Spec {
+	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
 }
 
-// BuildSchedule is a scenario's traffic: the document's probe clients plus the background
-// population, each request to a replica drawn from the seeded generator. The same spec gives
-// the same schedule on every machine.
-func BuildSchedule(spec result.ScheduleSpec) (schedule.Schedule, error) {
-	return buildClassSchedule(spec, []target.Class{{Name: "default", Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow}})
-}
-
-// buildClassSchedule is BuildSchedule with the probes of every class, whose client IDs
-// start with the class's prefix; the background population is in the first class.
-func buildClassSchedule(spec result.ScheduleSpec, classes []target.Class) (schedule.Schedule, error) {
-	var parts []schedule.Schedule
-	for _, c := range classes {
-		p := schedule.Params{Limit: c.Limit, Window: limiters.DefaultWindow, Scale: spec.TimeScale}
-		probes, err := schedule.Probes(p)
-		if err != nil {
-			return schedule.Schedule{}, err
-		}
-		prefixIDs(&probes, c.Prefix)
-		parts = append(parts, probes)
-	}
-	p := schedule.Params{Limit: classes[0].Limit, Window: limiters.DefaultWindow, Scale: spec.TimeScale}
-	rng := rand.New(rand.NewPCG(spec.Seed, 0x5eed))
-	bg := schedule.DefaultBackground(p, spec.Rate, parts[0].Duration)
-	bg.Clients = spec.Clients
-	back, err := schedule.NewBackground(bg, rng)
-	if err != nil {
-		return schedule.Schedule{}, fmt.Errorf("background population: %w", err)
-	}
-	prefixIDs(&back, classes[0].Prefix)
-	s := schedule.Merge(append(parts, back)...)
-	if err := s.AssignReplicas(spec.Replicas, rng); err != nil {
-		return schedule.Schedule{}, err
-	}
-	return s, nil
+// withSchedule is c with the schedule of spec: ScheduleSpec's inverse, for the judge.
+func (c Config) withSchedule(s schedule.Spec) Config {
+	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas
+	return c
 }
 
 // sendFunc sends a scenario's schedule at the fleet as traffic.Run does: from opts' start,
@@ -334,7 +302,7 @@ func (c Config) send(sc Scenario) sendFunc {
 
 func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario, sys sut) (ScenarioResult, error) {
 	res := ScenarioResult{Scenario: sc}
-	window := cfg.scaled(limiters.DefaultWindow)
+	window := cfg.ScheduleSpec().Window()
 	sched, err := sys.schedule(cfg)
 	if err != nil {
 		return res, err
@@ -574,8 +542,8 @@ func progress(ctx context.Context, w io.Writer, start time.Time, sent, errs *ato
 				return
 			case <-t.C:
 				n := sent.Load()
-				fmt.Fprintf(w, "   %5.1fs  %8d/%d sent  %7.0f req/s  %d errors\n",
-					time.Since(start).Seconds(), n, total, float64(n-last)/2, errs.Load())
+				fmt.Fprintf(w, "   %5.1fs  %8d/%d sent  %7s req/s  %d errors\n",
+					time.Since(start).Seconds(), n, total, result.Rate(float64(n-last)/2), errs.Load())
 				last = n
 			}
 		}

@@ -216,10 +216,9 @@ func runContainer(ctx context.Context, image string, ac AttackConfig, i int, dir
 func (c Config) sendShards(sc Scenario) sendFunc {
 	return func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error) {
 		dir := sc.Dir(c.OutDir)
+		start := traffic.NextAligned(time.Now().Add(shardLead), opts.Align)
 		run := ShardRun{Runner: c.ShardRunner, Binary: c.HarnessBinary, Image: c.HarnessImage, Dir: dir, Logger: c.Logger,
-			Attack: AttackConfig{Schedule: c.ScheduleSpec(), Shards: c.Shards, Scenario: sc.Name, Algorithm: string(sc.Algorithm),
-				Mode: sc.Mode, Targets: fl.ReplicaURLs(), ClockRef: fl.RedisAddr(),
-				Start: traffic.NextAligned(time.Now().Add(shardLead), opts.Align)}}
+			Attack: c.shardAttack(sc, fl.ReplicaURLs(), fl.RedisAddr(), start)}
 		fmt.Fprintf(c.Progress, "   %d shards (%s runner) from %s\n", c.Shards, run.Runner, run.Attack.Start.UTC().Format(time.RFC3339Nano))
 		shards, err := RunShards(ctx, run, opts.OnStart)
 		if err != nil {
@@ -232,4 +231,11 @@ func (c Config) sendShards(sc Scenario) sendFunc {
 		}
 		return shards, nil
 	}
+}
+
+// shardAttack is every shard's command line for a scenario of the load test, but its index
+// and directory: the config's schedule, sent at urls from start.
+func (c Config) shardAttack(sc Scenario, urls []string, clockRef string, start time.Time) AttackConfig {
+	return AttackConfig{Schedule: c.ScheduleSpec(), Shards: c.Shards, Scenario: sc.Name, Algorithm: sc.Algorithm,
+		Mode: sc.Mode, Targets: urls, ClockRef: clockRef, Start: start}
 }

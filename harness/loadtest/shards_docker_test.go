@@ -13,6 +13,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
@@ -77,7 +78,7 @@ func TestContainerShardsSendTheWholeSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := sum.Scenarios[0]
-	s, _ := BuildSchedule(spec)
+	s, _ := schedule.Build(spec, schedule.DefaultClasses())
 	if r.Requests != len(s.Requests) || r.Accepted != r.Requests || r.Errors.Total() != 0 || r.Shards != 2 {
 		t.Errorf("judged %d requests, %d accepted, %d errors over %d shards; want all %d accepted", r.Requests, r.Accepted, r.Errors.Total(), r.Shards, len(s.Requests))
 	}

@@ -60,18 +60,23 @@ func targetScenarios(t *target.Target, gated, failOpen bool) []Scenario {
 	return out
 }
 
-// classes are the client classes whose probes the schedule carries.
-func (s sut) classes() []target.Class {
+// classes are the client classes whose probes the schedule carries: the built-in replica's
+// one, or the target file's (their windows are the time scale's, see forTarget).
+func (s sut) classes() []schedule.Class {
 	if s.t == nil {
-		return []target.Class{{Name: "default", Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow}}
+		return schedule.DefaultClasses()
 	}
-	return s.t.Classes
+	out := make([]schedule.Class, len(s.t.Classes))
+	for i, c := range s.t.Classes {
+		out[i] = schedule.Class{Name: c.Name, Prefix: c.Prefix, Limit: c.Limit}
+	}
+	return out
 }
 
 // spec is the fleet a scenario starts.
 func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 	if s.t == nil {
-		window := cfg.scaled(limiters.DefaultWindow)
+		window := cfg.ScheduleSpec().Window()
 		rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
 		if cfg.Rules != nil {
 			rules = cfg.Rules
@@ -204,11 +209,11 @@ func harnessStatus(v target.Verdict, code int) int {
 	return http.StatusInternalServerError
 }
 
-// scheduleFor is a scenario's traffic: the documents' probe clients for every class (their
+// schedule is a scenario's traffic: the documents' probe clients for every class (their
 // IDs start with the class's prefix) plus the background population in the default class,
 // each request to a replica drawn from the seeded generator.
 func (s sut) schedule(cfg Config) (schedule.Schedule, error) {
-	return buildClassSchedule(cfg.ScheduleSpec(), s.classes())
+	return schedule.Build(cfg.ScheduleSpec(), s.classes())
 }
 
 // urlFleet is a target that already runs: one address, no members the harness can stop.
@@ -255,16 +260,6 @@ func (c Config) runs() []run {
 		}
 	}
 	return out
-}
-
-// prefixIDs puts prefix before every client ID of s.
-func prefixIDs(s *schedule.Schedule, prefix string) {
-	if prefix == "" {
-		return
-	}
-	for i := range s.Clients {
-		s.Clients[i].ID = prefix + s.Clients[i].ID
-	}
 }
 
 // WritePeers prints the systems under test side by side when a run has more than the

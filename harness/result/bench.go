@@ -53,6 +53,18 @@ type BenchFigure struct {
 	Status     string  `json:"status"` // StatusMet, StatusNotMet, StatusNoTarget, StatusNotMeasured
 	Conditions string  `json:"conditions"`
 	Note       string  `json:"note,omitempty"`
+	// Why says, for a figure not measured, what was missing: "generator-bound" when the runs
+	// it rests on fell behind their schedule.
+	Why string `json:"why,omitempty"`
+}
+
+// StatusText is the figure's status as printed: "not measured: generator-bound" when the
+// figure says why it was not measured.
+func (f BenchFigure) StatusText() string {
+	if f.Status == StatusNotMeasured && f.Why != "" {
+		return f.Status + ": " + f.Why
+	}
+	return f.Status
 }
 
 // DecisionCost is one in-process decision benchmark (testing.B, allocations reported).
@@ -113,6 +125,9 @@ type Step struct {
 	Lateness  Percentiles   `json:"lateness"`
 	Sustained bool          `json:"sustained"`
 	Why       string        `json:"why,omitempty"` // why not sustained
+	// GeneratorBound says the step fell behind its schedule (achieved rate, p99 lateness,
+	// pacing): it measured the generator, not the fleet.
+	GeneratorBound bool `json:"generator_bound,omitempty"`
 }
 
 // Profile is one generator's CPU and allocation profile over one fixed-rate step against

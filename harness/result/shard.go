@@ -1,21 +1,14 @@
 package result
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
+)
 
 // ShardFile is the name of a generator shard's metadata in its directory, beside its
 // outcomes.csv; Write and Read[Shard] write and read it.
 const ShardFile = "shard.json"
-
-// ScheduleSpec is everything a load test's schedule is built from: the same spec and seed
-// give the same schedule on every machine, so each shard builds the whole schedule and sends
-// its own clients, and the judge rebuilds it to attribute every outcome.
-type ScheduleSpec struct {
-	TimeScale float64 `json:"time_scale"`
-	Rate      float64 `json:"rate_asked"` // background population's aggregate rate, req/s
-	Clients   int     `json:"clients"`
-	Seed      uint64  `json:"seed"`
-	Replicas  int     `json:"replicas"` // replica URLs the requests are spread over
-}
 
 // ClockOffset is a generator's clock against a common reference: Offset is the reference's
 // time minus the local clock's, measured with the round trip halved, from the sample of
@@ -30,13 +23,13 @@ type ClockOffset struct {
 
 // Shard is shard.json: what one generator shard was asked to send and what it did.
 type Shard struct {
-	Shard     int          `json:"shard"`  // 0-based index
-	Shards    int          `json:"shards"` // N
-	Scenario  string       `json:"scenario"`
-	Algorithm string       `json:"algorithm,omitempty"` // what the target runs, for the document's claims
-	Mode      string       `json:"mode,omitempty"`
-	Schedule  ScheduleSpec `json:"schedule"`
-	Targets   []string     `json:"targets"`
+	Shard     int           `json:"shard"`  // 0-based index
+	Shards    int           `json:"shards"` // N
+	Scenario  string        `json:"scenario"`
+	Algorithm string        `json:"algorithm,omitempty"` // what the target runs, for the document's claims
+	Mode      string        `json:"mode,omitempty"`
+	Schedule  schedule.Spec `json:"schedule"` // what the shard built the whole schedule from
+	Targets   []string      `json:"targets"`
 	// Start is the run's origin on this machine's clock, the same instant given to every
 	// shard; offsets in outcomes.csv count from it.
 	Start       time.Time     `json:"start"`

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // Pattern names, as they appear in Client.Pattern.
@@ -29,13 +31,11 @@ type Params struct {
 
 // DefaultParams are the document's figures at its own time scale.
 func DefaultParams() Params {
-	return Params{Limit: DefaultLimit, Window: DefaultWindow, Scale: 1}
+	return Params{Limit: limiters.DefaultLimit, Window: limiters.DefaultWindow, Scale: 1}
 }
 
 // ScaledWindow is the window a run uses: Window × Scale, to the nanosecond.
-func (p Params) ScaledWindow() time.Duration {
-	return time.Duration(math.Round(float64(p.Window) * p.Scale))
-}
+func (p Params) ScaledWindow() time.Duration { return scale(p.Window, p.Scale) }
 
 func (p Params) check() error {
 	if p.Limit <= 0 {
@@ -47,8 +47,8 @@ func (p Params) check() error {
 	if !(p.Scale > 0) || math.IsInf(p.Scale, 0) {
 		return fmt.Errorf("time scale must be a finite number > 0 (got %v); use 1 for the document's own time, 0.1 for ten times faster", p.Scale)
 	}
-	if p.ScaledWindow() < Slices {
-		return fmt.Errorf("window %v × scale %v is shorter than %d ns; use a larger scale", p.Window, p.Scale, Slices)
+	if p.ScaledWindow() < limiters.DefaultSlices {
+		return fmt.Errorf("window %v × scale %v is shorter than %d ns; use a larger scale", p.Window, p.Scale, limiters.DefaultSlices)
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func BoundaryBurst(p Params) (Schedule, error) {
 		return Schedule{}, err
 	}
 	w := p.ScaledWindow()
-	slice := w / Slices
+	slice := w / limiters.DefaultSlices
 	at := make([]time.Duration, 0, 4*p.Limit)
 	for _, edge := range []time.Duration{w, 2 * w} {
 		at = spread(at, edge-slice, slice, p.Limit)
@@ -126,7 +126,7 @@ func IntermittentAtLimit(p Params) (Schedule, error) {
 	w := p.ScaledWindow()
 	at := make([]time.Duration, 0, ModelWindows*p.Limit)
 	for k := range ModelWindows {
-		at = spread(at, time.Duration(k)*w, w/Slices, p.Limit)
+		at = spread(at, time.Duration(k)*w, w/limiters.DefaultSlices, p.Limit)
 	}
 	return p.probe(PatternIntermittent, ModelWindows*w, at), nil
 }

@@ -10,25 +10,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Figures from the rate-limiter document (000), in one place.
+// Figures of the rate-limiter document (000) about its traffic; the limiter's own (limit and
+// window HS3, nodes HS4, slices HS7) are limiters', spelled there only.
 const (
 	// DefaultClients is the number of distinct keys the limit is applied to. HS1
 	DefaultClients = 200_000
 	// PeakRate is the total request rate through the limiter at peak, per second. HS2
 	PeakRate = 40_000
-	// DefaultLimit is the declared limit per client, in requests per DefaultWindow. HS3
-	DefaultLimit = limiters.DefaultLimit
-	// DefaultWindow is the window the declared limit is counted over. HS3
-	DefaultWindow = limiters.DefaultWindow
-	// DefaultReplicas is the number of limiter nodes at the edge. HS4
-	DefaultReplicas = limiters.DefaultNodes
-	// Slices is the number of slices of the sliding window; a slice is
-	// Window/Slices (5 s of 60 s). The probe patterns are built from it. HS7
-	Slices = limiters.DefaultSlices
 	// SyncStressFactor is how many times the limit rate the delayed-sync stress
 	// client sends: dagitik.mjs's 90/s against 600 per 60 s (10/s).
 	SyncStressFactor = 9

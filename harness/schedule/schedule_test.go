@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 func TestRequestIsCompact(t *testing.T) {
@@ -73,13 +74,13 @@ func fixedWindow(at []time.Duration, limit int, w time.Duration) []time.Duration
 
 func slidingSlices(at []time.Duration, limit int, w time.Duration) []time.Duration {
 	var ok []time.Duration
-	slice := w / schedule.Slices
+	slice := w / limiters.DefaultSlices
 	count := map[time.Duration]int{}
 	for _, t := range at {
 		d := t / slice
 		total := 0
 		for k, v := range count {
-			if k < d-schedule.Slices+1 {
+			if k < d-limiters.DefaultSlices+1 {
 				delete(count, k)
 				continue
 			}

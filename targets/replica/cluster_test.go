@@ -46,7 +46,7 @@ func TestParseRedisAddrs(t *testing.T) {
 func TestReplicaOnRedisCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0, 2*time.Second)
 	rdb := c.Client()
-	cases := []failOpenCase{{limiters.ModeCentral, ""}, {limiters.ModeDelayed, DesignBounded}, {limiters.ModeDelayed, DesignDocument}, {PeerGCRA, ""}}
+	cases := []failOpenCase{{limiters.ModeCentral, ""}, {limiters.ModeDelayed, DesignBounded}, {limiters.ModeDelayed, DesignDocument}, {limiters.ModePeerGCRA, ""}}
 	for _, tc := range cases {
 		mode := tc.mode
 		t.Run(tc.name(), func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestReplicaOnRedisCluster(t *testing.T) {
 				if allowed[cl] < 10 || allowed[cl] > high {
 					t.Errorf("%s: allowed %d of 15, want 10..%d", cl, allowed[cl], high)
 				}
-				if mode == PeerGCRA {
+				if mode == limiters.ModePeerGCRA {
 					continue // redis_rate keeps its own keys
 				}
 				stored := func() int64 { return storedCountIn(t, rdb, cl, &rules.Default, tc.design) }

@@ -13,17 +13,9 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// PeerGCRA is a replica mode that is not ours: it decides with github.com/go-redis/redis_rate
-// (GCRA, one Redis call per decision, the store's clock), so a benchmark can put a peer
-// limiter beside ours in the same fleet. It takes the rule's limit per window with burst =
-// the token bucket's burst, or the limit for the window algorithms. The replica's other
-// modes are limiters.ModeCentral, ModeSplit and ModeDelayed.
-const PeerGCRA limiters.Mode = "peer-gcra"
-
 // Defaults of the command line that are not figures of the document.
 const (
 	DefaultListen       = ":8080"
-	DefaultStoreTimeout = 50 * time.Millisecond
 	DefaultClientHeader = "X-Client-ID"
 	// ClassHeader names the client class that rules can match with {class: …}.
 	ClassHeader = "X-Client-Class"
@@ -66,7 +58,7 @@ func DefaultConfig() Config {
 		NodeIndex:    0,
 		NodeCount:    limiters.DefaultNodes,        // HS4
 		SyncInterval: limiters.DefaultSyncInterval, // HS5
-		StoreTimeout: DefaultStoreTimeout,
+		StoreTimeout: limiters.DefaultStoreTimeout,
 		ClientHeader: DefaultClientHeader,
 		Design:       DesignBounded,
 	}
@@ -120,7 +112,7 @@ Flags (a flag not given falls back to its environment variable):
 func (c Config) Validate() error {
 	var errs []error
 	switch c.Mode {
-	case limiters.ModeCentral, limiters.ModeDelayed, PeerGCRA, PeerUlule:
+	case limiters.ModeCentral, limiters.ModeDelayed, limiters.ModePeerGCRA, limiters.ModePeerUlule:
 		if c.Redis == "" {
 			errs = append(errs, fmt.Errorf("--redis is required in %s mode: give the counter store's host:port (or REPLICA_REDIS)", c.Mode))
 		} else if _, _, err := ParseRedisAddrs(c.Redis); err != nil {

@@ -132,7 +132,7 @@ func TestFailOpenStoreKilledThenRestarted(t *testing.T) {
 // The store frozen with SIGSTOP: decisions do not wait for it beyond the store timeout,
 // and only a few wait at all (the breaker opens), so p99 stays under 2× the timeout.
 func TestFailOpenStorePausedLatency(t *testing.T) {
-	const timeout = DefaultStoreTimeout
+	const timeout = limiters.DefaultStoreTimeout
 	for _, tc := range failOpenModes {
 		t.Run(tc.name(), func(t *testing.T) {
 			mode := tc.mode

@@ -83,7 +83,7 @@ func startReplica(t testing.TB, cfg Config, rules *Rules, opts ...Option) (*Repl
 		cfg.SyncInterval = 20 * time.Millisecond
 	}
 	if cfg.StoreTimeout == 0 {
-		cfg.StoreTimeout = DefaultStoreTimeout
+		cfg.StoreTimeout = limiters.DefaultStoreTimeout
 	}
 	if cfg.Design == "" {
 		cfg.Design = DesignBounded

@@ -18,7 +18,7 @@ func TestPeerGCRADecidesInTheStore(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client()
 	rules := mustRules(t, "default: {limit: 3, window: 60s, algorithm: sliding_window, slices: 2}\n")
-	_, ts := startReplica(t, Config{Mode: PeerGCRA, Redis: srv.Addr}, rules)
+	_, ts := startReplica(t, Config{Mode: limiters.ModePeerGCRA, Redis: srv.Addr}, rules)
 	ctx := context.Background()
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)

@@ -150,10 +150,10 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb), limiters.NodeID(node), limiters.Observe(r.m))
 	case limiters.ModeSplit:
 		r.limiter = limiters.NewSplit(cfg.NodeCount)
-	case PeerGCRA:
+	case limiters.ModePeerGCRA:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		r.limiter = &failOpen{store: peer{redis_rate.NewLimiter(r.rdb)}, local: limiters.NewLocal(), guard: r.guard}
-	case PeerUlule:
+	case limiters.ModePeerUlule:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		r.ulule = newUlule(r.rdb, r.header, cfg.ClientHeader, r.Rules)
 	}

@@ -14,21 +14,18 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// PeerUlule is a replica mode that is not ours: github.com/ulule/limiter v3's net/http
-// middleware with its Redis store, embedded as an application embeds it, so the load test
-// can put a library limiter beside the design. Its store counts in a fixed window that
+// ululePrefix starts every key the mode's store writes, followed by the rule's name.
+const ululePrefix = "ulule"
+
+// ulule decides every request with ulule/limiter's middleware (limiters.ModePeerUlule), with
+// its Redis store, embedded as an application embeds it, so the load test can put a library
+// limiter beside the design: one middleware per rule, each with its own key prefix, made on
+// the rule's first request (its store loads its scripts then, so a replica started before
+// its store comes up answers 500 until it does). Its store counts in a fixed window that
 // starts at a client's first request (INCRBY, then PEXPIRE, in one script). It has no
 // fallback: with the store down or slow every decision is an error, answered 500 (the
 // middleware's own default error handler panics, which net/http turns into a dropped
 // connection): it fails closed.
-const PeerUlule limiters.Mode = "peer-ulule"
-
-// ululePrefix starts every key the mode's store writes, followed by the rule's name.
-const ululePrefix = "ulule"
-
-// ulule decides every request with ulule/limiter's middleware: one middleware per rule, each
-// with its own key prefix, made on the rule's first request (its store loads its scripts
-// then, so a replica started before its store comes up answers 500 until it does).
 type ulule struct {
 	rdb    redis.UniversalClient
 	header string // canonical client header

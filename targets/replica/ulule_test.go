@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/internal/redistest"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // The ulule mode decides with ulule/limiter's middleware and Redis store on a real
@@ -16,7 +17,7 @@ func TestPeerUluleDecidesInTheStoreAndFailsClosed(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client()
 	rules := mustRules(t, "default: {limit: 3, window: 60s, algorithm: fixed_window}\n")
-	r, ts := startReplica(t, Config{Mode: PeerUlule, Redis: srv.Addr, StoreTimeout: 200 * time.Millisecond}, rules)
+	r, ts := startReplica(t, Config{Mode: limiters.ModePeerUlule, Redis: srv.Addr, StoreTimeout: 200 * time.Millisecond}, rules)
 	ctx := context.Background()
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestPeerUluleStartsBeforeItsStore(t *testing.T) {
 	srv := redistest.Start(t)
 	srv.Kill()
 	rules := mustRules(t, "default: {limit: 2, window: 60s, algorithm: fixed_window}\n")
-	_, ts := startReplica(t, Config{Mode: PeerUlule, Redis: srv.Addr, StoreTimeout: 200 * time.Millisecond}, rules)
+	_, ts := startReplica(t, Config{Mode: limiters.ModePeerUlule, Redis: srv.Addr, StoreTimeout: 200 * time.Millisecond}, rules)
 	if a := ask(t, ts.URL, "early"); a.status != 500 {
 		t.Errorf("store not up yet: %d, want 500", a.status)
 	}

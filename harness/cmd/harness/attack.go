@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,9 +10,7 @@ import (
 )
 
 func newAttackCmd() *cobra.Command {
-	def := loadtest.DefaultConfig()
-	ac := loadtest.AttackConfig{Schedule: def.ScheduleSpec()}
-	var shard, start string
+	var flags *loadtest.AttackFlags
 	cmd := &cobra.Command{
 		Use:   "attack --shard i/N --target URL... [--start TIME] --out DIR",
 		Short: "Send one shard of a load test's schedule; harness judge merges the shards",
@@ -31,17 +28,9 @@ In a Kubernetes Indexed Job give --shard '$JOB_COMPLETION_INDEX/N' (or '/N'): th
 read from the environment. Exit codes: 0 sent, 2 could not run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			i, n, err := loadtest.ParseShard(shard, os.Getenv)
+			ac, err := flags.Config(os.Getenv)
 			if err != nil {
 				return err
-			}
-			ac.Shard, ac.Shards = i, n
-			if start != "" {
-				t, err := time.Parse(time.RFC3339Nano, start)
-				if err != nil {
-					return fmt.Errorf("--start %q: want an RFC 3339 time such as 2026-12-03T08:00:00Z: %w", start, err)
-				}
-				ac.Start = t
 			}
 			ac.Progress, ac.Commit = cmd.OutOrStdout(), commit()
 			m, err := loadtest.Attack(cmd.Context(), ac)
@@ -56,20 +45,7 @@ read from the environment. Exit codes: 0 sent, 2 could not run.`,
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&shard, "shard", "0/1", "this shard and the count, i/N from 0; '$JOB_COMPLETION_INDEX/N' or '/N' reads i from the environment")
-	f.StringArrayVar(&ac.Targets, "target", nil, "a replica's base URL (http://host:port), once per replica index; fewer are reused in turn")
-	f.StringVar(&start, "start", "", "the run's origin, the same for every shard (RFC 3339); empty: the next window edge")
-	f.StringVar(&ac.ClockRef, "clock-ref", "", "Redis host:port whose TIME every shard reads to measure its clock offset")
-	f.Float64Var(&ac.Schedule.TimeScale, "time-scale", ac.Schedule.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")
-	f.Float64Var(&ac.Schedule.Rate, "rate", ac.Schedule.Rate, "background population's aggregate rate, requests/s over all shards")
-	f.IntVar(&ac.Schedule.Clients, "clients", ac.Schedule.Clients, "background clients (HS1)")
-	f.Uint64Var(&ac.Schedule.Seed, "seed", ac.Schedule.Seed, "seed of the schedule: the same on every shard")
-	f.IntVar(&ac.Schedule.Replicas, "replicas", 0, "replica indexes the requests are spread over (0: one per --target)")
-	f.StringVar(&ac.Scenario, "scenario", "attack", "the run's name in the judge's summary")
-	f.StringVar(&ac.Algorithm, "algorithm", "", "what the target runs (fixed_window, sliding_window, token_bucket), for the document's claims")
-	f.StringVar(&ac.Mode, "mode", "", "the target's mode (central, split, delayed), for the document's claims")
-	f.StringVar(&ac.OutDir, "out", "runs/attack", "run directory; this shard writes DIR/shard-<i>")
+	flags = loadtest.NewAttackFlags(cmd.Flags())
 	return cmd
 }
 

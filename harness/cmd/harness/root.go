@@ -15,6 +15,8 @@ func newRootCmd() *cobra.Command {
 		Short:         "Prove a distributed rate limiter's promises against its models and real infrastructure",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version: the commit the binary was built from, as result files record it.
+		Version: commitOr("unknown"),
 	}
 	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd(), newAttackCmd(), newJudgeCmd(), newDeployCmd())
 	addRunSubcommands(root, newRunClaimCheckCmd())

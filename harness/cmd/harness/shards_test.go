@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/loadtest"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
@@ -61,7 +62,7 @@ rules:
 // clientCounts re-accounts a scenario's merged outcomes client by client.
 func clientCounts(t *testing.T, cfg loadtest.Config, dir string) []accounting.ClientReport {
 	t.Helper()
-	s, err := loadtest.BuildSchedule(cfg.ScheduleSpec())
+	s, err := schedule.Build(cfg.ScheduleSpec(), schedule.DefaultClasses())
 	if err != nil {
 		t.Fatal(err)
 	}
