@@ -436,15 +436,18 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 5 {
-		t.Fatalf("%d layouts, want 5", len(ls))
+	if len(ls) != 7 {
+		t.Fatalf("%d layouts, want 7", len(ls))
 	}
+	ours, marked, within, hot, doc := ls[2], ls[3], ls[4], ls[5], ls[6]
 	for _, l := range ls {
-		if l.Clients != 2000 || l.PerClient <= 0 || l.SampleUsage <= 0 || l.Samples == 0 || l.Estimate != float64(48*l.Records) {
+		if l == within {
+			continue
+		}
+		if l.Clients != 2000 || l.PerClient <= 0 || l.SampleUsage <= 0 || l.Samples == 0 || l.Estimate != float64(48*l.Records) || l.Keys < 2000 {
 			t.Errorf("%+v", l)
 		}
 	}
-	ours, marked, doc := ls[2], ls[3], ls[4]
 	if ours.Records != 12 || doc.Records != 12 || ours.SampleUsage*3 > doc.SampleUsage {
 		t.Errorf("12-slice client: ours %.0f B (MEMORY USAGE), the document's layout %.0f B: want ours under a third", ours.SampleUsage, doc.SampleUsage)
 	}
@@ -452,6 +455,15 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	if extra := marked.SampleUsage - ours.SampleUsage; extra < 8*10 || extra > 8*40 || marked.SampleUsage > doc.SampleUsage {
 		t.Errorf("12-slice client pushed by 8 replicas: %.0f B, without marks %.0f B, the document's %.0f B: want 8 marks of 10-40 B each, under the document's",
 			marked.SampleUsage, ours.SampleUsage, doc.SampleUsage)
+	}
+	// The bounded design keeps nothing of a client within its budgets (the epoch key only;
+	// what used_memory gains is the scripts' cache, whatever the clients), and a few hundred
+	// fields of one at its limit: far more than the document's 12 slices.
+	if within.Clients != 2000 || within.Records != 0 || within.Keys != 1 || within.UsedDelta > 64<<10 || within.SampleUsage != 0 {
+		t.Errorf("bounded, within the budgets: %+v; want nothing kept per client", within)
+	}
+	if hot.Records != 300 || hot.SampleUsage < 20*doc.SampleUsage {
+		t.Errorf("bounded, a client at its limit: %d records, %.0f B; want 300 sub-slices, far over the document's %.0f B", hot.Records, hot.SampleUsage, doc.SampleUsage)
 	}
 }
 
