@@ -71,28 +71,45 @@ type SubCount struct {
 }
 
 // SettleEntry is one client's part of a Settle: the node's unpushed counts go in, with
-// their mark; with Decide, the store also decides one request arriving at At; the store's
-// counts of the client come back, as a few numbers whatever the client's traffic.
+// their mark; the store decides the requests of Decide in order; the store's counts of the
+// client come back, as a few numbers whatever the client's traffic.
 type SettleEntry struct {
 	Client string
 	Rule   *Rule
 	Bounds Bounds
 	Push   []SubCount
-	Mark   PushMark
-	Decide bool
-	At     int64 // Unix µs
+	// Mark is the node's push mark: Base and Total count what it pushed before and with
+	// this call; the store adds the requests it admits to the mark too, so that a node
+	// whose call failed after the store decided, and which then decided those requests
+	// alone and pushes them, is not counted twice for them.
+	Mark PushMark
+	// Decide are the arrival times (Unix µs, ascending) of the requests the store decides,
+	// one after the other; At is the call's time: the last of them, or the sync's.
+	Decide []int64
+	At     int64
 
 	// Filled by the store.
-	Allowed bool
+	Allowed []bool // one per Decide
 	// Reset: the store has lost this node's earlier pushes (it restarted empty); nothing
 	// was applied, and the node must push again everything it admitted in the window.
 	Reset bool
-	// Lenient and Strict are the store's counts of the client after the call, at the
-	// call's time (At, or now without Decide); FullUntil, when the client is full, is the
-	// first instant (Unix µs) at which both counts are under their bounds again with no
-	// further admission (0: not full); ResetAt is when its oldest counted request leaves
-	// the strict count (Unix µs; 0: it holds none).
+	// Lenient and Strict are the store's counts of the client after the call, at At;
+	// FullUntil, when the client is full, is the first instant (Unix µs) at which both
+	// counts are under their bounds again with no further admission (0: not full);
+	// ResetAt is when its oldest counted request leaves the strict count (Unix µs; 0: it
+	// holds none).
 	Lenient, Strict, FullUntil, ResetAt int64
+}
+
+// admitted is how many requests of Decide the store admitted.
+func (e *SettleEntry) admitted() int64 {
+	var a int64
+	for _, ok := range e.Allowed {
+		if ok {
+			a++
+		}
+	}
+	return a
 }
 
 // Bounds are the figures a bounded decision runs on, in µs and requests.
@@ -177,17 +194,37 @@ func NewBoundedSync(store BoundedStore, opts ...BoundedOption) *BoundedSync {
 type bstate struct {
 	rule *Rule
 	bd   Bounds
-	// unpushed: admitted by this node, not yet pushed; local: admitted within the budget
-	// (the budget's count); own: everything this node admitted (fallback, re-push).
+	// unpushed: admitted by this node alone, not yet pushed; local: admitted within the
+	// budget (the budget's count); own: everything this node admitted (fallback, re-push).
 	unpushed, local, own subRing
 	// The store's last answer (SettleEntry): its counts at viewT (Unix µs), when the client
 	// is full until, when its oldest counted request leaves.
 	viewLen, viewStr, fullUntil, resetAt, viewT int64
 	viewAt, seen                                int64 // Unix ns
 	storeAt                                     int64 // Unix µs of the last store contact: 0 never
-	inc, counted                                int64
-	pushing, repush, dirty                      bool
+	// counted is what this node's push mark stands at: what it pushed, and what the store
+	// admitted of its requests; inc is the mark's incarnation.
+	inc, counted int64
+	// queue are the requests past the budget waiting for the store; busy says a store call
+	// of this client is in flight (a batch of decisions or a push): one at a time, so that
+	// the marks go in order and a burst costs the store one call a round trip, not one a
+	// request.
+	queue               []*waiter
+	busy, repush, dirty bool
+	// epoch is the store's epoch this node last pushed the client again under (a store
+	// that came back empty): the sync that finds the epoch changed pushes again only the
+	// clients a call's vanished mark has not made it push again already.
+	epoch string
 }
+
+// waiter is a request past its node's budget, waiting for the store's decision.
+type waiter struct {
+	at  int64     // arrival, Unix µs
+	res chan bool // allowed
+}
+
+// maxBatch bounds the requests of one client a store call decides.
+const maxBatch = 256
 
 func (n *BoundedSync) state(k stateKey, rule *Rule, nowNs int64) *bstate {
 	s := n.clients[k]
@@ -203,8 +240,9 @@ func (n *BoundedSync) state(k stateKey, rule *Rule, nowNs int64) *bstate {
 }
 
 // Allow implements Limiter. A decision waits for the store only when the client is past its
-// node's budget and not known to be full; it fails never: a store that fails or times out
-// turns into the node's own fallback decision.
+// node's budget and not known to be full, and then for one store call at most: the requests
+// that arrive while a call of their client is in flight go together in the next one. It
+// fails never: a store call that fails or times out turns into the node's own decision.
 func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now time.Time) (Decision, error) {
 	if rule.Algorithm != SlidingWindow {
 		return n.doc.Allow(ctx, client, rule, now)
@@ -219,13 +257,13 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 		n.obs.Decided(time.Duration(max(nowNs-s.viewAt, 0)))
 	}
 	bd := s.bd
-	d := floorDiv(t, bd.Sub)
 	if s.fullUntil > t { // the store said full until then: no admission anywhere can empty it sooner
 		dec := n.decision(s, t, false)
 		n.mu.Unlock()
 		return dec, nil
 	}
 	if _, used := s.local.counts(bd.edge(t), bd.Sub); used < bd.Budget {
+		d := floorDiv(t, bd.Sub)
 		s.unpushed.add(d, 1, t)
 		s.local.add(d, 1, t)
 		s.own.add(d, 1, t)
@@ -235,62 +273,109 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 		n.mu.Unlock()
 		return dec, nil
 	}
-	// Past the budget: the store decides, with this node's unpushed counts.
-	e := SettleEntry{Client: client, Rule: rule, Bounds: bd, Decide: true, At: t}
-	pushed := n.takePush(s, &e, t)
+	// Past the budget: the store decides, in this client's next call.
+	w := &waiter{at: t, res: make(chan bool, 1)}
+	s.queue = append(s.queue, w)
+	lead := !s.busy
+	s.busy = true
+	n.mu.Unlock()
+	if lead {
+		n.decideQueued(ctx, k, s)
+	}
+	allowed := <-w.res
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.decision(s, t, allowed), nil
+}
+
+// decideQueued sends the client's queued requests (at most maxBatch) to the store in one
+// call, with the node's unpushed counts, and answers each; requests queued meanwhile go in
+// the next call, made by another goroutine, so that no request waits for more than the
+// call in flight when it arrived and its own. A call that fails or times out (StoreCalls:
+// the replica's timeout and breaker) is decided by the node alone: a request is admitted
+// while what this node admitted of the client in the window is under the limit (at most one
+// limit per node). Called with s.busy set by the caller.
+func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
+	n.mu.Lock()
+	batch := s.queue[:min(len(s.queue), maxBatch)]
+	s.queue = append([]*waiter(nil), s.queue[len(batch):]...)
+	e := SettleEntry{Client: k.client, Rule: s.rule, Bounds: s.bd, At: batch[len(batch)-1].at}
+	for _, w := range batch {
+		e.Decide = append(e.Decide, w.at)
+	}
+	n.takePush(s, &e)
 	n.mu.Unlock()
 
 	n.calls.Add(1)
 	one := []SettleEntry{e}
 	err := n.call(ctx, "take", func(ctx context.Context) error {
-		if err := n.store.Settle(ctx, now, one); err != nil {
+		if err := n.store.Settle(ctx, time.UnixMicro(e.At), one); err != nil {
 			return err
 		}
 		if one[0].Reset { // the store forgot us: push everything again, then decide
 			n.mu.Lock()
-			n.putBack(s, &one[0], pushed)
-			one[0] = SettleEntry{Client: client, Rule: rule, Bounds: bd, Decide: true, At: t}
-			pushed = n.takeRepush(s, &one[0], t)
+			n.putBack(s, &one[0])
+			n.takeRepush(s, &one[0])
 			n.mu.Unlock()
-			return n.store.Settle(ctx, now, one)
+			if err := n.store.Settle(ctx, time.UnixMicro(e.At), one); err != nil {
+				return err
+			}
+			// Under which epoch: the sync that finds it new must not push this client again.
+			ep, err := n.store.Epoch(ctx)
+			if err == nil {
+				n.mu.Lock()
+				s.epoch = ep
+				n.mu.Unlock()
+			}
+			return err
 		}
 		return nil
 	})
 	e = one[0]
 
 	n.mu.Lock()
-	defer n.mu.Unlock()
+	bd := s.bd
 	if err != nil || e.Reset {
-		n.putBack(s, &e, pushed)
-		// Fail open on what this node admitted itself: at most one limit per node.
-		ownLen, _ := s.own.counts(bd.edge(t), bd.Sub)
-		allowed := ownLen < bd.Limit
-		if allowed {
-			s.unpushed.add(d, 1, t)
-			s.own.add(d, 1, t)
-			s.counted++
-			n.markDirty(k, s)
+		n.putBack(s, &e)
+		for _, w := range batch {
+			ownLen, _ := s.own.counts(bd.edge(w.at), bd.Sub)
+			ok := ownLen < bd.Limit
+			if ok {
+				d := floorDiv(w.at, bd.Sub)
+				s.unpushed.add(d, 1, w.at)
+				s.own.add(d, 1, w.at)
+				s.counted++
+				n.markDirty(k, s)
+			}
+			w.res <- ok
 		}
-		return n.decision(s, t, allowed), nil
+	} else {
+		n.settled(s, &e, time.Now().UnixNano())
+		s.counted += e.admitted()
+		for i, w := range batch {
+			if e.Allowed[i] {
+				s.own.add(floorDiv(w.at, bd.Sub), 1, w.at)
+			}
+			w.res <- e.Allowed[i]
+		}
 	}
-	n.settled(s, &e, pushed, nowNs)
-	if e.Allowed {
-		s.own.add(d, 1, t)
+	more := len(s.queue) > 0
+	s.busy = more
+	n.mu.Unlock()
+	if more {
+		go n.decideQueued(context.WithoutCancel(ctx), k, s)
 	}
-	return n.decision(s, t, e.Allowed), nil
 }
 
-// takePush moves the client's unpushed counts into e with their mark, unless another push
-// of the client is in flight (pushes of one client from one node go one at a time, oldest
-// first, as a mark needs). It reports whether it did. Caller holds n.mu.
-func (n *BoundedSync) takePush(s *bstate, e *SettleEntry, t int64) bool {
+// takePush moves the client's unpushed counts into e with their mark (everything it
+// admitted in the window, under a new incarnation, when the store lost it). The caller
+// holds n.mu and owns the client's store call (s.busy).
+func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 	if s.repush {
-		return n.takeRepush(s, e, t)
+		n.takeRepush(s, e)
+		return
 	}
-	if s.pushing {
-		return false
-	}
-	e.Push = s.unpushed.appendCounts(e.Push[:0], floorDiv(t, s.bd.Sub), s.bd.Subs)
+	e.Push = s.unpushed.appendCounts(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
 	var pushed int64
 	for _, c := range e.Push {
 		pushed += c.Count
@@ -299,19 +384,14 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry, t int64) bool {
 	if n.node != "" {
 		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted}
 	}
-	s.pushing = true
-	return true
 }
 
 // takeRepush puts everything this node admitted in the window into e under a new
-// incarnation: the store lost it. Caller holds n.mu.
-func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry, t int64) bool {
-	if s.pushing {
-		return false
-	}
+// incarnation: the store lost it. Caller holds n.mu and owns the client's store call.
+func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry) {
 	n.incs++
 	s.inc = n.incs
-	e.Push = s.own.appendCounts(e.Push[:0], floorDiv(t, s.bd.Sub), s.bd.Subs)
+	e.Push = s.own.appendCounts(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
 	var total int64
 	for _, c := range e.Push {
 		total += c.Count
@@ -321,30 +401,22 @@ func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry, t int64) bool {
 	if n.node != "" {
 		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total}
 	}
-	s.repush, s.pushing = false, true
-	return true
+	s.repush = false
 }
 
 // putBack returns a push that did not land (or may not have) to unpushed; its mark's base
 // is kept, so a push that landed all the same is counted once. Caller holds n.mu.
-func (n *BoundedSync) putBack(s *bstate, e *SettleEntry, pushed bool) {
-	if !pushed {
-		return
-	}
+func (n *BoundedSync) putBack(s *bstate, e *SettleEntry) {
 	for _, c := range e.Push {
 		s.unpushed.add(c.Index, c.Count, c.Newest)
 	}
-	s.pushing = false
 	if e.Reset {
 		s.repush = true
 	}
 }
 
 // settled installs the store's answer after a successful Settle. Caller holds n.mu.
-func (n *BoundedSync) settled(s *bstate, e *SettleEntry, pushed bool, nowNs int64) {
-	if pushed {
-		s.pushing = false
-	}
+func (n *BoundedSync) settled(s *bstate, e *SettleEntry, nowNs int64) {
 	s.viewLen, s.viewStr, s.fullUntil, s.resetAt = e.Lenient, e.Strict, e.FullUntil, e.ResetAt
 	s.viewT = e.At
 	s.viewAt = nowNs
@@ -439,8 +511,8 @@ func (n *BoundedSync) sync(ctx context.Context, now time.Time, call func(ctx con
 	n.mu.Lock()
 	if n.epoch != "" && ep != n.epoch {
 		for k, s := range n.clients {
-			if s.storeAt != 0 && t-s.storeAt < s.bd.Window+s.bd.Sub {
-				s.repush = true
+			if s.storeAt != 0 && t-s.storeAt < s.bd.Window+s.bd.Sub && s.epoch != ep {
+				s.repush, s.epoch = true, ep
 				s.fullUntil = 0 // the store's counts are gone
 				if !s.dirty {
 					s.dirty = true
@@ -477,13 +549,15 @@ func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []state
 			continue
 		}
 		s.dirty = false
+		if s.busy { // a decision's call is in flight, which carries the counts: next time
+			n.markDirty(k, s)
+			n.mu.Unlock()
+			continue
+		}
 		e := SettleEntry{Client: k.client, Rule: s.rule, Bounds: s.bd, At: t}
-		switch {
-		case !n.takePush(s, &e, t):
-			n.markDirty(k, s) // a decision's push is in flight: next time
-		case len(e.Push) == 0:
-			s.pushing = false
-		default:
+		n.takePush(s, &e)
+		if len(e.Push) > 0 {
+			s.busy = true
 			entries = append(entries, e)
 			states = append(states, s)
 		}
@@ -509,14 +583,20 @@ func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []state
 	nowNs := now.UnixNano()
 	for i := range entries {
 		s, e := states[i], &entries[i]
+		k := stateKey{e.Client, e.Rule.Name}
 		n.mu.Lock()
 		if failed[i] || e.Reset {
-			n.putBack(s, e, true)
-			n.markDirty(stateKey{e.Client, e.Rule.Name}, s)
+			n.putBack(s, e)
+			n.markDirty(k, s)
 		} else {
-			n.settled(s, e, true, nowNs)
+			n.settled(s, e, nowNs)
 		}
+		more := len(s.queue) > 0 // decisions that arrived while the push was in flight
+		s.busy = more
 		n.mu.Unlock()
+		if more {
+			go n.decideQueued(context.WithoutCancel(ctx), k, s)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("bounded sync: push %d clients to the counter store: %w", len(entries), err)
@@ -550,7 +630,7 @@ func (n *BoundedSync) Prune(now time.Time) int {
 	defer n.mu.Unlock()
 	nowNs := now.UnixNano()
 	for k, s := range n.clients {
-		if !s.pushing && !s.dirty && nowNs-s.seen > int64(s.rule.Window)+int64(s.bd.Sub)*1000 {
+		if !s.busy && !s.dirty && nowNs-s.seen > int64(s.rule.Window)+int64(s.bd.Sub)*1000 {
 			delete(n.clients, k)
 		}
 	}

@@ -46,10 +46,15 @@ func (m *MemoryStore) Settle(_ context.Context, now time.Time, entries []SettleE
 // settleHash is one entry of a Settle on one client's hash: what the Redis script does
 // (luaSettle), on every sub-slice at once instead of its moving pointer.
 func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
-	e.Allowed, e.Reset = false, false
+	e.Allowed, e.Reset = make([]bool, len(e.Decide)), false
 	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = 0, 0, 0, 0
-	skip := int64(0)
-	if mk := e.Mark; mk.Node != "" && mk.Total > mk.Base {
+	bd := e.Bounds
+	at := e.At
+	if at == 0 {
+		at = nowUs
+	}
+	skip, mark, marked := int64(0), int64(0), false
+	if mk := e.Mark; mk.Node != "" && (mk.Total > mk.Base || len(e.Decide) > 0) {
 		have, ok := h.marks[mk.Node]
 		if !ok || have.Inc != mk.Inc {
 			if mk.Base > 0 {
@@ -59,54 +64,62 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 			have = PushMark{Inc: mk.Inc}
 		}
 		skip = min(max(have.Total-mk.Base, 0), mk.Total-mk.Base)
-		h.marks[mk.Node] = PushMark{Inc: mk.Inc, Total: max(have.Total, mk.Total)}
+		mark, marked = max(have.Total, mk.Total), true
 	}
-	bd := e.Bounds
-	t := nowUs
-	if e.Decide {
-		t = e.At
-	}
-	edge := bd.edge(t)
-	gone := func(j, newest int64) bool { return j < floorDiv(edge, bd.Sub) || newest <= edge }
-	for j, x := range h.subs {
-		if gone(j, x.Newest) {
-			delete(h.subs, j)
+	advance := func(edge int64) {
+		for j, x := range h.subs {
+			if j < floorDiv(edge, bd.Sub) || x.Newest <= edge {
+				delete(h.subs, j)
+			}
 		}
 	}
+	counts := func(edge int64) (lenient, strict int64) {
+		for j, x := range h.subs {
+			strict += x.Count
+			if j*bd.Sub > edge {
+				lenient += x.Count
+			}
+		}
+		return lenient, strict
+	}
+	add := func(j, c, newest int64) {
+		x := h.subs[j]
+		if x == nil {
+			x = &SubCount{Index: j}
+			h.subs[j] = x
+		}
+		x.Count += c
+		x.Newest = max(x.Newest, newest)
+	}
+	t0 := at
+	if len(e.Decide) > 0 {
+		t0 = e.Decide[0]
+	}
+	edge := bd.edge(t0)
+	advance(edge)
 	for _, c := range e.Push {
 		s := min(skip, c.Count)
 		n := c.Count - s
 		skip -= s
-		if n == 0 || gone(c.Index, c.Newest) {
-			continue // out of both counts already: it never counts again
-		}
-		x := h.subs[c.Index]
-		if x == nil {
-			x = &SubCount{Index: c.Index}
-			h.subs[c.Index] = x
-		}
-		x.Count += n
-		x.Newest = max(x.Newest, c.Newest)
-	}
-	var lenient, strict int64
-	for j, x := range h.subs {
-		strict += x.Count
-		if j*bd.Sub > edge {
-			lenient += x.Count
+		if n > 0 && c.Index >= floorDiv(edge, bd.Sub) && c.Newest > edge { // else out of both counts already
+			add(c.Index, n, c.Newest)
 		}
 	}
-	if e.Decide && lenient < bd.Limit && strict < bd.Cap {
-		e.Allowed = true
-		d := floorDiv(e.At, bd.Sub)
-		x := h.subs[d]
-		if x == nil {
-			x = &SubCount{Index: d}
-			h.subs[d] = x
+	var admitted int64
+	for i, ti := range e.Decide {
+		advance(bd.edge(ti))
+		if lenient, strict := counts(bd.edge(ti)); lenient < bd.Limit && strict < bd.Cap {
+			add(floorDiv(ti, bd.Sub), 1, ti)
+			e.Allowed[i] = true
+			admitted++
 		}
-		x.Count++
-		x.Newest = max(x.Newest, e.At)
-		lenient, strict = lenient+1, strict+1
 	}
+	if marked {
+		h.marks[e.Mark.Node] = PushMark{Inc: e.Mark.Inc, Total: mark + admitted}
+	}
+	edge = bd.edge(at)
+	advance(edge)
+	lenient, strict := counts(edge)
 	e.Lenient, e.Strict = lenient, strict
 	idx := make([]int64, 0, len(h.subs))
 	for j := range h.subs {

@@ -25,10 +25,11 @@ func BoundedKey(client string, rule *Rule) string { return Key(client, rule) + "
 const epochKey = "rl:epoch"
 
 // luaSettle is one client's part of a Settle: settle(key, a) reads its arguments from
-// ARGV[a] on (mark field, inc, base, total, sub, window, margin, limit, cap, decide, at,
-// current sub-slice, push count, then sub-slice, count, newest per push) and returns {-1}
-// when the store lost the node's earlier pushes (nothing applied), else {allowed, lenient,
-// strict, full until, reset at} (SettleEntry), and the index of the next key's arguments.
+// ARGV[a] on (mark field, inc, base, total, sub, window, margin, limit, cap, decisions,
+// at, push count, then sub-slice, count, newest per push, then the decisions' arrival
+// times) and returns {-1} when the store lost the node's earlier pushes (nothing applied),
+// else {admitted, lenient, strict, full until, reset at, then 1 or 0 per decision}
+// (SettleEntry), and the index of the next key's arguments.
 //
 // Its work does not grow with the client's traffic: the hash keeps the total of what it
 // holds and a pointer to the oldest sub-slice still counted; each call moves the pointer
@@ -42,12 +43,13 @@ local function settle(key, a)
   local base, total = tonumber(ARGV[a+2]), tonumber(ARGV[a+3])
   local sub, win, margin = tonumber(ARGV[a+4]), tonumber(ARGV[a+5]), tonumber(ARGV[a+6])
   local limit, cap = tonumber(ARGV[a+7]), tonumber(ARGV[a+8])
-  local decide, t, d = ARGV[a+9] == '1', tonumber(ARGV[a+10]), tonumber(ARGV[a+11])
-  local np = tonumber(ARGV[a+12])
-  local p = a + 13
-  local nexta = p + 3 * np
-  local skip = 0
-  if field ~= '' and total > base then
+  local nd, at = tonumber(ARGV[a+9]), tonumber(ARGV[a+10])
+  local np = tonumber(ARGV[a+11])
+  local p = a + 12
+  local q = p + 3 * np
+  local nexta = q + nd
+  local skip, mark = 0, nil
+  if field ~= '' and (total > base or nd > 0) then
     local have = nil
     local v = redis.call('HGET', key, field)
     if v then
@@ -59,63 +61,82 @@ local function settle(key, a)
       have = 0
     end
     skip = math.min(math.max(have - base, 0), total - base)
-    redis.call('HSET', key, field, inc .. ':' .. fmt(math.max(have, total)))
+    mark = math.max(have, total)
   end
-  local edge = t - win + margin
-  local j0 = math.floor(edge / sub)
-  local reach = math.floor(win / sub) + 2
+  local reach = 2 * (math.floor(win / sub) + 2)
   local hm = redis.call('HMGET', key, '_lo', '_tot')
   local lo, tot = tonumber(hm[1]), tonumber(hm[2]) or 0
-  if lo == nil or tot <= 0 then lo, tot = d, 0 end
-  -- What left both counts goes; the pointer stops at the oldest sub-slice still counted.
-  local steps = 0
-  while tot > 0 and steps <= 2 * reach do
-    local f = redis.call('HMGET', key, 'c' .. fmt(lo), 't' .. fmt(lo))
-    local c = tonumber(f[1])
-    if c then
-      if lo > j0 or tonumber(f[2]) > edge then break end
-      tot = tot - c
-      redis.call('HDEL', key, 'c' .. fmt(lo), 't' .. fmt(lo))
+  if lo == nil or tot <= 0 then lo, tot = 0, 0 end
+  -- What left both counts by edge goes; the pointer stops at the oldest sub-slice still counted.
+  local function advance(edge)
+    local j0 = math.floor(edge / sub)
+    local steps = 0
+    while tot > 0 and steps <= reach do
+      local f = redis.call('HMGET', key, 'c' .. fmt(lo), 't' .. fmt(lo))
+      local c = tonumber(f[1])
+      if c then
+        if lo > j0 or tonumber(f[2]) > edge then break end
+        tot = tot - c
+        redis.call('HDEL', key, 'c' .. fmt(lo), 't' .. fmt(lo))
+      end
+      lo = lo + 1
+      steps = steps + 1
     end
-    lo = lo + 1
-    steps = steps + 1
+    if tot < 0 then tot = 0 end
   end
-  if tot <= 0 then lo, tot = d, 0 end
+  local function counts(edge)
+    local j0 = math.floor(edge / sub)
+    if tot > 0 and lo == j0 then -- the oldest counted sub-slice straddles the edge: in the strict count only
+      return tot - (tonumber(redis.call('HGET', key, 'c' .. fmt(j0))) or 0), tot
+    end
+    return tot, tot
+  end
+  local function add(j, c, n)
+    local js = fmt(j)
+    redis.call('HINCRBY', key, 'c' .. js, c)
+    local old = tonumber(redis.call('HGET', key, 't' .. js)) or 0
+    if n > old then redis.call('HSET', key, 't' .. js, fmt(n)) end
+    if tot == 0 or j < lo then lo = j end
+    tot = tot + c
+  end
+  local t0 = at
+  if nd > 0 then t0 = tonumber(ARGV[q]) end
+  local edge = t0 - win + margin
+  advance(edge)
   for i = 0, np - 1 do
     local j, c, n = tonumber(ARGV[p+3*i]), tonumber(ARGV[p+3*i+1]), tonumber(ARGV[p+3*i+2])
     local s = math.min(skip, c)
     c, skip = c - s, skip - s
-    if c > 0 and j >= j0 and n > edge then -- else out of both counts already: it never counts again
-      local js = fmt(j)
-      redis.call('HINCRBY', key, 'c' .. js, c)
-      local old = tonumber(redis.call('HGET', key, 't' .. js)) or 0
-      if n > old then redis.call('HSET', key, 't' .. js, fmt(n)) end
-      tot = tot + c
-      if j < lo then lo = j end
+    if c > 0 and j >= math.floor(edge / sub) and n > edge then -- else out of both counts already
+      add(j, c, n)
     end
   end
-  local len, str = tot, tot
-  if lo == j0 then -- the oldest counted sub-slice straddles the edge: in the strict count only
-    len = tot - (tonumber(redis.call('HGET', key, 'c' .. fmt(j0))) or 0)
+  local admitted, flags = 0, {}
+  for i = 0, nd - 1 do
+    local ti = tonumber(ARGV[q+i])
+    local ei = ti - win + margin
+    advance(ei)
+    local len, str = counts(ei)
+    if len < limit and str < cap then
+      add(math.floor(ti / sub), 1, ti)
+      admitted = admitted + 1
+      flags[i+1] = 1
+    else
+      flags[i+1] = 0
+    end
   end
-  local allowed = 0
-  if decide and len < limit and str < cap then
-    allowed = 1
-    local ds = fmt(d)
-    redis.call('HINCRBY', key, 'c' .. ds, 1)
-    local old = tonumber(redis.call('HGET', key, 't' .. ds)) or 0
-    if t > old then redis.call('HSET', key, 't' .. ds, fmt(t)) end
-    if tot == 0 then lo = d end
-    tot, len, str = tot + 1, len + 1, str + 1
-  end
+  if mark ~= nil then redis.call('HSET', key, field, inc .. ':' .. fmt(mark + admitted)) end
+  edge = at - win + margin
+  advance(edge)
+  local len, str = counts(edge)
   redis.call('HSET', key, '_lo', fmt(lo), '_tot', fmt(tot))
   redis.call('PEXPIRE', key, math.floor((win + sub) / 1000) + 1)
   local resetAt = 0
-  if tot > 0 then resetAt = (tonumber(redis.call('HGET', key, 't' .. fmt(lo))) or t) + win - margin end
+  if tot > 0 then resetAt = (tonumber(redis.call('HGET', key, 't' .. fmt(lo))) or at) + win - margin end
   local full = 0
   if len >= limit or str >= cap then
     local left, tl, tc, j = str, 0, 0, lo
-    steps = 0
+    local steps = 0
     while left > 0 and steps <= reach do
       local f = redis.call('HMGET', key, 'c' .. fmt(j), 't' .. fmt(j))
       local c = tonumber(f[1])
@@ -130,7 +151,9 @@ local function settle(key, a)
     end
     full = math.max(tl, tc)
   end
-  return {allowed, len, str, full, resetAt}, nexta
+  local out = {admitted, len, str, full, resetAt}
+  for i = 1, nd do out[5+i] = flags[i] end
+  return out, nexta
 end
 `
 
@@ -254,24 +277,27 @@ func appendSettleArgs(args []any, e *SettleEntry, now time.Time) []any {
 	if e.Mark.Node != "" {
 		field = "n:" + e.Mark.Node
 	}
-	t := now.UnixMicro()
-	decide := 0
-	if e.Decide {
-		t, decide = e.At, 1
+	at := e.At
+	if at == 0 {
+		at = now.UnixMicro()
 	}
 	b := e.Bounds
 	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
-		decide, t, floorDiv(t, b.Sub), len(e.Push))
+		len(e.Decide), at, len(e.Push))
 	for _, c := range e.Push {
 		args = append(args, c.Index, c.Count, c.Newest)
+	}
+	for _, t := range e.Decide {
+		args = append(args, t)
 	}
 	return args
 }
 
-// fillSettle reads one entry's reply: {-1}, or {allowed, lenient, strict, full until, reset at}.
+// fillSettle reads one entry's reply: {-1}, or {admitted, lenient, strict, full until,
+// reset at, then 1 or 0 per decision}.
 func fillSettle(e *SettleEntry, reply any) error {
 	r, _ := reply.([]any)
-	e.Allowed, e.Reset = false, false
+	e.Allowed, e.Reset = e.Allowed[:0], false
 	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = 0, 0, 0, 0
 	if len(r) == 0 {
 		return fmt.Errorf("redis settle: empty reply for %q", e.Client)
@@ -280,10 +306,10 @@ func fillSettle(e *SettleEntry, reply any) error {
 		e.Reset = true
 		return nil
 	}
-	if len(r) != 5 {
-		return fmt.Errorf("redis settle: %d numbers for %q, want 5", len(r), e.Client)
+	if len(r) != 5+len(e.Decide) {
+		return fmt.Errorf("redis settle: %d numbers for %q, want %d", len(r), e.Client, 5+len(e.Decide))
 	}
-	v := make([]int64, 5)
+	v := make([]int64, len(r))
 	for i := range v {
 		n, ok := r[i].(int64)
 		if !ok {
@@ -291,7 +317,10 @@ func fillSettle(e *SettleEntry, reply any) error {
 		}
 		v[i] = n
 	}
-	e.Allowed, e.Lenient, e.Strict, e.FullUntil, e.ResetAt = v[0] == 1, v[1], v[2], v[3], v[4]
+	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = v[1], v[2], v[3], v[4]
+	for _, f := range v[5:] {
+		e.Allowed = append(e.Allowed, f == 1)
+	}
 	return nil
 }
 

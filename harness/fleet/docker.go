@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -134,6 +135,14 @@ func (d *dockerRun) redis(ctx context.Context, port int) (member, string, error)
 	return m, redis, err
 }
 
+// storeCPUQuota is the CFS period and quota (µs) that give a container share of one core:
+// the shortest period whose quota is Docker's least, 1 ms, and at most 20 ms, so that the
+// store stalls for less than a store timeout at a time.
+func storeCPUQuota(share float64) (period, quota int64) {
+	period = max(20_000, int64(math.Ceil(1_000/share)))
+	return period, int64(math.Round(share * float64(period)))
+}
+
 func (d *dockerRun) node(ctx context.Context, j, port int, args []string) (member, error) {
 	return d.run(ctx, RedisNodeMember(j), d.redisImage, args, nil, nil, port, port)
 }
@@ -214,6 +223,14 @@ func (d *dockerRun) run(ctx context.Context, name, image string, args []string, 
 		// Each its own name, not the host's: peers that gossip (gubernator's memberlist) name
 		// a node by its hostname.
 		req.Hostname = req.Name
+	}
+	if name == RedisMember && d.spec.StoreCPU > 0 {
+		period, quota := storeCPUQuota(d.spec.StoreCPU)
+		modify := req.HostConfigModifier
+		req.HostConfigModifier = func(hc *container.HostConfig) {
+			modify(hc)
+			hc.CPUPeriod, hc.CPUQuota = period, quota
+		}
 	}
 	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: req,

@@ -123,6 +123,10 @@ type Spec struct {
 	Store                           string
 	ClusterMasters, ClusterReplicas int
 	ClusterNodeTimeout              time.Duration
+	// StoreCPU, when set, is the share of one core the single Redis may use (the Docker
+	// provider's CPU quota, CFS: StoreCPUPeriod per period): a store as slow as a busy
+	// Redis thread, whose every call takes time in proportion to its work. 0: no limit.
+	StoreCPU float64
 	// Custom, when set, runs a limiter the harness did not write, as its target file
 	// says (Target becomes TargetCustom; Image or Binary come from it). Mode, Rules,
 	// SyncInterval and StoreTimeout do not apply.
@@ -237,6 +241,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.StoreTimeout == 0 {
 		s.StoreTimeout = limiters.DefaultStoreTimeout
 	}
+	if s.StoreCPU < 0 || s.StoreCPU > 1 || s.StoreCPU > 0 && s.Store == StoreCluster {
+		return s, fmt.Errorf("store cpu %v: give a share of one core in (0, 1], for one Redis (not a cluster)", s.StoreCPU)
+	}
 	if s.SyncInterval < 0 || s.StoreTimeout < 0 {
 		return s, fmt.Errorf("sync interval and store timeout must be >= 0 (got %s, %s)", s.SyncInterval, s.StoreTimeout)
 	}
@@ -259,6 +266,7 @@ func (s Spec) conditions(provider, network string) Conditions {
 		Target:       s.Target,
 		SyncInterval: s.SyncInterval,
 		StoreTimeout: s.StoreTimeout,
+		StoreCPU:     s.StoreCPU,
 	}
 	if s.Target == TargetReplica {
 		c.Mode = string(s.Mode)

@@ -56,6 +56,9 @@ type localRun struct {
 // prepare finds redis-server and makes the run's directory.
 func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
 	l.spec, l.log = spec, log
+	if spec.StoreCPU > 0 {
+		return Conditions{}, errors.New("a store with a share of a core (StoreCPU, --store-cpu) needs the docker provider: it is the container's CPU quota")
+	}
 	var err error
 	if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
 		return Conditions{}, err

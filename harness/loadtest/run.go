@@ -50,6 +50,9 @@ type Config struct {
 	// ClusterNodeTimeout is how long a silent master goes before its replica takes over
 	// (cluster store; not scaled: it is about the network). Default 2 s.
 	ClusterNodeTimeout time.Duration
+	// StoreCPU, when set, gives the one Redis that share of a core (Docker only): a slow
+	// store, whose calls take time in proportion to their work, as a busy Redis thread's do.
+	StoreCPU float64
 	// Outage is how long the store stays down in a fail-open scenario, before scaling.
 	Outage time.Duration
 	// RecoveryGrace is how long after the store returns before the 1.1× gate applies again

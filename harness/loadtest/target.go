@@ -84,7 +84,7 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 		return fleet.Spec{
 			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU,
 		}
 	}
 	start := s.t.Start

@@ -95,6 +95,8 @@ type Conditions struct {
 	// empty for one Redis.
 	Store      string   `json:"store,omitempty"`
 	StoreNodes []string `json:"store_nodes,omitempty"`
+	// StoreCPU is the share of one core the Redis was given (a slow store); 0: no limit.
+	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }
 
 // Summary is summary.json: the run's conditions, every scenario and every check.

@@ -100,6 +100,7 @@ The first is gated, the others are comparisons.`,
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedule (clients, arrivals, replicas)")
 	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the store-stop and store-pause scenarios (on --store cluster: master-kill and master-pause)")
 	f.StringVar(&cfg.Store, "store", "redis", "counter store: redis (one Redis) or cluster (a Redis Cluster of 3 masters + 3 replicas; docker needs --network host)")
+	f.Float64Var(&cfg.StoreCPU, "store-cpu", 0, "give the one Redis this share of a core (docker provider: its CPU quota), a slow store whose calls take time in proportion to their work; 0: no limit")
 	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
 	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
 	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text")
