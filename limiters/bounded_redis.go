@@ -111,19 +111,33 @@ local function settle(key, a)
       add(j, c, n)
     end
   end
+  -- The decisions, in order, a run at a time: while the requests fall in one sub-slice and
+  -- the window's edge in one too, without the straddling sub-slice's newest leaving it,
+  -- the counts change only by what the run admits, so a burst costs what one request does.
   local admitted, flags = 0, {}
-  for i = 0, nd - 1 do
+  local i = 0
+  while i < nd do
     local ti = tonumber(ARGV[q+i])
     local ei = ti - win + margin
     advance(ei)
     local len, str = counts(ei)
-    if len < limit and str < cap then
-      add(math.floor(ti / sub), 1, ti)
-      admitted = admitted + 1
-      flags[i+1] = 1
-    else
-      flags[i+1] = 0
+    local d, j0 = math.floor(ti / sub), math.floor(ei / sub)
+    local n0 = nil
+    if tot > 0 and lo == j0 then n0 = tonumber(redis.call('HGET', key, 't' .. fmt(j0))) end
+    local k = i + 1
+    while k < nd do
+      local tk = tonumber(ARGV[q+k])
+      local ek = tk - win + margin
+      if math.floor(tk / sub) ~= d or math.floor(ek / sub) ~= j0 or (n0 ~= nil and n0 <= ek) then break end
+      k = k + 1
     end
+    local a = math.max(0, math.min(k - i, limit - len, cap - str))
+    if a > 0 then add(d, a, tonumber(ARGV[q+i+a-1])) end
+    for m = i, k - 1 do
+      if m < i + a then flags[m+1] = 1 else flags[m+1] = 0 end
+    end
+    admitted = admitted + a
+    i = k
   end
   if mark ~= nil then redis.call('HSET', key, field, inc .. ':' .. fmt(mark + admitted)) end
   edge = at - win + margin

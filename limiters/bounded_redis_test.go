@@ -102,9 +102,14 @@ func TestSettleRedisMatchesMemory(t *testing.T) {
 		node := fmt.Sprint(rng.IntN(3))
 		t0 := at.UnixMicro()
 		e := SettleEntry{Client: "c", Rule: rule, Bounds: bd, At: t0}
-		for k := range rng.IntN(4) { // a batch of decisions a few µs apart, or none
-			e.Decide = append(e.Decide, t0-int64(3-k))
+		nd := rng.IntN(4)
+		if rng.IntN(8) == 0 {
+			nd = 1 + rng.IntN(40) // a burst, its requests across a few sub-slices
 		}
+		for k := range nd { // decisions in order, the last a µs before the call
+			e.Decide = append(e.Decide, t0-int64(nd-k)*int64(rng.IntN(4))*1_000-int64(nd-k))
+		}
+		slices.Sort(e.Decide)
 		if rng.IntN(4) == 0 || len(e.Decide) == 0 { // a push of what the node admitted alone
 			n := 1 + rng.Int64N(3)
 			e.Push = []SubCount{{Index: floorDiv(t0, bd.Sub), Count: n, Newest: t0}}
