@@ -43,7 +43,7 @@ test: deps images lint
 	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
 	@# One package at a time (-p 1): the shard test's fleets beside the first load test's stalled
 	@# its generator for 235 ms and its syncs with it (CI: overshoot 1.85, generator-bound).
-	$(GO) test -tags loadtest -count=1 -p 1 -timeout 15m -run 'TestLoadtest|TestTwoShards|TestClusterDesign' ./harness/loadtest ./harness/cmd/harness
+	$(GO) test -tags loadtest -count=1 -p 1 -timeout 20m -run 'TestLoadtest|TestTwoShards|TestClusterDesign' ./harness/loadtest ./harness/cmd/harness
 
 # envoyproxy/ratelimit started from its target file: one 200 and one 429 (after the image).
 test-envoy: deps images-envoy

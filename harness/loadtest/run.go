@@ -41,9 +41,9 @@ type Config struct {
 	Rate         float64            // background population's asked aggregate rate, req/s as sent
 	Clients      int                // HS1: 200,000
 	Seed         uint64
-	FailOpen     bool // run the store-stop and store-pause scenarios
-	Matrix       bool // run every other algorithm × mode as a comparison
-	Only         string
+	FailOpen     bool   // run the store-stop and store-pause scenarios
+	Matrix       bool   // run every other algorithm × mode as a comparison
+	Only         string // run only the scenarios whose name contains it, or one of its comma-separated parts
 	// Store is "redis" (one Redis, default) or "cluster" (a Redis Cluster of 3 masters + 3
 	// replicas; the fail-open scenarios then kill and pause one master).
 	Store string
@@ -152,6 +152,20 @@ func (c Config) latenessTolerance() time.Duration {
 	return time.Duration(float64(slice) * latenessShare)
 }
 
+// only reports whether the scenario named name runs: Only is empty, or one of its
+// comma-separated parts is in the name.
+func (c Config) only(name string) bool {
+	if c.Only == "" {
+		return true
+	}
+	for part := range strings.SplitSeq(c.Only, ",") {
+		if part != "" && strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}
+
 // designSummary is the summary's design: delayed mode's design under test, empty in other modes.
 func (c Config) designSummary() string {
 	if c.Mode != limiters.ModeDelayed {
@@ -224,7 +238,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	for _, run := range cfg.runs() {
 		sc := run.sc
-		if cfg.Only != "" && !strings.Contains(sc.Name, cfg.Only) {
+		if !cfg.only(sc.Name) {
 			continue
 		}
 		if ctx.Err() != nil {

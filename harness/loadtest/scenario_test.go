@@ -57,3 +57,24 @@ func TestScenarios(t *testing.T) {
 		})
 	}
 }
+
+// --only keeps the scenarios whose name contains it, or one of its comma-separated parts.
+func TestOnly(t *testing.T) {
+	names := []string{"sliding_window/delayed", "sliding_window/delayed/store-stop", "sliding_window/central", "sliding_window/delayed-document", "fixed_window/central"}
+	for _, tc := range []struct{ only, want string }{
+		{"", "sliding_window/delayed sliding_window/delayed/store-stop sliding_window/central sliding_window/delayed-document fixed_window/central"},
+		{"central", "sliding_window/central fixed_window/central"},
+		{"sliding_window/central,delayed-document", "sliding_window/central sliding_window/delayed-document"},
+		{"nothing,", ""},
+	} {
+		var got []string
+		for _, n := range names {
+			if (Config{Only: tc.only}).only(n) {
+				got = append(got, n)
+			}
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("--only %q runs %q, want %q", tc.only, g, tc.want)
+		}
+	}
+}

@@ -103,7 +103,7 @@ The first is gated, the others are comparisons.`,
 	f.Float64Var(&cfg.StoreCPU, "store-cpu", 0, "give the one Redis this share of a core (docker provider: its CPU quota), a slow store whose calls take time in proportion to their work; 0: no limit")
 	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
 	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
-	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text")
+	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text (or one of several, comma-separated)")
 	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store stays down in a fail-open scenario, before scaling")
 	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
 	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this (0: 2% of a slice at the time scale, 20ms at 0.2)")
