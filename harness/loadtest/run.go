@@ -406,7 +406,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			}
 			cpu.start(ctx, time.Now())
 		}
-		if syncWhy == "" {
+		if len(scraper.URLs) > 0 {
 			scraping = scraper.Start(runCtx, origin)
 		}
 		stopWatch = watchCluster(runCtx, fl, sc, origin, outage.From)
@@ -429,6 +429,9 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		h := scraping.Stop(sctx).Figures()
 		stop()
+		if syncWhy != "" { // scraped for the decisions made without the store alone
+			h.Available, h.Why, h.Series = false, syncWhy, nil
+		}
 		res.Sync = &h
 	}
 	<-progressDone
