@@ -47,7 +47,10 @@ type Config struct {
 	Seed     uint64
 	// MemoryClients are loaded into each counter layout (HS1: 200,000).
 	MemoryClients int
-	RedisServer   string // redis-server for the memory figure; default from PATH
+	RedisServer   string // redis-server for the memory figure; default BinDir's, else from PATH
+	// BinDir holds prebuilt programs for the local provider (the HS2 kit's bin/): the
+	// targets, redis-server and redis-cli, in place of go build and PATH.
+	BinDir string
 	// Skip parts of the run.
 	NoDecisions, NoMemory, NoFleet, NoPeer bool
 	// NoCluster skips figure 7 (a Redis Cluster store); ClusterRate is its offered rate.
@@ -111,6 +114,12 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	if cfg.RedisServer == "" && cfg.BinDir != "" {
+		var err error
+		if cfg.RedisServer, err = fleet.ToolIn(cfg.BinDir, "redis-server"); err != nil {
+			return result.Bench{}, err
+		}
+	}
 	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
 	if cfg.Baseline != "" {
 		old, err := result.Read[result.Bench](filepath.Dir(cfg.Baseline), filepath.Base(cfg.Baseline))
@@ -141,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		}
 	}
 	if !cfg.NoFleet {
-		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 		if err != nil {
 			return b, err
 		}
@@ -163,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		}
 	}
 	if !cfg.NoCluster && !cfg.GeneratorOnly && ctx.Err() == nil {
-		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 		if err != nil {
 			return b, err
 		}

@@ -36,7 +36,7 @@ func Cluster(ctx context.Context, cfg Config, provider fleet.Provider) *result.C
 	var errs []error
 	{
 		fmt.Fprintf(cfg.Progress, "== 7. cluster memory: %d clients through the exchange into %d shards\n", cfg.MemoryClients, cb.Masters)
-		m, err := shardMemory(ctx, cfg.RedisServer, cfg.MemoryClients, cb.Masters)
+		m, err := shardMemory(ctx, cfg.RedisServer, cfg.BinDir, cfg.MemoryClients, cb.Masters)
 		cb.Memory = m
 		if err != nil {
 			errs = append(errs, fmt.Errorf("memory per shard: %w", err))
@@ -126,7 +126,7 @@ func clusterSteady(ctx context.Context, cfg Config, provider fleet.Provider, nam
 // shardMemory starts a cluster of masters redis-server processes, loads clients into it
 // through the delayed-sync exchange (every slice of the window counted) and measures each
 // master: its keys and used_memory after the load minus before.
-func shardMemory(ctx context.Context, redisBin string, clients, masters int) ([]result.ShardMemory, error) {
+func shardMemory(ctx context.Context, redisBin, binDir string, clients, masters int) ([]result.ShardMemory, error) {
 	if redisBin == "" {
 		redisBin = "redis-server"
 	}
@@ -134,7 +134,7 @@ func shardMemory(ctx context.Context, redisBin string, clients, masters int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not found (%w): install it (apt-get install -y redis-server)", err)
 	}
-	cli, err := exec.LookPath("redis-cli")
+	cli, err := fleet.ToolIn(binDir, "redis-cli")
 	if err != nil {
 		return nil, fmt.Errorf("redis-cli not found (%w): apt-get install -y redis-tools", err)
 	}

@@ -185,13 +185,30 @@ const (
 	ProviderLocal  = "local"
 )
 
-// NewProvider returns the provider a command line names: "docker" or "local".
-func NewProvider(name string, logger *slog.Logger) (Provider, error) {
+// Option is a command line's setting of a provider beyond its name.
+type Option func(*options)
+
+type options struct{ binDir string }
+
+// WithBinDir runs the local provider's programs from dir (LocalProvider.BinDir, --bin-dir);
+// empty is none.
+func WithBinDir(dir string) Option { return func(o *options) { o.binDir = dir } }
+
+// NewProvider returns the provider a command line names: "docker" or "local". The Docker
+// provider refuses a bin directory: it runs images.
+func NewProvider(name string, logger *slog.Logger, opts ...Option) (Provider, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	switch name {
 	case ProviderDocker, "":
+		if o.binDir != "" {
+			return nil, fmt.Errorf("--bin-dir %s is for --provider local (prebuilt binaries run as processes); the Docker provider runs images", o.binDir)
+		}
 		return DockerProvider{Logger: logger}, nil
 	case ProviderLocal:
-		return LocalProvider{Logger: logger}, nil
+		return LocalProvider{Logger: logger, BinDir: o.binDir}, nil
 	default:
 		return nil, fmt.Errorf("unknown fleet provider %q: use docker or local", name)
 	}

@@ -72,6 +72,9 @@ type Config struct {
 	ShardRunner   string
 	HarnessBinary string
 	HarnessImage  string
+	// BinDir holds prebuilt programs for the local provider (the HS2 kit's bin/): the
+	// targets, redis-server and redis-cli, in place of go build and PATH.
+	BinDir string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit string
 	// started is when Run began: it names the run in every scenario's scenario.json.
@@ -180,7 +183,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("create the run directory: %w", err)
 	}
-	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 	if err != nil {
 		return Summary{}, err
 	}

@@ -44,7 +44,7 @@ func StartSystem(ctx context.Context, cfg Config, t *target.Target) (*System, er
 	if t != nil {
 		s.sc = Scenario{Name: t.Name, Algorithm: t.Algorithm, Target: t.Name}
 	}
-	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 	if err != nil {
 		return nil, err
 	}
