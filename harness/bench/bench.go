@@ -274,7 +274,7 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 		return out(), profiles, nil
 	}
 	shared := sharedRate(noop.res.Ceiling, delayed.res.Ceiling, cfg.Search.Min)
-	fmt.Fprintf(p, "== 3/4/6. steady runs at %.0f req/s (half the lower ceiling), %s networking\n", shared, network)
+	fmt.Fprintf(p, "== 3/4/6. steady runs at %s req/s (half the lower ceiling), %s networking\n", result.Rate(shared), network)
 	for _, m := range searched {
 		if err := m.steady(ctx, cfg, shared); err != nil {
 			return out(), profiles, err
@@ -369,8 +369,8 @@ func (m *member) sender(cfg Config) Sender {
 }
 
 func printStep(cfg Config, name string, st result.Step) {
-	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
-		name, st.Rate, st.Achieved, ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
+		name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
 }
 
 // steady runs the fleet at rate for one step and counts the store's commands over it.
@@ -406,8 +406,8 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 		}
 		m.res.StoreCPU, m.res.StoreCPUWhy = cpu.result(context.WithoutCancel(ctx), m.rdb, st.Answered)
 	}
-	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
-		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
+		m.name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
 	return nil
 }
 

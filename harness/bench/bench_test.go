@@ -140,7 +140,7 @@ func TestSearchIsBoundedAndStopsOnErrors(t *testing.T) {
 		t.Errorf("ceiling %v capped %v after %d steps (%v), want 3375 after 4, not capped", c.Rate, c.Capped, len(f.asked), err)
 	}
 	f = &fakeSender{ceiling: 1e12, failAt: 2}
-	if _, err := s.Run(context.Background(), f.send); err == nil || !strings.Contains(err.Error(), "step at 1500 req/s: fleet gone") {
+	if _, err := s.Run(context.Background(), f.send); err == nil || !strings.Contains(err.Error(), "step at 1,500 req/s: fleet gone") {
 		t.Errorf("err = %v, want the step's error", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -118,8 +118,8 @@ func clusterSteady(ctx context.Context, cfg Config, provider fleet.Provider, nam
 	if st.Answered > 0 {
 		m.res.StoreCmdPerRequest = float64(m.res.StoreCommands) / float64(st.Answered)
 	}
-	fmt.Fprintf(cfg.Progress, "   %-16s %7.0f req/s asked  %7.0f achieved  store %8.1f commands/s  %.4f per request  %s\n",
-		name, st.Rate, st.Achieved, m.res.StoreCmdPerSec, m.res.StoreCmdPerRequest, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-16s %7s req/s asked  %7s achieved  store %8.1f commands/s  %.4f per request  %s\n",
+		name, result.Rate(st.Rate), result.Rate(st.Achieved), m.res.StoreCmdPerSec, m.res.StoreCmdPerRequest, verdict(st))
 	return m.res
 }
 
