@@ -246,7 +246,7 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 			sends = append(sends, vegetaSender(cfg, noop.vegeta(cfg)))
 		}
 	}
-	fmt.Fprintf(p, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", network, cfg.Replicas, strings.Join(names, ", "), cfg.Step)
+	fmt.Fprintf(p, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", fleet.Networking(cfg.Provider, network), cfg.Replicas, strings.Join(names, ", "), cfg.Step)
 	cs, errs := cfg.Search.Interleave(ctx, sends...)
 	k := 0
 	for _, m := range searched {
@@ -274,7 +274,7 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 		return out(), profiles, nil
 	}
 	shared := sharedRate(noop.res.Ceiling, delayed.res.Ceiling, cfg.Search.Min)
-	fmt.Fprintf(p, "== 3/4/6. steady runs at %s req/s (half the lower ceiling), %s networking\n", result.Rate(shared), network)
+	fmt.Fprintf(p, "== 3/4/6. steady runs at %s req/s (half the lower ceiling), %s networking\n", result.Rate(shared), fleet.Networking(cfg.Provider, network))
 	for _, m := range searched {
 		if err := m.steady(ctx, cfg, shared); err != nil {
 			return out(), profiles, err
