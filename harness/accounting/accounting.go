@@ -77,6 +77,7 @@ func record(h *hdrhistogram.Histogram, exactMax *time.Duration, d time.Duration)
 type Accumulator struct {
 	s      *schedule.Schedule
 	faults []Interval
+	dead   *deadReplica
 
 	sent  []time.Duration // by schedule index
 	class []class         // by schedule index
@@ -146,6 +147,38 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 	return nil
 }
 
+// SetFaults replaces the fault windows given to New: a fault's measured span is known only
+// once the run is over (a member's return takes as long as it takes). Call it before Report.
+func (a *Accumulator) SetFaults(faults []Interval) error {
+	for _, iv := range faults {
+		if iv.To <= iv.From {
+			return fmt.Errorf("fault window [%v, %v) is empty; give From < To", iv.From, iv.To)
+		}
+	}
+	a.faults = slices.Clone(faults)
+	return nil
+}
+
+// deadReplica is a replica the harness killed, and when.
+type deadReplica struct {
+	replica int16
+	during  Interval
+}
+
+// SetDeadReplica says replica k was killed by the harness during iv: a request sent to it in
+// iv that failed to connect (refused, reset, cut off) never reached a limiter, and is counted
+// as the harness's routing error (Errors.Routing), in no other count. A replica's own errors
+// (a status, a timeout) stay the limiter's. Call it before Report.
+func (a *Accumulator) SetDeadReplica(k int, iv Interval) {
+	a.dead = &deadReplica{replica: int16(k), during: iv}
+}
+
+// routing reports whether request i, of class c and sent at t, is a routing error.
+func (a *Accumulator) routing(i int32, c class, t time.Duration) bool {
+	d := a.dead
+	return d != nil && c == connection && a.s.Requests[i].Replica == d.replica && d.during.Contains(t)
+}
+
 func (a *Accumulator) inFault(t time.Duration) bool {
 	for _, iv := range a.faults {
 		if iv.Contains(t) {
@@ -204,6 +237,9 @@ type Report struct {
 	ErrorsInFault      int
 	ErrorsOutsideFault int
 	RejectsInFault     int
+	// RoutingErrors are requests sent to a replica the harness had killed (SetDeadReplica),
+	// as Errors.Routing; in no other count.
+	RoutingErrors int
 
 	FalseRejects       int // requirement 2 wants 0
 	FalseRejectClients int
@@ -271,6 +307,11 @@ func (a *Accumulator) Report() Report {
 				continue
 			}
 			t := a.sent[i]
+			if a.routing(i, k, t) {
+				cr.RoutingErrors++
+				r.Errors.Routing++
+				continue
+			}
 			offered = append(offered, t)
 			scheduled = append(scheduled, s.Requests[i].At) // in order: indexes ascend
 			fault := a.inFault(t)
@@ -314,6 +355,7 @@ func (a *Accumulator) Report() Report {
 		r.ErrorsInFault += cr.ErrorsInFault
 		r.ErrorsOutsideFault += cr.ErrorsOutsideFault
 		r.RejectsInFault += cr.RejectsInFault
+		r.RoutingErrors += cr.RoutingErrors
 		r.FalseRejects += cr.FalseRejects
 		if cr.FalseRejects > 0 {
 			r.FalseRejectClients++

@@ -558,3 +558,51 @@ func BenchmarkAdd(b *testing.B) {
 		}
 	}
 }
+
+// A refused connection to a replica the harness killed is the harness's routing error, in no
+// count of the limiter's; the same refusal elsewhere, or another error at that replica, stays
+// the limiter's. The fault windows can be given once the run is over.
+func TestDeadReplicaRefusalsAreRoutingErrors(t *testing.T) {
+	f := newFixture([]string{"a", "b"}, []sent{
+		// Replica 1 killed from 2 s to 4 s (sent times are at + 1 ms).
+		{0, 1, 2100 * ms, 0, traffic.ErrConnection, 0},       // routing
+		{0, 1, 2200 * ms, 0, traffic.ErrConnection, 0},       // routing
+		{1, 1, 3 * time.Second, 0, traffic.ErrConnection, 0}, // routing
+		{1, 1, 3100 * ms, 0, traffic.ErrTimeout, 0},          // a timeout at the dead replica: the limiter's (it may hang)
+		{1, 0, 3200 * ms, 0, traffic.ErrConnection, 0},       // refused by a live replica: the limiter's
+		{0, 1, 5 * time.Second, 0, traffic.ErrConnection, 0}, // after its return: the limiter's
+		{0, 0, 2300 * ms, 429, 0, ms},                        // a's one request that reached a limiter
+	})
+	a, err := New(&f.s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range f.outs {
+		if err := a.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.SetFaults([]Interval{{From: 2 * time.Second, To: 4 * time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	a.SetDeadReplica(1, Interval{From: 2 * time.Second, To: 4 * time.Second})
+	r := a.Report()
+	if r.Errors != (Errors{Timeout: 1, Connection: 2, Routing: 3}) || r.Errors.Total() != 3 || r.RoutingErrors != 3 {
+		t.Errorf("errors %+v (total %d), routing %d; want 1 timeout, 2 connection, 3 routing, total 3", r.Errors, r.Errors.Total(), r.RoutingErrors)
+	}
+	if r.ErrorsInFault != 2 || r.ErrorsOutsideFault != 1 {
+		t.Errorf("errors in fault %d, outside %d; want 2, 1", r.ErrorsInFault, r.ErrorsOutsideFault)
+	}
+	// a: 4 sent, 2 never reached a limiter; its one rejection came with 1 offered in its
+	// window (the routed ones left out), so it is false.
+	ca, cb := r.Clients[0], r.Clients[1]
+	if ca.Offered != 2 || ca.RoutingErrors != 2 || ca.Errors != 1 || ca.FalseRejects != 1 {
+		t.Errorf("a: %+v; want offered 2, routing 2, errors 1, false rejects 1", ca)
+	}
+	if cb.Offered != 2 || cb.RoutingErrors != 1 || cb.Errors != 2 {
+		t.Errorf("b: %+v; want offered 2, routing 1, errors 2", cb)
+	}
+	if err := a.SetFaults([]Interval{{From: time.Second, To: time.Second}}); err == nil {
+		t.Error("an empty fault window was taken")
+	}
+}

@@ -156,6 +156,10 @@ func (s storeMember) stop(ctx context.Context, grace time.Duration) error {
 	return s.each(ctx, func(ctx context.Context, m member) error { return m.stop(ctx, grace) })
 }
 
+func (s storeMember) kill(ctx context.Context) error {
+	return s.each(ctx, func(ctx context.Context, m member) error { return m.kill(ctx) })
+}
+
 func (s storeMember) start(ctx context.Context) (string, error) {
 	return "", s.each(ctx, func(ctx context.Context, m member) error { _, err := m.start(ctx); return err })
 }

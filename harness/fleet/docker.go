@@ -141,6 +141,25 @@ func (d *dockerRun) node(ctx context.Context, j, port int, args []string) (membe
 // dataDir is inside the node's container.
 func (d *dockerRun) dataDir() string { return "/tmp" }
 
+// proxyHost is where containers reach a process of the host: on host networking its
+// loopback, on the run's bridge network the network's gateway, the host's own address on
+// that bridge (reachable from the run's containers only, not from other machines).
+func (d *dockerRun) proxyHost(ctx context.Context) (string, error) {
+	if d.network == nil {
+		return "127.0.0.1", nil
+	}
+	ins, err := d.cli.NetworkInspect(ctx, d.network.ID, client.NetworkInspectOptions{})
+	if err != nil {
+		return "", fmt.Errorf("inspect the run's network for its gateway (the store proxy listens there): %w", err)
+	}
+	for _, c := range ins.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			return c.Gateway.String(), nil
+		}
+	}
+	return "", fmt.Errorf("the run's network %s has no IPv4 gateway for the store proxy to listen on", d.network.Name)
+}
+
 // replica starts replica i with the rule file and, for a custom target, its
 // own files and environment.
 func (d *dockerRun) replica(ctx context.Context, i, port int, redis string) (member, error) {
@@ -277,6 +296,40 @@ func (m *dockerMember) stop(ctx context.Context, grace time.Duration) error {
 		}
 	}
 	return m.ctr.Stop(ctx, &grace)
+}
+
+func (m *dockerMember) kill(ctx context.Context) error {
+	st, err := m.ctr.State(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.Running {
+		return nil
+	}
+	if _, err := m.cli.ContainerKill(ctx, m.ctr.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return err
+	}
+	m.paused = false // a paused container's processes die too
+	// The daemon answers once the signal is sent; wait until the container has exited, so
+	// that the caller's "down" is true.
+	deadline := time.Now().Add(stopTimeout)
+	for {
+		st, err := m.ctr.State(ctx)
+		if err != nil {
+			return err
+		}
+		if !st.Running {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("container %s still runs %v after SIGKILL", m.ctr.GetContainerID()[:12], stopTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func (m *dockerMember) start(ctx context.Context) (string, error) {

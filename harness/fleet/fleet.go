@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -119,6 +120,10 @@ type Spec struct {
 	Store                           string
 	ClusterMasters, ClusterReplicas int
 	ClusterNodeTimeout              time.Duration
+	// StoreProxy puts a TCP proxy run by this process between the replicas and Redis (one
+	// Redis only): the replicas are given its address, and SlowStore delays every reply
+	// through it (the store-slow fault).
+	StoreProxy bool
 	// Custom, when set, runs a limiter the harness did not write, as its target file
 	// says (Target becomes TargetCustom; Image or Binary come from it). Mode, Rules,
 	// SyncInterval and StoreTimeout do not apply.
@@ -142,6 +147,10 @@ type Fleet interface {
 	ReplicaURLs() []string
 	// Stop stops a member (SIGTERM, then SIGKILL after a grace period).
 	Stop(ctx context.Context, member string) error
+	// Kill ends a member at once with SIGKILL, giving it no chance to flush or say goodbye,
+	// and returns once it is gone; Start brings it back. Redis comes back empty (the fleet
+	// runs it without persistence).
+	Kill(ctx context.Context, member string) error
 	// Start starts a stopped member again on the same address and waits until
 	// it is healthy; starting a running member does nothing.
 	Start(ctx context.Context, member string) error
@@ -151,6 +160,9 @@ type Fleet interface {
 	Unpause(ctx context.Context, member string) error
 	// Restart stops and starts a member and waits until it is healthy.
 	Restart(ctx context.Context, member string) error
+	// SlowStore delays every reply of the store by d on its way to the replicas, through the
+	// store proxy (Spec.StoreProxy; ErrNoStoreProxy without it); 0 takes the delay away.
+	SlowStore(ctx context.Context, d time.Duration) error
 	// Terminate removes every member and resource of the fleet. It is safe to
 	// call more than once.
 	Terminate(ctx context.Context) error
@@ -235,6 +247,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Network != NetworkBridge && s.Network != NetworkHost {
 		return s, fmt.Errorf("network %q: use %q or %q", s.Network, NetworkBridge, NetworkHost)
+	}
+	if s.StoreProxy && s.Store == StoreCluster {
+		return s, errors.New("a store proxy stands in front of one Redis, not a Redis Cluster (its nodes announce their own addresses): leave StoreProxy off with a cluster store")
 	}
 	return s.clusterDefaults()
 }

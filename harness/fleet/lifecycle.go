@@ -19,6 +19,9 @@ type member interface {
 	// address (127.0.0.1:port) as it is now, and does nothing to a running
 	// member but resume it if it is paused.
 	start(ctx context.Context) (addr string, err error)
+	// kill ends the member at once with SIGKILL (a paused one too) and returns once it is
+	// gone; killing a stopped member does nothing.
+	kill(ctx context.Context) error
 	pause(ctx context.Context) error
 	unpause(ctx context.Context) error
 	// exited returns an error that says how the member ended if it is no
@@ -52,6 +55,8 @@ type fleet struct {
 	// A cluster store's nodes (members 1+replicas+j, cluster.go) and its masters.
 	nodes   []string
 	masters int
+	// proxy is the store proxy (Spec.StoreProxy); nil without one.
+	proxy *storeProxy
 }
 
 func newFleet(log *slog.Logger, cond Conditions, replicas int) *fleet {
@@ -145,6 +150,10 @@ func (f *fleet) Stop(ctx context.Context, name string) error {
 	return f.do(ctx, "stop", name, func(ctx context.Context, _ int, m member) error {
 		return m.stop(ctx, stopTimeout)
 	})
+}
+
+func (f *fleet) Kill(ctx context.Context, name string) error {
+	return f.do(ctx, "kill", name, func(ctx context.Context, _ int, m member) error { return m.kill(ctx) })
 }
 
 func (f *fleet) Start(ctx context.Context, name string) error {

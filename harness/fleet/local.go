@@ -105,6 +105,9 @@ func (l *localRun) node(ctx context.Context, j, _ int, args []string) (member, e
 
 func (l *localRun) dataDir() string { return l.dir }
 
+// proxyHost: the replicas are processes on this host's loopback.
+func (l *localRun) proxyHost(context.Context) (string, error) { return "127.0.0.1", nil }
+
 // replica starts replica i; a custom target runs in its own directory with its
 // files and environment.
 func (l *localRun) replica(ctx context.Context, i, port int, redis string) (member, error) {
@@ -261,6 +264,27 @@ func (m *localMember) stop(ctx context.Context, grace time.Duration) error {
 	select {
 	case <-p.done:
 		return nil
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", m.name, p.cmd.Process.Pid)
+	}
+}
+
+func (m *localMember) kill(ctx context.Context) error {
+	p := m.proc
+	if !p.running() {
+		return nil
+	}
+	p.expected.Store(true)
+	// SIGKILL ends a stopped (paused) process too.
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill %s: %w", m.name, err)
+	}
+	m.paused = false
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	case <-time.After(stopTimeout):
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", m.name, p.cmd.Process.Pid)
 	}

@@ -224,9 +224,13 @@ var errNotStarted = errors.New("the target was not started by the harness (start
 func (u urlFleet) Conditions() fleet.Conditions {
 	return fleet.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
 }
-func (u urlFleet) RedisAddr() string                     { return u.t.Store.Redis }
-func (u urlFleet) ReplicaURLs() []string                 { return []string{u.t.Start.URL} }
-func (u urlFleet) Stop(context.Context, string) error    { return errNotStarted }
+func (u urlFleet) RedisAddr() string                  { return u.t.Store.Redis }
+func (u urlFleet) ReplicaURLs() []string              { return []string{u.t.Start.URL} }
+func (u urlFleet) Stop(context.Context, string) error { return errNotStarted }
+func (u urlFleet) Kill(context.Context, string) error { return errNotStarted }
+func (u urlFleet) SlowStore(context.Context, time.Duration) error {
+	return errNotStarted
+}
 func (u urlFleet) Start(context.Context, string) error   { return errNotStarted }
 func (u urlFleet) Pause(context.Context, string) error   { return errNotStarted }
 func (u urlFleet) Unpause(context.Context, string) error { return errNotStarted }

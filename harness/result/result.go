@@ -11,11 +11,15 @@ import (
 // SummaryFile is the name of the summary in a run directory.
 const SummaryFile = "summary.json"
 
-// Faults a scenario can inject into the counter store.
+// Faults a scenario can inject (docs/faults.md): into the counter store, or into one node of
+// the system under test.
 const (
-	FaultNone  = ""
-	FaultStop  = "store-stop"  // Redis stopped, then started again empty
-	FaultPause = "store-pause" // Redis frozen (docker pause / SIGSTOP), then resumed
+	FaultNone    = ""
+	FaultStop    = "store-stop"    // Redis stopped, then started again empty
+	FaultPause   = "store-pause"   // Redis frozen (docker pause / SIGSTOP), then resumed
+	FaultSlow    = "store-slow"    // every store reply delayed (a TCP proxy in between), then the delay removed
+	FaultRestart = "store-restart" // Redis killed (SIGKILL) and started again at once, empty
+	FaultKill    = "replica-kill"  // one replica of N killed (SIGKILL), started again after the outage
 )
 
 // Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
@@ -89,6 +93,9 @@ type Conditions struct {
 	// empty for one Redis.
 	Store      string   `json:"store,omitempty"`
 	StoreNodes []string `json:"store_nodes,omitempty"`
+	// StoreProxy is where the store proxy listened (store-slow): the replicas reached Redis
+	// through it; empty without one.
+	StoreProxy string `json:"store_proxy,omitempty"`
 }
 
 // Summary is summary.json: the run's conditions, every scenario and every check.
@@ -156,12 +163,19 @@ type ScenarioResult struct {
 	Latency        Percentiles   `json:"latency"`
 	ReplicaLatency []Percentiles `json:"replica_latency"`
 	FaultLatency   *Percentiles  `json:"fault_latency,omitempty"`
-	Faults         []Interval    `json:"faults,omitempty"`
-	MaxOvershoot   float64       `json:"max_overshoot"`
-	FalseRejects   int           `json:"false_rejects"`
-	OverLimit      int           `json:"over_limit_clients"`
-	StoreCommands  int64         `json:"store_commands"`
-	StoreCmdPerSec float64       `json:"store_commands_per_s"`
+	// Faults are the windows the scenario was judged with: from the fault's beginning to the
+	// member's return plus the recovery grace, on the outcomes' clock.
+	Faults []Interval `json:"faults,omitempty"`
+	// FaultTiming is the fault as planned and as it happened; nil without a fault.
+	FaultTiming *FaultTiming `json:"fault_timing,omitempty"`
+	// RoutingErrors are requests the harness sent to a replica it had killed (refused or
+	// cut off): its routing's errors, not the limiter's, and in no other count (replica-kill).
+	RoutingErrors  int     `json:"routing_errors,omitempty"`
+	MaxOvershoot   float64 `json:"max_overshoot"`
+	FalseRejects   int     `json:"false_rejects"`
+	OverLimit      int     `json:"over_limit_clients"`
+	StoreCommands  int64   `json:"store_commands"`
+	StoreCmdPerSec float64 `json:"store_commands_per_s"`
 	// NoStore says the system keeps its counters among its own nodes (a target file without
 	// a store): there was no store to read, so the store figures are not measurements.
 	NoStore bool `json:"no_store,omitempty"`
