@@ -280,95 +280,116 @@ func (a *Accumulator) Report() Report {
 	for k, h := range a.replica {
 		r.ReplicaLatency = append(r.ReplicaLatency, percentiles(h, a.replicaMax[k]))
 	}
+	start, order := byClient(s)
+	var b sends
+	for c, cl := range s.Clients {
+		cr := a.client(c, cl, order[start[c]:start[c+1]], &r.Errors, &b)
+		r.add(cr)
+		r.Clients[c] = cr
+	}
+	return r
+}
 
-	// Group request indexes by client (a counting sort), so that each
-	// client's sends can be put in time order and scanned once.
-	start := make([]int32, len(s.Clients)+1)
+// byClient groups request indexes by client (a counting sort), so that each client's sends
+// can be put in time order and scanned once: client c's requests are order[start[c]:start[c+1]],
+// in schedule order.
+func byClient(s *schedule.Schedule) (start, order []int32) {
+	start = make([]int32, len(s.Clients)+1)
 	for _, q := range s.Requests {
 		start[q.Client+1]++
 	}
 	for c := range s.Clients {
 		start[c+1] += start[c]
 	}
-	order := make([]int32, len(s.Requests))
+	order = make([]int32, len(s.Requests))
 	next := slices.Clone(start[:len(s.Clients)])
 	for i, q := range s.Requests {
 		order[next[q.Client]] = int32(i)
 		next[q.Client]++
 	}
+	return start, order
+}
 
-	var offered, scheduled, acc, rej []time.Duration
-	for c, cl := range s.Clients {
-		cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
-		offered, scheduled, acc, rej = offered[:0], scheduled[:0], acc[:0], rej[:0]
-		for _, i := range order[start[c]:start[c+1]] {
-			k := a.class[i]
-			if k == unseen {
-				continue
-			}
-			t := a.sent[i]
-			if a.routing(i, k, t) {
-				cr.RoutingErrors++
-				r.Errors.Routing++
-				continue
-			}
-			offered = append(offered, t)
-			scheduled = append(scheduled, s.Requests[i].At) // in order: indexes ascend
-			fault := a.inFault(t)
-			switch k {
-			case accepted:
-				cr.Accepted++
-				acc = append(acc, t)
-			case rejected:
-				cr.Rejected++
-				rej = append(rej, t)
-				if fault {
-					cr.RejectsInFault++
-				}
-			default:
-				cr.Errors++
-				addError(&r.Errors, k)
-				if fault {
-					cr.ErrorsInFault++
-				} else {
-					cr.ErrorsOutsideFault++
-				}
-			}
-		}
-		cr.Offered = len(offered)
-		// Sends are nearly in order already; sorting them is cheap.
-		slices.Sort(offered)
-		slices.Sort(acc)
-		cr.BusiestOffered = Busiest(offered, cl.Window)
-		cr.BusiestAccepted = Busiest(acc, cl.Window)
-		cr.BusiestScheduled = Busiest(scheduled, cl.Window)
-		cr.OverLimit = cr.BusiestOffered > cl.Limit && cr.BusiestScheduled > cl.Limit
-		if cl.Limit > 0 {
-			cr.Overshoot = float64(cr.BusiestAccepted) / float64(cl.Limit)
-		} else {
-			cr.Overshoot = math.Inf(1)
-		}
-		cr.FalseRejects = unearned(offered, rej, cl.Window, cl.Limit)
+// sends are one client's send times by what became of them, kept between clients so that
+// a population of clients costs four slices, not four per client.
+type sends struct {
+	offered, scheduled, accepted, rejected []time.Duration
+}
 
-		r.Accepted += cr.Accepted
-		r.Rejected += cr.Rejected
-		r.ErrorsInFault += cr.ErrorsInFault
-		r.ErrorsOutsideFault += cr.ErrorsOutsideFault
-		r.RejectsInFault += cr.RejectsInFault
-		r.RoutingErrors += cr.RoutingErrors
-		r.FalseRejects += cr.FalseRejects
-		if cr.FalseRejects > 0 {
-			r.FalseRejectClients++
+// client is the account of client c, whose requests are idx (in schedule order); its errors
+// are added to errs as well, and a routing error counts there alone.
+func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *Errors, b *sends) ClientReport {
+	cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
+	b.offered, b.scheduled, b.accepted, b.rejected = b.offered[:0], b.scheduled[:0], b.accepted[:0], b.rejected[:0]
+	for _, i := range idx {
+		k := a.class[i]
+		if k == unseen {
+			continue
 		}
-		if cr.OverLimit {
-			r.OverLimitClients++
+		t := a.sent[i]
+		if a.routing(i, k, t) {
+			cr.RoutingErrors++
+			errs.Routing++
+			continue
 		}
-		if cr.Overshoot > r.MaxOvershoot {
-			r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+		b.offered = append(b.offered, t)
+		b.scheduled = append(b.scheduled, a.s.Requests[i].At) // in order: indexes ascend
+		fault := a.inFault(t)
+		switch k {
+		case accepted:
+			cr.Accepted++
+			b.accepted = append(b.accepted, t)
+		case rejected:
+			cr.Rejected++
+			b.rejected = append(b.rejected, t)
+			if fault {
+				cr.RejectsInFault++
+			}
+		default:
+			cr.Errors++
+			addError(errs, k)
+			if fault {
+				cr.ErrorsInFault++
+			} else {
+				cr.ErrorsOutsideFault++
+			}
 		}
-		r.Clients[c] = cr
 	}
-	return r
+	cr.Offered = len(b.offered)
+	// Sends are nearly in order already; sorting them is cheap.
+	slices.Sort(b.offered)
+	slices.Sort(b.accepted)
+	cr.BusiestOffered = Busiest(b.offered, cl.Window)
+	cr.BusiestAccepted = Busiest(b.accepted, cl.Window)
+	cr.BusiestScheduled = Busiest(b.scheduled, cl.Window)
+	cr.OverLimit = cr.BusiestOffered > cl.Limit && cr.BusiestScheduled > cl.Limit
+	if cl.Limit > 0 {
+		cr.Overshoot = float64(cr.BusiestAccepted) / float64(cl.Limit)
+	} else {
+		cr.Overshoot = math.Inf(1)
+	}
+	cr.FalseRejects = unearned(b.offered, b.rejected, cl.Window, cl.Limit)
+	return cr
+}
+
+// add sums a client's account into the run's.
+func (r *Report) add(cr ClientReport) {
+	r.Accepted += cr.Accepted
+	r.Rejected += cr.Rejected
+	r.ErrorsInFault += cr.ErrorsInFault
+	r.ErrorsOutsideFault += cr.ErrorsOutsideFault
+	r.RejectsInFault += cr.RejectsInFault
+	r.RoutingErrors += cr.RoutingErrors
+	r.FalseRejects += cr.FalseRejects
+	if cr.FalseRejects > 0 {
+		r.FalseRejectClients++
+	}
+	if cr.OverLimit {
+		r.OverLimitClients++
+	}
+	if cr.Overshoot > r.MaxOvershoot {
+		r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+	}
 }
 
 // unearned counts the rejections at times rej (any order) for which the sends, sorted,
