@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
@@ -53,24 +51,6 @@ func classOf(o traffic.Outcome) class {
 	return otherErr
 }
 
-// Histogram bounds: microseconds from 1 µs to one hour, three significant
-// digits (a relative error of at most 0.1 %).
-const (
-	histLowest  = 1
-	histHighest = int64(time.Hour / time.Microsecond)
-	histDigits  = 3
-)
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
-
-// record adds d, clamped into the histogram's range, and keeps the exact
-// maximum beside it (the histogram's own is rounded).
-func record(h *hdrhistogram.Histogram, exactMax *time.Duration, d time.Duration) {
-	*exactMax = max(*exactMax, d)
-	us := min(max(int64(d/time.Microsecond), histLowest), histHighest)
-	_ = h.RecordValue(us) // in range by construction
-}
-
 // Accumulator takes a run's outcomes one at a time and turns them into a
 // Report. It keeps nine bytes per scheduled request, so ten million
 // requests cost 90 MB beside the schedule. It is not safe for concurrent use.
@@ -85,10 +65,8 @@ type Accumulator struct {
 	outcomes, duplicates int
 	lastSent             time.Duration
 
-	latency, lateness       *hdrhistogram.Histogram
-	latencyMax, latenessMax time.Duration
-	replica                 []*hdrhistogram.Histogram
-	replicaMax              []time.Duration
+	latency, lateness *Latency
+	replica           []*Latency // by replica index
 }
 
 // New accounts for a run of s with the given fault windows (offsets from the
@@ -104,17 +82,16 @@ func New(s *schedule.Schedule, faults []Interval) (*Accumulator, error) {
 	}
 	k := max(1, s.Replicas())
 	a := &Accumulator{
-		s:          s,
-		faults:     slices.Clone(faults),
-		sent:       make([]time.Duration, len(s.Requests)),
-		class:      make([]class, len(s.Requests)),
-		latency:    newHist(),
-		lateness:   newHist(),
-		replica:    make([]*hdrhistogram.Histogram, k),
-		replicaMax: make([]time.Duration, k),
+		s:        s,
+		faults:   slices.Clone(faults),
+		sent:     make([]time.Duration, len(s.Requests)),
+		class:    make([]class, len(s.Requests)),
+		latency:  NewLatency(),
+		lateness: NewLatency(),
+		replica:  make([]*Latency, k),
 	}
 	for i := range a.replica {
-		a.replica[i] = newHist()
+		a.replica[i] = NewLatency()
 	}
 	return a, nil
 }
@@ -136,13 +113,12 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 	a.lastSent = max(a.lastSent, o.Sent)
 	// A request sent a hair before its offset (a worker took the targeter's
 	// next entry) counts as on time.
-	record(a.lateness, &a.latenessMax, max(0, o.Lateness))
+	a.lateness.Record(max(0, o.Lateness))
 	// Latency is the replicas' answer time; requests without an answer are
 	// counted as errors instead.
 	if o.Code != 0 {
-		record(a.latency, &a.latencyMax, o.Latency)
-		k := a.s.Requests[o.Index].Replica
-		record(a.replica[k], &a.replicaMax[k], o.Latency)
+		a.latency.Record(o.Latency)
+		a.replica[a.s.Requests[o.Index].Replica].Record(o.Latency)
 	}
 	return nil
 }
@@ -190,14 +166,6 @@ func (a *Accumulator) inFault(t time.Duration) bool {
 
 // Percentiles summarise a distribution of durations (result.Percentiles).
 type Percentiles = result.Percentiles
-
-func percentiles(h *hdrhistogram.Histogram, exactMax time.Duration) Percentiles {
-	if h.TotalCount() == 0 {
-		return Percentiles{}
-	}
-	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) * time.Microsecond }
-	return Percentiles{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: exactMax}
-}
 
 // Errors counts the outcomes that are neither an acceptance nor a rejection (result.Errors).
 type Errors = result.Errors
@@ -269,16 +237,16 @@ func (a *Accumulator) Report() Report {
 		Unsent:     len(s.Requests) - a.outcomes,
 		Duplicates: a.duplicates,
 		Clients:    make([]ClientReport, len(s.Clients)),
-		Latency:    percentiles(a.latency, a.latencyMax),
-		Lateness:   percentiles(a.lateness, a.latenessMax),
+		Latency:    a.latency.Percentiles(),
+		Lateness:   a.lateness.Percentiles(),
 		LastSent:   a.lastSent,
 	}
 	if s.Duration > 0 {
 		r.AskedRate = float64(len(s.Requests)) / s.Duration.Seconds()
 	}
 	r.AchievedRate = traffic.AchievedRate(a.outcomes, s.Duration, a.lastSent)
-	for k, h := range a.replica {
-		r.ReplicaLatency = append(r.ReplicaLatency, percentiles(h, a.replicaMax[k]))
+	for _, l := range a.replica {
+		r.ReplicaLatency = append(r.ReplicaLatency, l.Percentiles())
 	}
 	start, order := byClient(s)
 	var b sends

@@ -66,7 +66,7 @@ func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outco
 	if len(faults) > 0 {
 		outage = accounting.Interval{From: faults[0].From, To: faults[0].To - cfg.RecoveryGrace}
 	}
-	fillResult(&res, &rep, cfg, sc, probes, outage, newLatency())
+	fillResult(&res, &rep, cfg, sc, probes, outage, accounting.NewLatency())
 	return res
 }
 

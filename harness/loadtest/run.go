@@ -474,7 +474,7 @@ type collector struct {
 	acc        *accounting.Accumulator
 	w          *traffic.Writer
 	probes     *probeTimes
-	faultLat   *latency
+	faultLat   *accounting.Latency
 	sent, errs atomic.Int64
 }
 
@@ -487,7 +487,7 @@ func newCollector(sched *schedule.Schedule, faults []accounting.Interval, dir st
 	if err != nil {
 		return nil, err
 	}
-	return &collector{status: status, faults: faults, acc: acc, w: w, probes: newProbeTimes(sched), faultLat: newLatency()}, nil
+	return &collector{status: status, faults: faults, acc: acc, w: w, probes: newProbeTimes(sched), faultLat: accounting.NewLatency()}, nil
 }
 
 // add is the sink of the scenario's traffic.
@@ -500,7 +500,7 @@ func (c *collector) add(o traffic.Outcome) error {
 	c.probes.add(o)
 	for _, f := range c.faults {
 		if f.Contains(o.Sent) && o.Code != 0 {
-			c.faultLat.record(o.Latency)
+			c.faultLat.Record(o.Latency)
 		}
 	}
 	if err := c.w.Write(o); err != nil {
