@@ -89,6 +89,8 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 // verdict is the run's verdict as the page heads it, and its style class.
 func verdict(sum result.Summary) (text, class string) {
 	switch {
+	case sum.Incomplete:
+		return "INCOMPLETE: " + sum.IncompleteWhy, "fail"
 	case sum.Interrupted:
 		return "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
 	case sum.GeneratorBound:
@@ -257,6 +259,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 
 {{range .Scenarios}}<section class="scenario" id="scenario-{{.Name}}">
 <h2>{{.Name}} {{if .Gated}}(gated){{else}}(comparison){{end}}: {{if .Error}}<span class="fail">ERROR: {{.Error}}</span>{{else if .GeneratorBound}}<span class="bound">GENERATOR-BOUND</span>{{else}}{{passfail .Pass}}{{end}}</h2>
+{{with .Incomplete}}<p class="fail">INCOMPLETE: {{.}}</p>{{end}}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; store {{f .StoreCmdPerSec}} commands/s; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
 {{range .Faults}}Store fault from {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}</p>

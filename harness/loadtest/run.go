@@ -34,6 +34,7 @@ type Config struct {
 	Replicas     int                // HS4: 8
 	Algorithm    limiters.Algorithm // the design under test: sliding_window
 	Mode         limiters.Mode      // its mode: delayed
+	Design       string             // the replica's delayed-sync design (REPLICA_DESIGN): document | bounded; "" its default
 	SyncInterval time.Duration      // HS5 0.2 s, before scaling
 	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
 	TimeScale    float64            // every duration ×F, every rate ×1/F
@@ -72,7 +73,9 @@ type Config struct {
 	HarnessBinary string
 	HarnessImage  string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
-	Commit   string
+	Commit string
+	// started is when Run began: it names the run in every scenario's scenario.json.
+	started  time.Time
 	Logger   *slog.Logger
 	Progress io.Writer
 }
@@ -116,6 +119,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--store %q: use redis (one Redis) or cluster (a Redis Cluster)", c.Store)
 	case c.Store == fleet.StoreCluster && c.Provider != "local" && c.Network != fleet.NetworkHost:
 		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
+	case c.Design != "" && c.Design != DesignDocument && c.Design != DesignBounded:
+		return fmt.Errorf("--design %q: use %s (the document's delayed sync) or %s (docs/design-bound.md)", c.Design, DesignDocument, DesignBounded)
 	case c.Shards < 1:
 		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
 	case c.Shards > 1 && slices.ContainsFunc(c.Targets, func(t *target.Target) bool { return t != nil }):
@@ -183,6 +188,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	cfg.started = sum.StartedAt
 	for _, run := range cfg.runs() {
 		sc := run.sc
 		if cfg.Only != "" && !strings.Contains(sc.Name, cfg.Only) {
@@ -234,7 +240,7 @@ func (c Config) newSummary(askedLateness time.Duration) (Summary, error) {
 	sum := Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: c.Commit,
 		Config: ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network), Replicas: first.Replicas,
-			Algorithm: string(c.Algorithm), Mode: string(c.Mode), SyncInterval: c.scaled(c.SyncInterval),
+			Algorithm: string(c.Algorithm), Mode: string(c.Mode), Design: c.Design, SyncInterval: c.scaled(c.SyncInterval),
 			StoreTimeout: c.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Outage: first.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
 			Store: c.clusterStore()},
@@ -390,6 +396,11 @@ func (r *scenarioRun) send(ctx context.Context, res *ScenarioResult) ([]result.S
 // cluster watch, the progress lines and the fault.
 func (r *scenarioRun) begin(ctx, runCtx context.Context, origin time.Time) error {
 	r.start = origin
+	// What a judge needs of the scenario if the run dies before summary.json: harness
+	// judge rebuilds the schedule from it and judges outcomes.csv.
+	if err := writeStarted(r.sc.Dir(r.cfg.OutDir), r.cfg, r.sc, r.sys, origin, r.plan.windows, r.plan.outage, r.fl.Conditions()); err != nil {
+		return err
+	}
 	if err := r.store.reset(ctx); err != nil {
 		return fmt.Errorf("reset the store's command stats: %w", err)
 	}
@@ -483,7 +494,7 @@ func newCollector(sched *schedule.Schedule, faults []accounting.Interval, dir st
 	if err != nil {
 		return nil, err
 	}
-	w, err := traffic.Create(dir)
+	w, err := traffic.Replace(dir)
 	if err != nil {
 		return nil, err
 	}
