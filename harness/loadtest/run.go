@@ -351,7 +351,7 @@ type scenarioRun struct {
 	// What runs on the traffic's origin, from begin to end.
 	start     time.Time
 	scraper   synchealth.Scraper
-	syncWhy   string // why the replicas' sync is not scraped; "" when it is
+	syncWhy   string // why the replicas' sync health is not measured; "" when it is
 	scraping  *synchealth.Running
 	progress  <-chan struct{}
 	stopWatch func() *result.ClusterFault
@@ -404,7 +404,7 @@ func (r *scenarioRun) begin(ctx, runCtx context.Context, origin time.Time) error
 	if err := r.store.reset(ctx); err != nil {
 		return fmt.Errorf("reset the store's command stats: %w", err)
 	}
-	if r.syncWhy == "" {
+	if len(r.scraper.URLs) > 0 {
 		r.scraping = r.scraper.Start(runCtx, origin)
 	}
 	r.stopWatch = watchCluster(runCtx, r.fl, r.sc, origin, r.plan.outage.From)
@@ -427,6 +427,9 @@ func (r *scenarioRun) end(ctx context.Context, res *ScenarioResult) error {
 		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		h := r.scraping.Stop(sctx).Figures()
 		stop()
+		if r.syncWhy != "" { // scraped for the decisions made without the store alone
+			h.Available, h.Why, h.Series = false, r.syncWhy, nil
+		}
 		res.Sync = &h
 	}
 	<-r.progress
