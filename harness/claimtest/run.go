@@ -105,7 +105,7 @@ func Run(ctx context.Context, p fleet.Provider, cfg Config) (result.ClaimRun, er
 	}
 	res := result.ClaimRun{Placement: string(cfg.Placement), Deletion: string(cfg.Deletion), Events: cfg.Events, Rate: cfg.Rate,
 		Seed: cfg.Seed, TTL: cfg.TTL, Visibility: cfg.Visibility}
-	settings := model.ClaimSettings{N: cfg.Events, Placement: cfg.Placement, Deletion: cfg.Deletion,
+	settings := result.ClaimSettings{N: cfg.Events, Placement: cfg.Placement, Deletion: cfg.Deletion,
 		ProducerCrash: cfg.ProducerCrash, ConsumerCrash: cfg.ConsumerCrash, Seed: cfg.Seed}
 	doc, err := model.RunClaim(settings)
 	if err != nil {
@@ -116,7 +116,7 @@ func Run(ctx context.Context, p fleet.Provider, cfg Config) (result.ClaimRun, er
 	if err != nil {
 		return res, err
 	}
-	res.Model, res.Predicted = doc.Result(), led.Result()
+	res.Model, res.Predicted = doc, led
 
 	env := map[string]string{
 		"CLAIMCHECK_PLACEMENT":  string(cfg.Placement),
