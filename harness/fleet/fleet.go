@@ -130,15 +130,11 @@ type Spec struct {
 	Custom *target.Start
 }
 
-// Conditions records how a fleet runs, for a run's summary. The type lives with the
-// summary's others in harness/result, which readers of a run import without Docker.
-type Conditions = result.Conditions
-
 // Fleet is a running Redis plus replicas. Members are named by RedisMember
 // and ReplicaMember. Every method is safe for concurrent use.
 type Fleet interface {
 	// Conditions describes the provider, network mode, replicas and images or binaries.
-	Conditions() Conditions
+	Conditions() result.Conditions
 	// RedisAddr is Redis's 127.0.0.1:port, reachable from the host; it stays
 	// the same when Redis is stopped, started or restarted.
 	RedisAddr() string
@@ -272,8 +268,8 @@ func (s Spec) withDefaults() (Spec, error) {
 }
 
 // conditions is the part of Conditions that follows from the spec alone.
-func (s Spec) conditions(provider, network string) Conditions {
-	c := Conditions{
+func (s Spec) conditions(provider, network string) result.Conditions {
+	c := result.Conditions{
 		Provider:     provider,
 		Network:      network,
 		RunID:        s.RunID,

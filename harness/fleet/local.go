@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -61,16 +62,16 @@ type localRun struct {
 
 // prepare finds redis-server, removes the directories of killed runs and makes the run's
 // directory, naming its owner in it.
-func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
+func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (result.Conditions, error) {
 	l.spec, l.log = spec, log
 	var err error
 	if l.redisBin == "" && l.binDir != "" {
 		if l.redisBin, err = ToolIn(l.binDir, "redis-server"); err != nil {
-			return Conditions{}, err
+			return result.Conditions{}, err
 		}
 	}
 	if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
-		return Conditions{}, err
+		return result.Conditions{}, err
 	}
 	if n, err := removeDeadRunDirs(os.TempDir()); err != nil {
 		log.Warn("removing the directories of killed runs", "err", err)
@@ -78,10 +79,10 @@ func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Cond
 		log.Info("removed the directories of killed runs", "dirs", n)
 	}
 	if l.dir, err = os.MkdirTemp("", localDirPrefix+spec.RunID+"-"); err != nil {
-		return Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
+		return result.Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
 	}
 	if err := os.WriteFile(filepath.Join(l.dir, ownerFile), []byte(ownerID()+"\n"), 0o644); err != nil {
-		return Conditions{}, fmt.Errorf("name the owner of run %s's directory: %w", spec.RunID, err)
+		return result.Conditions{}, fmt.Errorf("name the owner of run %s's directory: %w", spec.RunID, err)
 	}
 	l.rules = filepath.Join(l.dir, "rules.yaml")
 	return spec.conditions(ProviderLocal, NetworkLoopback), nil

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/limiters"
 	"github.com/edgeproof/rlharness/reports"
 )
@@ -45,7 +46,7 @@ func quickConfig(t *testing.T) Config {
 // machine did not keep the schedule (CI saw one stall of 235 ms in the first scenario after
 // the unit tests), and the harness itself gives no verdict on the limiter from it. The
 // second run is judged whatever it says.
-func runMeasured(ctx context.Context, t *testing.T, cfg Config) Summary {
+func runMeasured(ctx context.Context, t *testing.T, cfg Config) result.Summary {
 	t.Helper()
 	sum, err := Run(ctx, cfg)
 	if err != nil {
@@ -90,7 +91,7 @@ func TestLoadtestDesignKeepsItsWord(t *testing.T) {
 		} else if sc.Fault == "" && s.Exchanges.OKShare() < 0.9 || sc.Fault != "" && s.Exchanges.Unsuccessful() == 0 {
 			t.Errorf("%s: exchanges %+v: want >= 90 %% ok without a fault (a loaded CI machine times a few out), failures with one", sc.Name, *s.Exchanges)
 		}
-		if sc.Fault != FaultStop && (sc.StoreCPU == nil || sc.StoreCPU.Seconds <= 0) {
+		if sc.Fault != result.FaultStop && (sc.StoreCPU == nil || sc.StoreCPU.Seconds <= 0) {
 			t.Errorf("%s: store CPU %+v (%s): want the store's CPU over the traffic", sc.Name, sc.StoreCPU, sc.StoreCPUWhy)
 		}
 	}

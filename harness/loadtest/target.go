@@ -57,12 +57,12 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 
 // targetScenarios are a target's scenarios: the documents' traffic, and with a store the
 // harness runs, the same with the store stopped and paused mid-run.
-func targetScenarios(t *target.Target, gated, failOpen bool) []Scenario {
+func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
 	a := t.Algorithm
-	out := []Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
+	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
 	if failOpen && t.Store.Managed {
-		for _, f := range []string{FaultStop, FaultPause} {
-			out = append(out, Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
+		for _, f := range []string{result.FaultStop, result.FaultPause} {
+			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
 	return out
@@ -82,7 +82,7 @@ func (s sut) classes() []schedule.Class {
 }
 
 // spec is the fleet a scenario starts.
-func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
+func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 	if s.t == nil {
 		window := cfg.ScheduleSpec().Window()
 		rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
@@ -233,8 +233,8 @@ type urlFleet struct{ t *target.Target }
 
 var errNotStarted = errors.New("the target was not started by the harness (start: url), so it cannot stop, pause or restart it")
 
-func (u urlFleet) Conditions() fleet.Conditions {
-	return fleet.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
+func (u urlFleet) Conditions() result.Conditions {
+	return result.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
 }
 func (u urlFleet) RedisAddr() string                  { return u.t.Store.Redis }
 func (u urlFleet) ReplicaURLs() []string              { return []string{u.t.Start.URL} }
@@ -251,7 +251,7 @@ func (u urlFleet) Terminate(context.Context) error       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {
-	sc  Scenario
+	sc  result.Scenario
 	sys sut
 }
 
@@ -282,7 +282,7 @@ func (c Config) runs() []run {
 // built-in design, or a target file's: overshoot at the boundary burst and at worst, false
 // rejects, p99, store commands per request, and what clients saw with the store stopped
 // and paused.
-func WritePeers(w io.Writer, s Summary) {
+func WritePeers(w io.Writer, s result.Summary) {
 	rows := result.PeerTable(s.Scenarios)
 	targeted := false
 	for _, sc := range s.Scenarios {
