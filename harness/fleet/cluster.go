@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,6 +155,10 @@ func (s storeMember) stop(ctx context.Context, grace time.Duration) error {
 	return s.each(ctx, func(ctx context.Context, m member) error { return m.stop(ctx, grace) })
 }
 
+func (s storeMember) kill(ctx context.Context) error {
+	return s.each(ctx, func(ctx context.Context, m member) error { return m.kill(ctx) })
+}
+
 func (s storeMember) start(ctx context.Context) (string, error) {
 	return "", s.each(ctx, func(ctx context.Context, m member) error { _, err := m.start(ctx); return err })
 }
@@ -184,9 +187,13 @@ func (f *fleet) waitStore(ctx context.Context) error {
 // and bus port), waits until each answers, and joins them with the host's redis-cli
 // --cluster create.
 func (f *fleet) startCluster(ctx context.Context, spec Spec, b backend) error {
-	cli, err := exec.LookPath("redis-cli")
+	var dir string
+	if t, ok := b.(interface{ toolDir() string }); ok {
+		dir = t.toolDir()
+	}
+	cli, err := ToolIn(dir, "redis-cli")
 	if err != nil {
-		return fmt.Errorf("a Redis Cluster store is created with redis-cli, which is not on PATH (%w): apt-get install -y redis-tools", err)
+		return fmt.Errorf("a Redis Cluster store is created with redis-cli, which is not found (%w): apt-get install -y redis-tools", err)
 	}
 	n := spec.clusterNodes()
 	ports, err := rediscluster.FreePorts(n)

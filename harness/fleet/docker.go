@@ -24,6 +24,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -72,7 +73,7 @@ type dockerRun struct {
 
 // prepare connects to Docker, removes leftovers of killed runs and checks that
 // both images are here: none is ever pulled.
-func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
+func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (result.Conditions, error) {
 	d.spec, d.log = spec, log
 	if d.redisImage == "" {
 		d.redisImage = DefaultRedisImage
@@ -83,7 +84,7 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (C
 	}
 	cli, err := dockerClient(ctx)
 	if err != nil {
-		return Conditions{}, err
+		return result.Conditions{}, err
 	}
 	d.cli = cli
 	if err := cleanupOrphans(ctx, cli, log); err != nil {
@@ -92,9 +93,9 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (C
 	for _, img := range []string{d.redisImage, d.targetImage} {
 		if _, err := cli.ImageInspect(ctx, img); err != nil {
 			if cerrdefs.IsNotFound(err) {
-				return Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
+				return result.Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
 			}
-			return Conditions{}, fmt.Errorf("inspect docker image %s: %w", img, err)
+			return result.Conditions{}, fmt.Errorf("inspect docker image %s: %w", img, err)
 		}
 	}
 	cond := spec.conditions("docker", spec.Network)
@@ -149,6 +150,25 @@ func (d *dockerRun) node(ctx context.Context, j, port int, args []string) (membe
 
 // dataDir is inside the node's container.
 func (d *dockerRun) dataDir() string { return "/tmp" }
+
+// proxyHost is where containers reach a process of the host: on host networking its
+// loopback, on the run's bridge network the network's gateway, the host's own address on
+// that bridge (reachable from the run's containers only, not from other machines).
+func (d *dockerRun) proxyHost(ctx context.Context) (string, error) {
+	if d.network == nil {
+		return "127.0.0.1", nil
+	}
+	ins, err := d.cli.NetworkInspect(ctx, d.network.ID, client.NetworkInspectOptions{})
+	if err != nil {
+		return "", fmt.Errorf("inspect the run's network for its gateway (the store proxy listens there): %w", err)
+	}
+	for _, c := range ins.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			return c.Gateway.String(), nil
+		}
+	}
+	return "", fmt.Errorf("the run's network %s has no IPv4 gateway for the store proxy to listen on", d.network.Name)
+}
 
 // replica starts replica i with the rule file and, for a custom target, its
 // own files and environment.
@@ -294,6 +314,40 @@ func (m *dockerMember) stop(ctx context.Context, grace time.Duration) error {
 		}
 	}
 	return m.ctr.Stop(ctx, &grace)
+}
+
+func (m *dockerMember) kill(ctx context.Context) error {
+	st, err := m.ctr.State(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.Running {
+		return nil
+	}
+	if _, err := m.cli.ContainerKill(ctx, m.ctr.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return err
+	}
+	m.paused = false // a paused container's processes die too
+	// The daemon answers once the signal is sent; wait until the container has exited, so
+	// that the caller's "down" is true.
+	deadline := time.Now().Add(stopTimeout)
+	for {
+		st, err := m.ctr.State(ctx)
+		if err != nil {
+			return err
+		}
+		if !st.Running {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("container %s still runs %v after SIGKILL", m.ctr.GetContainerID()[:12], stopTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func (m *dockerMember) start(ctx context.Context) (string, error) {

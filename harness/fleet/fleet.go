@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -123,8 +124,12 @@ type Spec struct {
 	Store                           string
 	ClusterMasters, ClusterReplicas int
 	ClusterNodeTimeout              time.Duration
+	// StoreProxy puts a TCP proxy run by this process between the replicas and Redis (one
+	// Redis only): the replicas are given its address, and SlowStore delays every reply
+	// through it (the store-slow fault).
+	StoreProxy bool
 	// StoreCPU, when set, is the share of one core the single Redis may use (the Docker
-	// provider's CPU quota, CFS: StoreCPUPeriod per period): a store as slow as a busy
+	// provider's CFS CPU quota): a store as slow as a busy
 	// Redis thread, whose every call takes time in proportion to its work. 0: no limit.
 	StoreCPU float64
 	// Custom, when set, runs a limiter the harness did not write, as its target file
@@ -133,15 +138,11 @@ type Spec struct {
 	Custom *target.Start
 }
 
-// Conditions records how a fleet runs, for a run's summary. The type lives with the
-// summary's others in harness/result, which readers of a run import without Docker.
-type Conditions = result.Conditions
-
 // Fleet is a running Redis plus replicas. Members are named by RedisMember
 // and ReplicaMember. Every method is safe for concurrent use.
 type Fleet interface {
 	// Conditions describes the provider, network mode, replicas and images or binaries.
-	Conditions() Conditions
+	Conditions() result.Conditions
 	// RedisAddr is Redis's 127.0.0.1:port, reachable from the host; it stays
 	// the same when Redis is stopped, started or restarted.
 	RedisAddr() string
@@ -150,6 +151,10 @@ type Fleet interface {
 	ReplicaURLs() []string
 	// Stop stops a member (SIGTERM, then SIGKILL after a grace period).
 	Stop(ctx context.Context, member string) error
+	// Kill ends a member at once with SIGKILL, giving it no chance to flush or say goodbye,
+	// and returns once it is gone; Start brings it back. Redis comes back empty (the fleet
+	// runs it without persistence).
+	Kill(ctx context.Context, member string) error
 	// Start starts a stopped member again on the same address and waits until
 	// it is healthy; starting a running member does nothing.
 	Start(ctx context.Context, member string) error
@@ -159,6 +164,9 @@ type Fleet interface {
 	Unpause(ctx context.Context, member string) error
 	// Restart stops and starts a member and waits until it is healthy.
 	Restart(ctx context.Context, member string) error
+	// SlowStore delays every reply of the store by d on its way to the replicas, through the
+	// store proxy (Spec.StoreProxy; ErrNoStoreProxy without it); 0 takes the delay away.
+	SlowStore(ctx context.Context, d time.Duration) error
 	// Terminate removes every member and resource of the fleet. It is safe to
 	// call more than once.
 	Terminate(ctx context.Context) error
@@ -181,13 +189,30 @@ const (
 	ProviderLocal  = "local"
 )
 
-// NewProvider returns the provider a command line names: "docker" or "local".
-func NewProvider(name string, logger *slog.Logger) (Provider, error) {
+// Option is a command line's setting of a provider beyond its name.
+type Option func(*options)
+
+type options struct{ binDir string }
+
+// WithBinDir runs the local provider's programs from dir (LocalProvider.BinDir, --bin-dir);
+// empty is none.
+func WithBinDir(dir string) Option { return func(o *options) { o.binDir = dir } }
+
+// NewProvider returns the provider a command line names: "docker" or "local". The Docker
+// provider refuses a bin directory: it runs images.
+func NewProvider(name string, logger *slog.Logger, opts ...Option) (Provider, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	switch name {
 	case ProviderDocker, "":
+		if o.binDir != "" {
+			return nil, fmt.Errorf("--bin-dir %s is for --provider local (prebuilt binaries run as processes); the Docker provider runs images", o.binDir)
+		}
 		return DockerProvider{Logger: logger}, nil
 	case ProviderLocal:
-		return LocalProvider{Logger: logger}, nil
+		return LocalProvider{Logger: logger, BinDir: o.binDir}, nil
 	default:
 		return nil, fmt.Errorf("unknown fleet provider %q: use docker or local", name)
 	}
@@ -253,12 +278,15 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Network != NetworkBridge && s.Network != NetworkHost {
 		return s, fmt.Errorf("network %q: use %q or %q", s.Network, NetworkBridge, NetworkHost)
 	}
+	if s.StoreProxy && s.Store == StoreCluster {
+		return s, errors.New("a store proxy stands in front of one Redis, not a Redis Cluster (its nodes announce their own addresses): leave StoreProxy off with a cluster store")
+	}
 	return s.clusterDefaults()
 }
 
 // conditions is the part of Conditions that follows from the spec alone.
-func (s Spec) conditions(provider, network string) Conditions {
-	c := Conditions{
+func (s Spec) conditions(provider, network string) result.Conditions {
+	c := result.Conditions{
 		Provider:     provider,
 		Network:      network,
 		RunID:        s.RunID,

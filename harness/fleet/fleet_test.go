@@ -1,11 +1,13 @@
 package fleet
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/internal/dockertest"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -129,7 +132,7 @@ type testProvider struct {
 	start func(t *testing.T, images ...string) Provider
 	// noopConditions says whether c is what the provider records of a noop fleet on the
 	// default network.
-	noopConditions func(c Conditions) bool
+	noopConditions func(c result.Conditions) bool
 	// exiting makes spec's target one that exits at once.
 	exiting func(spec Spec) Spec
 	// ruleFile is the rule file as replica i of f sees it.
@@ -149,7 +152,7 @@ func providers(t *testing.T) []testProvider {
 				dockertest.Require(t, images...)
 				return DockerProvider{Logger: testLogger(t)}
 			},
-			noopConditions: func(c Conditions) bool {
+			noopConditions: func(c result.Conditions) bool {
 				return c.Provider == "docker" && c.Network == "bridge" && c.RedisImage == DefaultRedisImage && c.TargetImage == DefaultNoopImage
 			},
 			exiting: func(s Spec) Spec {
@@ -177,7 +180,7 @@ func providers(t *testing.T) []testProvider {
 		{
 			name:  "local",
 			start: func(t *testing.T, _ ...string) Provider { return LocalProvider{Logger: testLogger(t)} },
-			noopConditions: func(c Conditions) bool {
+			noopConditions: func(c result.Conditions) bool {
 				return c.Provider == "local" && c.Network == "loopback" && c.RedisBinary != "" && c.TargetBinary != ""
 			},
 			exiting: func(s Spec) Spec {
@@ -323,7 +326,8 @@ func TestReplicaTarget(t *testing.T) {
 
 // scenario is the lifecycle both providers must pass: health, Redis paused
 // and resumed, a replica stopped and started, Redis restarted on the same
-// address, a replica paused, terminate twice. It returns the fleet,
+// address, a replica paused, a replica and Redis killed and started again
+// (Redis empty), terminate twice. It returns the fleet,
 // terminated.
 func scenario(t *testing.T, p Provider, spec Spec) Fleet {
 	t.Helper()
@@ -404,6 +408,39 @@ func scenario(t *testing.T, p Provider, spec Spec) Fleet {
 	if err := Ping(ctx, redisAddr, time.Second); err != nil {
 		t.Errorf("PING after restart: %v", err)
 	}
+	// A killed replica refuses connections at once; started again it answers on its URL.
+	step(t, "kill "+last, f.Kill(ctx, last))
+	if err := Healthz(ctx, urls[len(urls)-1]); err == nil {
+		t.Errorf("%s answers /healthz after SIGKILL", last)
+	}
+	step(t, "kill a dead member", f.Kill(ctx, last))
+	step(t, "start "+last+" after kill", f.Start(ctx, last))
+	if err := Healthz(ctx, urls[len(urls)-1]); err != nil {
+		t.Errorf("%s after kill and start: %v", last, err)
+	}
+	// Redis killed and started again comes back empty, on the same address.
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	defer rdb.Close()
+	step(t, "write a key", rdb.Set(ctx, "fleet-test-kill", "1", 0).Err())
+	step(t, "kill redis", f.Kill(ctx, RedisMember))
+	if err := Ping(ctx, redisAddr, 300*time.Millisecond); err == nil {
+		t.Errorf("redis answers PING after SIGKILL")
+	}
+	step(t, "start redis after kill", f.Start(ctx, RedisMember))
+	if n, err := rdb.Exists(ctx, "fleet-test-kill").Result(); err != nil || n != 0 {
+		t.Errorf("after kill and start, the key exists %d times (err %v): want an empty store", n, err)
+	}
+	// A paused member is killed too.
+	step(t, "pause replica-0 before kill", f.Pause(ctx, ReplicaMember(0)))
+	step(t, "kill paused replica-0", f.Kill(ctx, ReplicaMember(0)))
+	step(t, "start replica-0 after kill", f.Start(ctx, ReplicaMember(0)))
+	if err := Healthz(ctx, urls[0]); err != nil {
+		t.Errorf("replica-0 after a kill while paused: %v", err)
+	}
+	if err := f.SlowStore(ctx, time.Millisecond); !errors.Is(err, ErrNoStoreProxy) {
+		t.Errorf("slow the store of a fleet without a proxy: err = %v, want %v", err, ErrNoStoreProxy)
+	}
+
 	// Stopping a paused member must not hang on a frozen process.
 	step(t, "pause replica-0 before stop", f.Pause(ctx, ReplicaMember(0)))
 	step(t, "stop paused replica-0", f.Stop(ctx, ReplicaMember(0)))
@@ -482,5 +519,87 @@ func checkDecisionsReachRedis(ctx context.Context, t *testing.T, f Fleet) {
 	}
 	if n == 0 {
 		t.Errorf("redis holds no keys after %d central-mode decisions", len(f.ReplicaURLs()))
+	}
+}
+
+// TestStoreProxy runs central-mode replicas behind the store proxy: their decisions reach
+// Redis through it; with every store reply delayed twice their store timeout, a decision
+// waits its timeout, not the store, and is let through (fail-open); with the delay taken
+// away the store answers at once again.
+func TestStoreProxy(t *testing.T) {
+	for _, p := range providers(t) {
+		t.Run(p.name, func(t *testing.T) {
+			prov := p.start(t, "replica", "redis")
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			const timeout, delay = 50 * time.Millisecond, 100 * time.Millisecond
+			f, err := prov.Start(ctx, Spec{Replicas: 2, Mode: "central", Rules: replicaRules, StoreTimeout: timeout, StoreProxy: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Terminate(context.Background())
+			proxy := f.Conditions().StoreProxy
+			if proxy == "" || proxy == f.RedisAddr() {
+				t.Fatalf("store proxy %q beside redis %s: want its own address", proxy, f.RedisAddr())
+			}
+			t.Logf("redis %s, proxy %s", f.RedisAddr(), proxy)
+			checkDecisionsReachRedis(ctx, t, f)
+
+			// One PING on one open connection: one round trip (go-redis's Ping adds its own).
+			conn, err := net.DialTimeout("tcp", proxy, time.Second)
+			if err != nil {
+				t.Fatalf("dial the proxy: %v", err)
+			}
+			defer conn.Close()
+			replies := bufio.NewReader(conn)
+			pingTook := func() time.Duration {
+				begin := time.Now()
+				_ = conn.SetDeadline(begin.Add(2 * time.Second))
+				if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+					t.Fatalf("PING through the proxy: %v", err)
+				}
+				if line, err := replies.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+					t.Fatalf("PING through the proxy: %q, %v", line, err)
+				}
+				return time.Since(begin)
+			}
+			decide := func(i int) (int, time.Duration) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.ReplicaURLs()[i]+"/check", nil)
+				req.Header.Set("X-Client-ID", "proxy-test")
+				begin := time.Now()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatalf("replica-%d decision: %v", i, err)
+				}
+				_ = resp.Body.Close()
+				return resp.StatusCode, time.Since(begin)
+			}
+			if d := pingTook(); d > delay/2 {
+				t.Errorf("PING through the proxy took %v before any delay", d)
+			}
+			step(t, "slow the store", f.SlowStore(ctx, delay))
+			if d := pingTook(); d < delay || d > delay+delay/2 {
+				t.Errorf("PING through the slowed proxy took %v, want %v..%v", d, delay, delay+delay/2)
+			}
+			for i := range 2 {
+				code, took := decide(i)
+				// The replica waits its store timeout, then decides alone: a 200 after about
+				// 50 ms, well before the 100 ms reply.
+				if code != http.StatusOK || took < timeout*8/10 || took >= delay {
+					t.Errorf("replica-%d with the store slowed: %d after %v; want 200 after %v..%v", i, code, took, timeout*8/10, delay)
+				}
+			}
+			step(t, "take the delay away", f.SlowStore(ctx, 0))
+			if d := pingTook(); d > delay/2 {
+				t.Errorf("PING through the proxy took %v after the delay was taken away", d)
+			}
+			if err := f.SlowStore(ctx, 1500*time.Microsecond); err == nil {
+				t.Error("a delay of 1.5 ms was taken: toxiproxy counts whole milliseconds")
+			}
+			step(t, "terminate", f.Terminate(ctx))
+			if err := Ping(ctx, proxy, 300*time.Millisecond); err == nil {
+				t.Error("the store proxy still answers after terminate")
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // member is one container or process of a fleet, as a provider runs it.
@@ -19,6 +21,9 @@ type member interface {
 	// address (127.0.0.1:port) as it is now, and does nothing to a running
 	// member but resume it if it is paused.
 	start(ctx context.Context) (addr string, err error)
+	// kill ends the member at once with SIGKILL (a paused one too) and returns once it is
+	// gone; killing a stopped member does nothing.
+	kill(ctx context.Context) error
 	pause(ctx context.Context) error
 	unpause(ctx context.Context) error
 	// exited returns an error that says how the member ended if it is no
@@ -30,7 +35,7 @@ type member interface {
 // health waits here; containers or processes behind members.
 type fleet struct {
 	log      *slog.Logger
-	cond     Conditions
+	cond     result.Conditions
 	replicas int
 	// health is the path a custom target answers 200 on once ready; "" is /healthz.
 	health string
@@ -52,9 +57,11 @@ type fleet struct {
 	// A cluster store's nodes (members 1+replicas+j, cluster.go) and its masters.
 	nodes   []string
 	masters int
+	// proxy is the store proxy (Spec.StoreProxy); nil without one.
+	proxy *storeProxy
 }
 
-func newFleet(log *slog.Logger, cond Conditions, replicas int) *fleet {
+func newFleet(log *slog.Logger, cond result.Conditions, replicas int) *fleet {
 	f := &fleet{
 		log:      log,
 		cond:     cond,
@@ -67,7 +74,7 @@ func newFleet(log *slog.Logger, cond Conditions, replicas int) *fleet {
 	return f
 }
 
-func (f *fleet) Conditions() Conditions { return f.cond }
+func (f *fleet) Conditions() result.Conditions { return f.cond }
 
 func (f *fleet) RedisAddr() string {
 	f.addrMu.Lock()
@@ -145,6 +152,10 @@ func (f *fleet) Stop(ctx context.Context, name string) error {
 	return f.do(ctx, "stop", name, func(ctx context.Context, _ int, m member) error {
 		return m.stop(ctx, stopTimeout)
 	})
+}
+
+func (f *fleet) Kill(ctx context.Context, name string) error {
+	return f.do(ctx, "kill", name, func(ctx context.Context, _ int, m member) error { return m.kill(ctx) })
 }
 
 func (f *fleet) Start(ctx context.Context, name string) error {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // backend is what a provider brings to start: how to run each member, and what
@@ -16,7 +18,7 @@ type backend interface {
 	// prepare checks what the run needs before anything of it exists (images,
 	// executables) and returns the fleet's conditions so far. Nothing is torn
 	// down when it fails, so it creates only what it removes itself.
-	prepare(ctx context.Context, spec Spec, log *slog.Logger) (Conditions, error)
+	prepare(ctx context.Context, spec Spec, log *slog.Logger) (result.Conditions, error)
 	// setup makes what the members share once teardown can undo it: a network,
 	// a built binary, a rule file. It may add to f.cond.
 	setup(ctx context.Context, f *fleet) error
@@ -27,6 +29,9 @@ type backend interface {
 	node(ctx context.Context, j, port int, args []string) (member, error)
 	// dataDir is where a cluster node keeps its nodes.conf.
 	dataDir() string
+	// proxyHost is the host address on which a process of this one (the store proxy)
+	// is reachable from the replicas.
+	proxyHost(ctx context.Context) (string, error)
 	// replica starts replica i listening on host port, with redis the address
 	// of the store as the replicas reach it.
 	replica(ctx context.Context, i, port int, redis string) (member, error)
@@ -56,7 +61,12 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 		return nil, err
 	}
 	f := newFleet(log, cond, spec.Replicas)
-	f.teardown = b.teardown
+	f.teardown = func(ctx context.Context) error {
+		if f.proxy != nil {
+			f.proxy.close()
+		}
+		return b.teardown(ctx)
+	}
 	defer func() {
 		if err != nil {
 			// Leave nothing behind, whatever ctx says now.
@@ -78,6 +88,11 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 	redis, err := f.startStore(ctx, spec, b, ports[0])
 	if err != nil {
 		return nil, err
+	}
+	if spec.StoreProxy {
+		if redis, err = f.startProxy(ctx, b); err != nil {
+			return nil, err
+		}
 	}
 
 	if spec.Custom != nil {
@@ -125,4 +140,21 @@ func (f *fleet) startStore(ctx context.Context, spec Spec, b backend, port int) 
 		return "", b.withLogs(ctx, m, err)
 	}
 	return redis, nil
+}
+
+// startProxy puts the store proxy between the replicas and Redis, and returns the address
+// the replicas reach the store on through it.
+func (f *fleet) startProxy(ctx context.Context, b backend) (string, error) {
+	host, err := b.proxyHost(ctx)
+	if err != nil {
+		return "", err
+	}
+	p, err := startStoreProxy(host, f.RedisAddr())
+	if err != nil {
+		return "", err
+	}
+	f.proxy = p
+	f.cond.StoreProxy = p.addr()
+	f.log.Info("store proxy started", "listen", p.addr(), "upstream", f.RedisAddr())
+	return p.addr(), nil
 }

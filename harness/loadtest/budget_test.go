@@ -81,7 +81,7 @@ func TestBoundedCostClaim(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := &ScenarioResult{StoreCmdPerSec: tt.perSec, AchievedRate: 900, Sync: tt.sync, Budget: tt.budget}
+			res := &result.ScenarioResult{StoreCmdPerSec: tt.perSec, AchievedRate: 900, Sync: tt.sync, Budget: tt.budget}
 			if got := boundedCostClaim(res, cfg).Verdict(); got != tt.verdict {
 				t.Errorf("%q, want %q", got, tt.verdict)
 			}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/limiters"
 	"github.com/edgeproof/rlharness/reports"
 )
@@ -47,7 +48,7 @@ func quickConfig(t *testing.T) Config {
 // machine did not keep the schedule (CI saw one stall of 235 ms in the first scenario after
 // the unit tests), and the harness itself gives no verdict on the limiter from it. The
 // second run is judged whatever it says.
-func runMeasured(ctx context.Context, t *testing.T, cfg Config) Summary {
+func runMeasured(ctx context.Context, t *testing.T, cfg Config) result.Summary {
 	t.Helper()
 	sum, err := Run(ctx, cfg)
 	if err != nil {
@@ -92,7 +93,7 @@ func TestLoadtestDesignKeepsItsWord(t *testing.T) {
 		} else if sc.Fault == "" && s.Exchanges.OKShare() < 0.9 || sc.Fault != "" && s.Exchanges.Unsuccessful() == 0 {
 			t.Errorf("%s: exchanges %+v: want >= 90 %% ok without a fault (a loaded CI machine times a few out), failures with one", sc.Name, *s.Exchanges)
 		}
-		if sc.Fault != FaultStop && (sc.StoreCPU == nil || sc.StoreCPU.Seconds <= 0) {
+		if sc.Fault != result.FaultStop && (sc.StoreCPU == nil || sc.StoreCPU.Seconds <= 0) {
 			t.Errorf("%s: store CPU %+v (%s): want the store's CPU over the traffic", sc.Name, sc.StoreCPU, sc.StoreCPUWhy)
 		}
 	}
@@ -141,7 +142,7 @@ func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 	cfg.FailOpen, cfg.Matrix = false, true
 	cfg.Only = "sliding_window/delayed,sliding_window/central"
 	sum := runMeasured(ctx, t, cfg)
-	by := map[string]ScenarioResult{}
+	by := map[string]result.ScenarioResult{}
 	for _, sc := range sum.Scenarios {
 		by[sc.Name] = sc
 	}
@@ -149,8 +150,8 @@ func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 	if design.Design != string(limiters.DesignBounded) || document.Design != string(limiters.DesignDocument) || central.Requests == 0 {
 		t.Fatalf("scenarios %v: want the bounded design, the document's and central", slices.Collect(maps.Keys(by)))
 	}
-	work := func(r ScenarioResult) float64 { return r.RoundTripsPerRequest() + r.ScriptCmdPerRequest() }
-	for _, r := range []ScenarioResult{design, document, central} {
+	work := func(r result.ScenarioResult) float64 { return r.RoundTripsPerRequest() + r.ScriptCmdPerRequest() }
+	for _, r := range []result.ScenarioResult{design, document, central} {
 		t.Logf("%s: %.3f round trips + %.3f commands inside scripts per request; %s", r.Name, r.RoundTripsPerRequest(), r.ScriptCmdPerRequest(), storeCost(r))
 	}
 	if !design.Pass || sum.GeneratorBound {

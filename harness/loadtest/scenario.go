@@ -11,25 +11,12 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Faults a scenario can inject into the counter store.
-const (
-	FaultNone  = result.FaultNone
-	FaultStop  = result.FaultStop
-	FaultPause = result.FaultPause
-)
-
-// Scenario and Claim live in harness/result with the rest of summary.json.
-type (
-	Scenario = result.Scenario
-	Claim    = result.Claim
-)
-
 // Scenarios lists what a run does: the design under test, its fail-open scenarios, and,
 // with matrix, every other algorithm × mode as a comparison. In delayed mode a scenario runs
 // delayed sync's design (limiters.Design); the matrix's sliding window in delayed mode runs
 // both, the other one as a comparison named for its design
 // ("sliding_window/delayed-document"), so that the report shows them side by side.
-func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters.Design, failOpen, matrix bool) []Scenario {
+func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters.Design, failOpen, matrix bool) []result.Scenario {
 	if design == "" {
 		design = limiters.DesignBounded
 	}
@@ -46,10 +33,10 @@ func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters
 		}
 		return string(design)
 	}
-	out := []Scenario{{Name: name(algorithm, mode, ""), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Gated: true}}
+	out := []result.Scenario{{Name: name(algorithm, mode, ""), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Gated: true}}
 	if failOpen {
-		for _, f := range []string{FaultStop, FaultPause} {
-			out = append(out, Scenario{Name: name(algorithm, mode, f), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Fault: f, Gated: true})
+		for _, f := range []string{result.FaultStop, result.FaultPause} {
+			out = append(out, result.Scenario{Name: name(algorithm, mode, f), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Fault: f, Gated: true})
 		}
 	}
 	if !matrix {
@@ -58,14 +45,14 @@ func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters
 	for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingWindow, limiters.TokenBucket} {
 		for _, m := range limiters.Modes() {
 			if a != algorithm || m != mode {
-				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: string(m), Design: designOf(m)})
+				out = append(out, result.Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: string(m), Design: designOf(m)})
 			}
 			if a != limiters.SlidingWindow || m != limiters.ModeDelayed {
 				continue // the designs differ on sliding windows only (BoundedSync)
 			}
 			for _, d := range limiters.Designs() {
 				if d != design {
-					out = append(out, Scenario{Name: name(a, m, "") + "-" + string(d), Algorithm: string(a), Mode: string(m), Design: string(d)})
+					out = append(out, result.Scenario{Name: name(a, m, "") + "-" + string(d), Algorithm: string(a), Mode: string(m), Design: string(d)})
 				}
 			}
 		}

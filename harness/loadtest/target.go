@@ -49,12 +49,12 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 
 // targetScenarios are a target's scenarios: the documents' traffic, and with a store the
 // harness runs, the same with the store stopped and paused mid-run.
-func targetScenarios(t *target.Target, gated, failOpen bool) []Scenario {
+func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
 	a := t.Algorithm
-	out := []Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
+	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
 	if failOpen && t.Store.Managed {
-		for _, f := range []string{FaultStop, FaultPause} {
-			out = append(out, Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
+		for _, f := range []string{result.FaultStop, result.FaultPause} {
+			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
 	return out
@@ -74,18 +74,19 @@ func (s sut) classes() []schedule.Class {
 }
 
 // spec is the fleet a scenario starts.
-func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
+func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 	if s.t == nil {
 		window := cfg.ScheduleSpec().Window()
 		rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
 		if cfg.Rules != nil {
 			rules = cfg.Rules
 		}
-		return fleet.Spec{
+		spec := fleet.Spec{
 			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
 			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU,
 		}
+		return spec
 	}
 	start := s.t.Start
 	if start.Kind == target.StartProcess && !filepath.IsAbs(start.Command[0]) && strings.ContainsRune(start.Command[0], '/') {
@@ -221,12 +222,16 @@ type urlFleet struct{ t *target.Target }
 
 var errNotStarted = errors.New("the target was not started by the harness (start: url), so it cannot stop, pause or restart it")
 
-func (u urlFleet) Conditions() fleet.Conditions {
-	return fleet.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
+func (u urlFleet) Conditions() result.Conditions {
+	return result.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
 }
-func (u urlFleet) RedisAddr() string                     { return u.t.Store.Redis }
-func (u urlFleet) ReplicaURLs() []string                 { return []string{u.t.Start.URL} }
-func (u urlFleet) Stop(context.Context, string) error    { return errNotStarted }
+func (u urlFleet) RedisAddr() string                  { return u.t.Store.Redis }
+func (u urlFleet) ReplicaURLs() []string              { return []string{u.t.Start.URL} }
+func (u urlFleet) Stop(context.Context, string) error { return errNotStarted }
+func (u urlFleet) Kill(context.Context, string) error { return errNotStarted }
+func (u urlFleet) SlowStore(context.Context, time.Duration) error {
+	return errNotStarted
+}
 func (u urlFleet) Start(context.Context, string) error   { return errNotStarted }
 func (u urlFleet) Pause(context.Context, string) error   { return errNotStarted }
 func (u urlFleet) Unpause(context.Context, string) error { return errNotStarted }
@@ -235,7 +240,7 @@ func (u urlFleet) Terminate(context.Context) error       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {
-	sc  Scenario
+	sc  result.Scenario
 	sys sut
 }
 
@@ -266,7 +271,7 @@ func (c Config) runs() []run {
 // built-in design, or a target file's: overshoot at the boundary burst and at worst, false
 // rejects, p99, store commands per request, and what clients saw with the store stopped
 // and paused.
-func WritePeers(w io.Writer, s Summary) {
+func WritePeers(w io.Writer, s result.Summary) {
 	rows := result.PeerTable(s.Scenarios)
 	targeted := false
 	for _, sc := range s.Scenarios {

@@ -176,7 +176,7 @@ func TestPeerTable(t *testing.T) {
 		{Scenario: result.Scenario{Name: "fixed_window/central", Algorithm: "fixed_window", Mode: "central"}},
 		{Scenario: result.Scenario{Name: "envoy", Target: "envoy"}, Requests: 50, StoreCommands: 100,
 			Probes: []result.ProbeResult{probe("probe-uniform2x", 1.2), probe("probe-boundary-burst", 1.98)}},
-		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: FaultStop}, Accepted: 5, Error: "x"},
+		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: result.FaultStop}, Accepted: 5, Error: "x"},
 	}
 	rows := result.PeerTable(scs)
 	if len(rows) != 2 || rows[0].System != "replica sliding_window/delayed" || rows[0].StorePerRequest != 0.1 || rows[0].Verdict != "PASS" {

@@ -34,9 +34,12 @@ type Errors struct {
 	Connection  int
 	Canceled    int // the run was canceled with the request in flight
 	Other       int
+	// Routing counts the requests the harness sent to a replica it had killed, refused or cut
+	// off (replica-kill): its routing's failures, not the limiter's, so Total leaves them out.
+	Routing int `json:",omitempty"`
 }
 
-// Total is the sum of all kinds.
+// Total is the sum of all kinds the limiter answers for: every kind but Routing.
 func (e Errors) Total() int {
 	return e.Status5xx + e.OtherStatus + e.Timeout + e.Connection + e.Canceled + e.Other
 }
@@ -74,6 +77,9 @@ type ClientReport struct {
 	ErrorsInFault      int
 	ErrorsOutsideFault int
 	RejectsInFault     int
+	// RoutingErrors are the client's requests the harness sent to a replica it had killed
+	// (Errors.Routing): in no other count of the client's, Offered included.
+	RoutingErrors int `json:",omitempty"`
 }
 
 // Check is one gate: a figure from the run compared with a threshold.

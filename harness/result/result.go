@@ -11,11 +11,15 @@ import (
 // SummaryFile is the name of the summary in a run directory.
 const SummaryFile = "summary.json"
 
-// Faults a scenario can inject into the counter store.
+// Faults a scenario can inject (docs/faults.md): into the counter store, or into one node of
+// the system under test.
 const (
-	FaultNone  = ""
-	FaultStop  = "store-stop"  // Redis stopped, then started again empty
-	FaultPause = "store-pause" // Redis frozen (docker pause / SIGSTOP), then resumed
+	FaultNone    = ""
+	FaultStop    = "store-stop"    // Redis stopped, then started again empty
+	FaultPause   = "store-pause"   // Redis frozen (docker pause / SIGSTOP), then resumed
+	FaultSlow    = "store-slow"    // every store reply delayed (a TCP proxy in between), then the delay removed
+	FaultRestart = "store-restart" // Redis killed (SIGKILL) and started again at once, empty
+	FaultKill    = "replica-kill"  // one replica of N killed (SIGKILL), started again after the outage
 )
 
 // Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
@@ -95,6 +99,9 @@ type Conditions struct {
 	// empty for one Redis.
 	Store      string   `json:"store,omitempty"`
 	StoreNodes []string `json:"store_nodes,omitempty"`
+	// StoreProxy is where the store proxy listened (store-slow): the replicas reached Redis
+	// through it; empty without one.
+	StoreProxy string `json:"store_proxy,omitempty"`
 	// StoreCPU is the share of one core the Redis was given (a slow store); 0: no limit.
 	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }
@@ -114,6 +121,10 @@ type Summary struct {
 	// Interrupted says the run was stopped (SIGINT, SIGTERM) before every scenario ran: the
 	// scenarios hold what was measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Incomplete says the run was killed (SIGKILL, a crash) before it finished: harness
+	// judge judged afterwards what it had written, and IncompleteWhy says what that was.
+	Incomplete    bool   `json:"incomplete,omitempty"`
+	IncompleteWhy string `json:"incomplete_why,omitempty"`
 	// Model is the document's model as the run was judged beside it; nil in a run written
 	// before runs saved it.
 	Model *RateLimitModel `json:"model,omitempty"`
@@ -165,12 +176,19 @@ type ScenarioResult struct {
 	Latency        Percentiles   `json:"latency"`
 	ReplicaLatency []Percentiles `json:"replica_latency"`
 	FaultLatency   *Percentiles  `json:"fault_latency,omitempty"`
-	Faults         []Interval    `json:"faults,omitempty"`
-	MaxOvershoot   float64       `json:"max_overshoot"`
-	FalseRejects   int           `json:"false_rejects"`
-	OverLimit      int           `json:"over_limit_clients"`
-	StoreCommands  int64         `json:"store_commands"`
-	StoreCmdPerSec float64       `json:"store_commands_per_s"`
+	// Faults are the windows the scenario was judged with: from the fault's beginning to the
+	// member's return plus the recovery grace, on the outcomes' clock.
+	Faults []Interval `json:"faults,omitempty"`
+	// FaultTiming is the fault as planned and as it happened; nil without a fault.
+	FaultTiming *FaultTiming `json:"fault_timing,omitempty"`
+	// RoutingErrors are requests the harness sent to a replica it had killed (refused or
+	// cut off): its routing's errors, not the limiter's, and in no other count (replica-kill).
+	RoutingErrors  int     `json:"routing_errors,omitempty"`
+	MaxOvershoot   float64 `json:"max_overshoot"`
+	FalseRejects   int     `json:"false_rejects"`
+	OverLimit      int     `json:"over_limit_clients"`
+	StoreCommands  int64   `json:"store_commands"`
+	StoreCmdPerSec float64 `json:"store_commands_per_s"`
 	// NoStore says the system keeps its counters among its own nodes (a target file without
 	// a store): there was no store to read, so the store figures are not measurements.
 	NoStore bool `json:"no_store,omitempty"`
@@ -197,6 +215,9 @@ type ScenarioResult struct {
 	Error     string     `json:"error,omitempty"`
 	// Cluster is what a Redis Cluster store's slot map did during a master fault.
 	Cluster *ClusterFault `json:"cluster,omitempty"`
+	// Incomplete says the run was killed during this scenario and harness judge judged it
+	// afterwards from the outcomes it had written, and on what part of its schedule.
+	Incomplete string `json:"incomplete,omitempty"`
 	// Budget is what the schedule asks of the bounded design's store: the requests that
 	// arrive at a node past its unsynced budget of their client (set for the bounded design
 	// on the document's rule).

@@ -21,6 +21,16 @@ type Spec struct {
 	Clients   int     `json:"clients"`    // background population; HS1 200,000
 	Seed      uint64  `json:"seed"`
 	Replicas  int     `json:"replicas"` // replica URLs the requests are spread over
+	// Away, when set, is a replica the harness kills (replica-kill): the requests it was
+	// given in the window go to the others instead (RouteAround), the same on every machine.
+	Away *Away `json:"away,omitempty"`
+}
+
+// Away is a replica whose requests sent at offsets in [From, To) go to the others.
+type Away struct {
+	Replica int           `json:"replica"`
+	From    time.Duration `json:"from_ns"`
+	To      time.Duration `json:"to_ns"`
 }
 
 // Scale is d at the spec's time scale, to the nanosecond.
@@ -78,6 +88,11 @@ func Build(spec Spec, classes []Class) (Schedule, error) {
 	s := Merge(append(parts, back)...)
 	if err := s.AssignReplicas(spec.Replicas, rng); err != nil {
 		return Schedule{}, err
+	}
+	if a := spec.Away; a != nil {
+		if _, err := s.RouteAround(a.Replica, a.From, a.To); err != nil {
+			return Schedule{}, err
+		}
 	}
 	return s, nil
 }

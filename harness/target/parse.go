@@ -37,7 +37,7 @@ func Parse(file string, b []byte) (*Target, error) {
 		return nil, fmt.Errorf("%s:1: the file is empty: it needs name, start, request, responses and clients", file)
 	}
 	t := &Target{File: file, Dir: filepath.Dir(file)}
-	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics")
+	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics", "faults")
 	if root == nil {
 		return nil, p.err()
 	}
@@ -51,6 +51,7 @@ func Parse(file string, b []byte) (*Target, error) {
 	t.Classes = p.classes(root["clients"])
 	t.Store = p.store(root["store"], t.Start.Kind)
 	t.Metrics = p.metrics(root["metrics"])
+	t.Faults = p.faults(root["faults"], t.Store)
 	t.Algorithm = p.str(root, "algorithm", "", false)
 	if n := root["algorithm"]; n != nil && !slices.Contains([]string{"fixed_window", "sliding_window", "token_bucket", "gcra"}, t.Algorithm) {
 		p.errf(n, "algorithm", "use fixed_window, sliding_window, token_bucket or gcra (got %q)", t.Algorithm)
@@ -529,6 +530,36 @@ func (p *parser) store(n *yaml.Node, kind string) Store {
 	}
 	s.Redis = v
 	return s
+}
+
+func (p *parser) faults(n *yaml.Node, store Store) Faults {
+	f := Faults{KilledNode: BlameHarness}
+	if n == nil {
+		return f
+	}
+	m := p.fields(n, "faults", false, "killed_node", "store_delay")
+	if m == nil {
+		return f
+	}
+	if k := m["killed_node"]; k != nil {
+		f.KilledNode = p.str(m, "killed_node", "faults", true)
+		if f.KilledNode != BlameHarness && f.KilledNode != BlameLimiter {
+			p.errf(k, "faults.killed_node", "use %s (a refused connection to a killed node is the harness's routing error) or %s (it is the limiter's) (got %q)",
+				BlameHarness, BlameLimiter, f.KilledNode)
+		}
+	}
+	if k := m["store_delay"]; k != nil {
+		v, _ := p.scalar(k, "faults.store_delay")
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil || d <= 0:
+			p.errf(k, "faults.store_delay", "must be a duration > 0, as 200ms (got %q)", v)
+		case !store.Managed:
+			p.errf(k, "faults.store_delay", "store-slow slows a store the harness runs: give store: {redis: managed}, or leave store_delay out")
+		}
+		f.StoreDelay = d
+	}
+	return f
 }
 
 // metricNames are the metrics block's fields that name a metric.

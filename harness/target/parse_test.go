@@ -49,6 +49,9 @@ metrics:
   exchanges: rl_sync_total
   view_age: rl_view_age_seconds
   sync_interval: 500ms
+faults:
+  killed_node: limiter
+  store_delay: 200ms
 `
 
 func TestParseGood(t *testing.T) {
@@ -76,6 +79,9 @@ func TestParseGood(t *testing.T) {
 	if m := tg.Metrics; m == nil || *m != (Metrics{Path: "/stats/prometheus", Exchanges: "rl_sync_total", ViewAge: "rl_view_age_seconds", SyncInterval: 500 * time.Millisecond}) {
 		t.Errorf("metrics %+v", m)
 	}
+	if tg.Faults != (Faults{KilledNode: BlameLimiter, StoreDelay: 200 * time.Millisecond}) {
+		t.Errorf("faults %+v", tg.Faults)
+	}
 	for code, want := range map[int]Verdict{200: Accepted, 429: Rejected, 400: Error, 503: Error, 201: Error} {
 		if got := tg.Responses.Of(code); got != want {
 			t.Errorf("status %d: %v, want %v", code, got, want)
@@ -97,7 +103,7 @@ store: {redis: "127.0.0.1:6379"}
 	}
 	if tg.Request.Method != "GET" || tg.Request.Path != "/" || tg.Request.ClientQuery != "user" || tg.Start.Replicas != 1 ||
 		tg.Start.Health != "/" || tg.Classes[0].Name != "default" || tg.Store.Redis != "127.0.0.1:6379" || tg.Responses.Of(503) != Rejected ||
-		tg.Metrics != nil {
+		tg.Metrics != nil || tg.Faults != (Faults{KilledNode: BlameHarness}) {
 		t.Errorf("%+v", tg)
 	}
 	v := Vars{Port: 8081, Host: "0.0.0.0", Listen: ":8081", Redis: "redis:6379", Node: 2, Nodes: 8}
@@ -233,6 +239,13 @@ func TestParseErrors(t *testing.T) {
 		{"metrics bad name", with(nil, "metrics: {exchanges: rl-sync}"), "t.yaml:6: metrics.exchanges: must be a Prometheus metric name"},
 		{"metrics unknown field", with(nil, "metrics: {exchanges: a, errors: b}"), "t.yaml:6: metrics.errors: unknown field"},
 		{"metrics bad interval", with(nil, "metrics: {exchanges: a, sync_interval: often}"), "t.yaml:6: metrics.sync_interval: must be a duration > 0"},
+		{"faults not mapping", with(nil, "faults: kill"), "t.yaml:6: faults: must be a mapping"},
+		{"faults unknown field", with(nil, "faults: {store_delay: 1s, kill: no}"), "t.yaml:6: faults.kill: unknown field"},
+		{"killed node blame", with(nil, "faults: {killed_node: nobody}"), "t.yaml:6: faults.killed_node: use harness (a refused connection to a killed node is the harness's routing error) or limiter"},
+		{"killed node empty", with(nil, `faults: {killed_node: ""}`), "t.yaml:6: faults.killed_node: must not be empty"},
+		{"store delay not a duration", with(nil, "faults: {store_delay: slow}"), "t.yaml:6: faults.store_delay: must be a duration > 0"},
+		{"store delay zero", with(nil, "faults: {store_delay: 0s}"), "t.yaml:6: faults.store_delay: must be a duration > 0"},
+		{"store delay without a managed store", with(nil, "faults: {store_delay: 100ms}"), "t.yaml:6: faults.store_delay: store-slow slows a store the harness runs"},
 		{"managed store for url", with(nil, "store: {redis: managed}"), "t.yaml:6: store.redis: a url target is not started by the harness"},
 	}
 	for _, c := range cases {

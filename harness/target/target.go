@@ -63,6 +63,9 @@ type Target struct {
 	// describe its sync with the store; nil when the file names none, and the report's
 	// sync health panel then says "not available".
 	Metrics *Metrics
+	// Faults says how the fault scenarios treat the target (docs/faults.md); its zero value
+	// is the harness's defaults.
+	Faults Faults
 	// Algorithm is what the target says it does (fixed_window, sliding_window,
 	// token_bucket, gcra), so that the run tests the documents' claim about that algorithm;
 	// empty if it says nothing.
@@ -161,6 +164,29 @@ type Store struct {
 	// Scripts are the commands the target's Lua scripts call inside Redis (lower case): the
 	// store's work, counted in its ops but not in its round trips.
 	Scripts []string
+}
+
+// Who answers for a refused connection to a node the harness killed (Faults.KilledNode).
+const (
+	// BlameHarness: the harness routes each request to a node itself, so a request it sent to
+	// a node it had killed is its own routing's error, reported apart and not held against
+	// the limiter (the default).
+	BlameHarness = "harness"
+	// BlameLimiter: the target promises that a dead node is not the client's problem (it
+	// routes its clients itself, or says its clients retry elsewhere): every refusal is the
+	// limiter's error.
+	BlameLimiter = "limiter"
+)
+
+// Faults is the target's say in the fault scenarios.
+type Faults struct {
+	// KilledNode is who answers for a refused connection to a node that replica-kill
+	// killed: BlameHarness (default) or BlameLimiter.
+	KilledNode string
+	// StoreDelay is what store-slow adds to every store reply; 0 is twice the harness's
+	// store timeout (the replica's --store-timeout), a delay a limiter that waits for its
+	// store cannot hide.
+	StoreDelay time.Duration
 }
 
 // Metrics names a target's Prometheus metrics (text format, on every replica's address)

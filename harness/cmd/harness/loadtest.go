@@ -15,7 +15,7 @@ import (
 
 func newLoadtestCmd() *cobra.Command {
 	cfg := loadtest.DefaultConfig()
-	var algorithm, mode, design string
+	var algorithm, mode string
 	var verbose bool
 	var baseline string
 	var targets []string
@@ -53,7 +53,7 @@ The first is gated, the others are comparisons.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Algorithm = limiters.Algorithm(algorithm)
-			cfg.Mode, cfg.Design = limiters.Mode(mode), limiters.Design(design)
+			cfg.Mode = limiters.Mode(mode)
 			for _, path := range targets {
 				if path == loadtest.BuiltinTarget {
 					cfg.Targets = append(cfg.Targets, nil)
@@ -91,7 +91,7 @@ The first is gated, the others are comparisons.`,
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "limiter replicas (HS4)")
 	f.StringVar(&algorithm, "algorithm", string(cfg.Algorithm), "design under test: fixed_window, sliding_window or token_bucket")
 	f.StringVar(&mode, "mode", string(cfg.Mode), "design under test: central, split or delayed")
-	f.StringVar(&design, "design", string(cfg.Design), "delayed mode's design under test: bounded (an unsynced budget per client, past it one store call; docs/design-bound.md) or document (the document's delayed sync); with --matrix the other one runs as a comparison")
+	f.StringVar(&cfg.Design, "design", string(limiters.DesignBounded), "delayed mode's design under test: bounded (an unsynced budget per client, past it one store call; docs/design-bound.md) or document (the document's delayed sync); with --matrix the other one runs as a comparison")
 	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
 	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
 	f.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")
@@ -111,6 +111,7 @@ The first is gated, the others are comparisons.`,
 	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "generator shards per scenario, each sending its share of the clients (1: in this process)")
 	f.StringVar(&cfg.ShardRunner, "shard-runner", cfg.ShardRunner, "how shards run: process (harness attack on this machine) or container (the harness image, host networking)")
 	f.StringVar(&cfg.HarnessImage, "harness-image", loadtest.DefaultHarnessImage, "the container runner's image (scripts/build-images.sh harness)")
+	f.StringVar(&cfg.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, noop, redis-server, redis-cli: the HS2 kit's bin/) instead of go build and PATH")
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringArrayVar(&targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")
