@@ -47,6 +47,39 @@ func storeWork(tb testing.TB, rdb *redis.Client) (calls, usec int64) {
 // scriptCommandsList is ScriptCommands as one string, for the benchmark's lookups.
 var scriptCommandsList = "|" + strings.Join(ScriptCommands, "|") + "|"
 
+// benchNode is one node of design over rdb, emptied first, named as the replicas name a node.
+func benchNode(b *testing.B, rdb *redis.Client, design Design) (*redis.Client, hs2Node) {
+	b.Helper()
+	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	if design == DesignBounded {
+		return rdb, NewBoundedSync(NewRedisStore(rdb), BoundedNode("0-bench", DefaultNodes))
+	}
+	return rdb, NewDelayedSync(NewRedisStore(rdb), NodeID("0-bench"))
+}
+
+// measureSteps takes warm steps, then one step an op, and reports the store's round trips
+// and Redis µs per op; it returns the µs.
+func measureSteps(b *testing.B, rdb *redis.Client, warm int, step func()) float64 {
+	for range warm {
+		step()
+	}
+	if err := rdb.ConfigResetStat(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	ops := 0
+	for b.Loop() {
+		step()
+		ops++
+	}
+	calls, usec := storeWork(b, rdb)
+	b.ReportMetric(float64(calls)/float64(ops), "round-trips/op")
+	b.ReportMetric(float64(usec)/float64(ops), "redis-µs/op")
+	return float64(usec) / float64(ops)
+}
+
 // hs2Node is one of the fleet's 8 nodes at the documents' HS2 (40,000 req/s over 200,000
 // clients): 5,000 requests a second, each client seen about 1.5 times a window, synced
 // every 200 ms. One op is one sync interval: 1,000 decisions, then the sync.
@@ -74,17 +107,8 @@ func BenchmarkStoreAtHS2(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, design := range Designs() {
 		b.Run(string(design), func(b *testing.B) {
-			rdb := srv.Client()
+			rdb, n := benchNode(b, srv.Client(), design)
 			ctx := context.Background()
-			if err := rdb.FlushAll(ctx).Err(); err != nil {
-				b.Fatal(err)
-			}
-			var n hs2Node
-			if design == DesignBounded {
-				n = NewBoundedSync(NewRedisStore(rdb), BoundedNode("0-bench", nodes))
-			} else {
-				n = NewDelayedSync(NewRedisStore(rdb), NodeID("0-bench"))
-			}
 			now := time.Unix(1_800_000_000, 0)
 			k := 0
 			step := func() {
@@ -99,22 +123,8 @@ func BenchmarkStoreAtHS2(b *testing.B) {
 				}
 				now = now.Add(interval)
 			}
-			for range 50 { // warm: the node's view and the store's keys
-				step()
-			}
-			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			ops := 0
-			for b.Loop() {
-				step()
-				ops++
-			}
-			calls, usec := storeWork(b, rdb)
-			b.ReportMetric(float64(calls)/float64(ops), "round-trips/op")
-			b.ReportMetric(float64(usec)/float64(ops), "redis-µs/op")
-			b.ReportMetric(float64(usec)/float64(ops)*nodes*float64(time.Second/interval)/1e6*100, "redis-%core-HS2")
+			usec := measureSteps(b, rdb, 50, step) // warm: the node's view and the store's keys
+			b.ReportMetric(usec*nodes*float64(time.Second/interval)/1e6*100, "redis-%core-HS2")
 		})
 	}
 }
@@ -129,17 +139,8 @@ func BenchmarkHotClient(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, design := range Designs() {
 		b.Run(string(design), func(b *testing.B) {
-			rdb := srv.Client()
+			rdb, n := benchNode(b, srv.Client(), design)
 			ctx := context.Background()
-			if err := rdb.FlushAll(ctx).Err(); err != nil {
-				b.Fatal(err)
-			}
-			var n hs2Node
-			if design == DesignBounded {
-				n = NewBoundedSync(NewRedisStore(rdb), BoundedNode("0-bench", 8))
-			} else {
-				n = NewDelayedSync(NewRedisStore(rdb), NodeID("0-bench"))
-			}
 			now := time.Unix(1_800_000_000, 0)
 			gap := DefaultWindow / time.Duration(DefaultLimit) // at its limit, evenly
 			i := 0
@@ -154,21 +155,7 @@ func BenchmarkHotClient(b *testing.B) {
 				}
 				now = now.Add(gap)
 			}
-			for range 2 * DefaultLimit { // two windows: every sub-slice of the window holds some
-				step()
-			}
-			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			ops := 0
-			for b.Loop() {
-				step()
-				ops++
-			}
-			calls, usec := storeWork(b, rdb)
-			b.ReportMetric(float64(calls)/float64(ops), "round-trips/op")
-			b.ReportMetric(float64(usec)/float64(ops), "redis-µs/op")
+			measureSteps(b, rdb, 2*DefaultLimit, step) // warm: two windows, every sub-slice of the window holds some
 		})
 	}
 }

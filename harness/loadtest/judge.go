@@ -228,6 +228,24 @@ func boundedCostClaim(res *result.ScenarioResult, cfg Config) result.Claim {
 	}
 	c.Text = fmt.Sprintf("the bounded design costs the store its nodes' epoch reads and pushes (%.0f/s) plus at most one call per request past a node's unsynced budget of %d (%d of %d requests here, %.0f/s, from %d clients), nothing for a client within its budgets; confirmed within %.1fx of nodes / interval .. %.0f/s with >= %.0f %% of exchanges succeeded",
 		perIv*float64(1+cfg.shards()), b.Budget, b.PastBudget, b.Requests, past, b.HotClients, syncCostLow, high, syncOKPercent)
+	if !syncWorked(&c, res) {
+		return c
+	}
+	switch {
+	case res.StoreCmdPerSec < syncCostLow*perIv:
+		c.Why = fmt.Sprintf("the store saw %.0f commands/s, under %.1fx nodes / interval: the epoch reads did not all arrive", res.StoreCmdPerSec, syncCostLow)
+	case res.StoreCmdPerSec > high:
+		c.Why = fmt.Sprintf("the store saw %.0f commands/s, over the %.0f/s the design allows this schedule", res.StoreCmdPerSec, high)
+	default:
+		c.Confirmed = true
+	}
+	return c
+}
+
+// syncWorked adds the exchanges that carried a store-cost claim to its figure and reports
+// whether they did: a claim without sync metrics is not measured, one whose sync failed
+// (no exchange attempted, under syncOKShare of them succeeded) is not confirmed, and says so.
+func syncWorked(c *result.Claim, res *result.ScenarioResult) bool {
 	var ex *result.Exchanges
 	if res.Sync != nil {
 		ex = res.Sync.Exchanges
@@ -237,7 +255,7 @@ func boundedCostClaim(res *result.ScenarioResult, cfg Config) result.Claim {
 		if res.Sync != nil && res.Sync.Why != "" {
 			c.Why += " (" + res.Sync.Why + ")"
 		}
-		return c
+		return false
 	}
 	c.Figure += fmt.Sprintf("; %d of %d exchanges succeeded", ex.OK, ex.Attempted)
 	switch {
@@ -245,14 +263,10 @@ func boundedCostClaim(res *result.ScenarioResult, cfg Config) result.Claim {
 		c.Why = "sync failing (no exchange attempted)"
 	case ex.OKShare() < syncOKShare:
 		c.Why = fmt.Sprintf("sync failing (%d of %d exchanges failed)", ex.Unsuccessful(), ex.Attempted)
-	case res.StoreCmdPerSec < syncCostLow*perIv:
-		c.Why = fmt.Sprintf("the store saw %.0f commands/s, under %.1fx nodes / interval: the epoch reads did not all arrive", res.StoreCmdPerSec, syncCostLow)
-	case res.StoreCmdPerSec > high:
-		c.Why = fmt.Sprintf("the store saw %.0f commands/s, over the %.0f/s the design allows this schedule", res.StoreCmdPerSec, high)
 	default:
-		c.Confirmed = true
+		return true
 	}
-	return c
+	return false
 }
 
 // The band around nodes / interval within which delayed sync's store commands/s confirm
@@ -277,23 +291,10 @@ func delayedCostClaim(res *result.ScenarioResult, cfg Config) result.Claim {
 	text += fmt.Sprintf("; confirmed within %.1fx..%.1fx of it with >= %.0f %% of exchanges succeeded", syncCostLow, syncCostHigh, syncOKPercent)
 	ratio := res.StoreCmdPerSec / bound
 	c := result.Claim{Text: text, Figure: fmt.Sprintf("%s store commands/s at %s req/s, x%.2f", result.Rate(res.StoreCmdPerSec), result.Rate(res.AchievedRate), ratio)}
-	var ex *result.Exchanges
-	if res.Sync != nil {
-		ex = res.Sync.Exchanges
-	}
-	if ex == nil {
-		c.NotMeasured, c.Why = true, "no sync metrics"
-		if res.Sync != nil && res.Sync.Why != "" {
-			c.Why += " (" + res.Sync.Why + ")"
-		}
+	if !syncWorked(&c, res) {
 		return c
 	}
-	c.Figure += fmt.Sprintf("; %d of %d exchanges succeeded", ex.OK, ex.Attempted)
 	switch {
-	case ex.Attempted == 0:
-		c.Why = "sync failing (no exchange attempted)"
-	case ex.OKShare() < syncOKShare:
-		c.Why = fmt.Sprintf("sync failing (%d of %d exchanges failed)", ex.Unsuccessful(), ex.Attempted)
 	case ratio < syncCostLow:
 		c.Why = fmt.Sprintf("the store saw %.2fx nodes / interval, under %.1fx", ratio, syncCostLow)
 	case ratio > syncCostHigh:
