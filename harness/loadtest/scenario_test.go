@@ -78,3 +78,24 @@ func TestOnly(t *testing.T) {
 		}
 	}
 }
+
+// The built-in replica's fleet runs the scenario's design: the document's when asked
+// (--design document, harness hunt's too), the bounded one by default; other modes none.
+func TestSpecRunsTheScenariosDesign(t *testing.T) {
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		mode   limiters.Mode
+		design string
+		want   limiters.Design
+	}{
+		{limiters.ModeDelayed, "", limiters.DesignBounded},
+		{limiters.ModeDelayed, "document", limiters.DesignDocument},
+		{limiters.ModeCentral, "document", ""},
+	} {
+		cfg.Mode, cfg.Design = tc.mode, tc.design
+		sc := Scenarios(cfg.Algorithm, cfg.Mode, limiters.Design(cfg.Design), false, false)[0]
+		if got := (sut{}).spec(cfg, sc).Design; got != tc.want {
+			t.Errorf("mode %s, --design %q: the fleet runs design %q, want %q", tc.mode, tc.design, got, tc.want)
+		}
+	}
+}

@@ -40,7 +40,7 @@ func StartSystem(ctx context.Context, cfg Config, t *target.Target) (*System, er
 	asked := cfg.Gates.LatenessP99
 	cfg = cfg.forTarget(t, asked)
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
-	s := &System{cfg: cfg, sys: sut{t: t}, sc: result.Scenario{Name: string(cfg.Algorithm) + "/" + string(cfg.Mode), Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode)}}
+	s := &System{cfg: cfg, sys: sut{t: t}, sc: Scenarios(cfg.Algorithm, cfg.Mode, limiters.Design(cfg.Design), false, false)[0]}
 	if t != nil {
 		s.sc = result.Scenario{Name: t.Name, Algorithm: t.Algorithm, Target: t.Name}
 	}
