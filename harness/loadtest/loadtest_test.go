@@ -8,6 +8,7 @@ package loadtest
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -129,18 +130,26 @@ func TestLoadtestFixedWindowFailsAtTheBoundary(t *testing.T) {
 }
 
 // The HS2 failure of the document's delayed sync, shown at a rate this machine sends: its
-// exchanges carry every client a node saw in the interval, so its store does as much script
-// work per request as a central counter's one call (at 40,000 req/s, more than one Redis
-// thread does, and the exchanges outlast the store timeout: issue 21). The bounded design,
-// whose clients within their budgets cost the store nothing, keeps its word and the store's
-// work far below central's, round trips and commands run inside scripts per request both;
-// the document's design, in the same run, does not.
+// exchanges carry every client a node saw in the interval, so a population of clients far
+// below their limits (HS2's) costs its store as much script work per request as a central
+// counter's one call does (at 40,000 req/s more than one Redis thread does, and the
+// exchanges outlast the store timeout: issue 21). The bounded design's clients within their
+// budgets cost the store nothing. So every client here is far below its limit (the probes
+// are given a limit they never reach, which leaves their traffic as it is), and the test
+// holds the bounded design's store work per request (round trips and commands inside
+// scripts) under a tenth of central's, and the document's, in the same run, over half. The
+// designs' promises are the other load tests'.
 func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cfg := quickConfig(t)
 	cfg.FailOpen, cfg.Matrix = false, true
 	cfg.Only = "sliding_window/delayed,sliding_window/central"
+	window := cfg.ScheduleSpec().Window()
+	cfg.Rules = fmt.Appendf(nil, `default: {limit: 600, window: %s, algorithm: sliding_window, slices: 12}
+rules:
+  - {name: probes, match: {prefix: "probe-"}, limit: 1000000, window: %s, algorithm: sliding_window, slices: 12}
+`, window, window)
 	sum := runMeasured(ctx, t, cfg)
 	by := map[string]result.ScenarioResult{}
 	for _, sc := range sum.Scenarios {
@@ -154,11 +163,14 @@ func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 	for _, r := range []result.ScenarioResult{design, document, central} {
 		t.Logf("%s: %.3f round trips + %.3f commands inside scripts per request; %s", r.Name, r.RoundTripsPerRequest(), r.ScriptCmdPerRequest(), storeCost(r))
 	}
-	if !design.Pass || sum.GeneratorBound {
-		t.Errorf("the design: pass=%v, generator-bound=%v, failed %v", design.Pass, sum.GeneratorBound, sum.Failed)
+	if sum.GeneratorBound {
+		t.Errorf("generator-bound: %v", sum.Failed)
 	}
-	if work(central) <= 0 || work(design) > work(central)/2 {
-		t.Errorf("the bounded design's store work %.3f per request, central's %.3f: want under half", work(design), work(central))
+	if d := design.Sync; d == nil || d.Exchanges == nil || d.Exchanges.OKShare() < 0.9 || d.StoreDecisions != nil {
+		t.Errorf("the bounded design's sync %+v: want its epoch reads succeeded and no decision asked of the store", d)
+	}
+	if work(central) <= 0 || work(design) > work(central)/10 {
+		t.Errorf("the bounded design's store work %.3f per request, central's %.3f: want under a tenth", work(design), work(central))
 	}
 	if work(document) <= work(central)/2 {
 		t.Errorf("the document's store work %.3f per request, central's %.3f: this run does not show its HS2 failure", work(document), work(central))
