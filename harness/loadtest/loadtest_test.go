@@ -136,9 +136,12 @@ func TestLoadtestFixedWindowFailsAtTheBoundary(t *testing.T) {
 // exchanges outlast the store timeout: issue 21). The bounded design's clients within their
 // budgets cost the store nothing. So every client here is far below its limit (the probes
 // are given a limit they never reach, which leaves their traffic as it is), and the test
-// holds the bounded design's store work per request (round trips and commands inside
-// scripts) under a tenth of central's, and the document's, in the same run, over half. The
-// designs' promises are the other load tests'.
+// holds the bounded design's store commands to its nodes' epoch reads (nodes / interval,
+// whatever the rate) and its store work per request (round trips and commands inside
+// scripts) under a quarter of central's, and the document's, in the same run, over half (one
+// run under the load lock: bounded 0.300 + 0.300, the document's 0.278 + 3.605, central's
+// 1.000 + 3.001; at HS2's 40,000 req/s the bounded design's 40 epoch reads a second are
+// 0.001 a request). The designs' promises are the other load tests'.
 func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -169,8 +172,13 @@ rules:
 	if d := design.Sync; d == nil || d.Exchanges == nil || d.Exchanges.OKShare() < 0.9 || d.StoreDecisions != nil {
 		t.Errorf("the bounded design's sync %+v: want its epoch reads succeeded and no decision asked of the store", d)
 	}
-	if work(central) <= 0 || work(design) > work(central)/10 {
-		t.Errorf("the bounded design's store work %.3f per request, central's %.3f: want under a tenth", work(design), work(central))
+	// Its store's commands are the nodes' epoch reads, whatever the rate.
+	epochs := float64(cfg.Replicas) / cfg.scaled(cfg.SyncInterval).Seconds()
+	if r := design.StoreCmdPerSec / epochs; r < 0.5 || r > 1.1 {
+		t.Errorf("the bounded design's store saw %.0f commands/s, %.2fx its nodes' epoch reads (%.0f/s): want 0.5x..1.1x", design.StoreCmdPerSec, r, epochs)
+	}
+	if work(central) <= 0 || work(design) > work(central)/4 {
+		t.Errorf("the bounded design's store work %.3f per request, central's %.3f: want under a quarter", work(design), work(central))
 	}
 	if work(document) <= work(central)/2 {
 		t.Errorf("the document's store work %.3f per request, central's %.3f: this run does not show its HS2 failure", work(document), work(central))
