@@ -71,7 +71,7 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
 	res.MaxOvershoot, res.FalseRejects, res.OverLimit = rep.MaxOvershoot, rep.FalseRejects, rep.OverLimitClients
 	window := cfg.ScheduleSpec().Window()
-	recovered := outage.To + cfg.RecoveryGrace
+	recovered := cfg.recoveredAt(sc.Fault, outage)
 	res.PeakRatios = make([]int, result.PeakRatioBins)
 	for _, c := range rep.Clients {
 		if !c.Probe {
@@ -96,7 +96,7 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	if sc.Fault != FaultNone {
 		fl := faultLat.percentiles()
 		res.FaultLatency = &fl
-		checks = faultChecks(checks, rep, res, cfg)
+		checks = faultChecks(checks, rep, res, cfg, outage)
 	}
 	res.Checks = checks
 	res.Pass = true
@@ -109,11 +109,17 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	}
 }
 
-// faultChecks replaces the 1.1× gate of a fail-open scenario: during the outage a replica
-// decides alone, so the bound is one limit per node (the document); 1.1× applies again once
-// the store is back. No 5xx, ever, and no request left unanswered while the store is away.
-func faultChecks(checks []accounting.Check, rep *accounting.Report, res *ScenarioResult, cfg Config) []accounting.Check {
-	out := make([]accounting.Check, 0, len(checks)+3)
+// faultChecks judges a fault scenario. A store fault replaces the 1.1× gate: during the
+// outage a replica decides alone, so the bound is one limit per node (the document); 1.1×
+// applies again once the store is back (store-restart: one sync interval later). No 5xx,
+// ever, and no request left unanswered while the store is away; a slow store is not waited
+// for (slowChecks), and one that came back empty is told again what it forgot
+// (restartChecks). A killed replica changes no requirement (killChecks).
+func faultChecks(checks []accounting.Check, rep *accounting.Report, res *ScenarioResult, cfg Config, outage accounting.Interval) []accounting.Check {
+	if res.Fault == FaultKill {
+		return killChecks(checks, rep, res, cfg)
+	}
+	out := make([]accounting.Check, 0, len(checks)+4)
 	for _, c := range checks {
 		if c.Name == "max overshoot" {
 			out = append(out, accounting.NewCheck("overshoot during the outage", rep.MaxOvershoot, accounting.OpAtMost,
@@ -121,7 +127,8 @@ func faultChecks(checks []accounting.Check, rep *accounting.Report, res *Scenari
 			worst, who := 0.0, ""
 			for _, p := range res.Probes {
 				if r := float64(p.AfterRecovery) / float64(p.Limit); r >= worst {
-					worst, who = r, fmt.Sprintf("%s: %d accepted in one window after the store returned", p.ID, p.AfterRecovery)
+					worst, who = r, fmt.Sprintf("%s: %d accepted in one window from %v after the store returned", p.ID, p.AfterRecovery,
+						(cfg.recoveredAt(res.Fault, outage) - outage.To).Round(time.Millisecond))
 				}
 			}
 			out = append(out, accounting.NewCheck("overshoot after recovery", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who))
@@ -136,6 +143,12 @@ func faultChecks(checks []accounting.Check, rep *accounting.Report, res *Scenari
 	out = append(out, accounting.NewCheck("errors while the store is away", float64(rep.ErrorsInFault), accounting.OpEqual, 0,
 		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d timeouts, %d connection errors in the whole run",
 			rep.Errors.Timeout, rep.Errors.Connection)))
+	switch res.Fault {
+	case FaultSlow:
+		out = append(out, slowChecks(res)...)
+	case FaultRestart:
+		out = append(out, restartChecks(res, cfg, outage)...)
+	}
 	return out
 }
 
@@ -274,6 +287,9 @@ func printScenario(w io.Writer, r ScenarioResult) {
 	}
 	fmt.Fprintf(w, "   %s %s: %s; %d requests, %s of %s req/s, store %s cmd/s, p99 %v\n", kind, r.Name, verdict,
 		r.Requests, result.Rate(r.AchievedRate), result.Rate(r.AskedRate), result.Rate(r.StoreCmdPerSec), r.Latency.P99)
+	if l := faultLine(r); l != "" {
+		fmt.Fprintf(w, "     fault: %s\n", l)
+	}
 	if r.Error == "" {
 		fmt.Fprintf(w, "     %s\n", storeCost(r))
 		fmt.Fprintf(w, "     %s\n", syncLine(r.Sync))
@@ -323,6 +339,11 @@ func WriteVerdict(w io.Writer, s Summary) {
 			res = "FAIL"
 		}
 		fmt.Fprintf(w, "%-44s %-34s %12.4g %4s %10.4g  %s\n", c.Scenario, c.Name, c.Figure, c.Op, c.Threshold, res)
+	}
+	for _, r := range s.Scenarios {
+		if l := faultLine(r); l != "" && r.Gated {
+			fmt.Fprintf(w, "%-44s fault %s\n", r.Name, l)
+		}
 	}
 	for _, r := range s.Scenarios {
 		for _, c := range r.Claims {

@@ -24,7 +24,8 @@ type (
 	Claim    = result.Claim
 )
 
-// Scenarios lists what a run does: the design under test, its fail-open scenarios, and,
+// Scenarios lists what a run does: the design under test, its fault scenarios
+// (FailOpenFaults), and,
 // with matrix, every other algorithm × mode as a comparison.
 func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix bool) []Scenario {
 	name := func(a limiters.Algorithm, m limiters.Mode, f string) string {
@@ -36,7 +37,7 @@ func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix b
 	}
 	out := []Scenario{{Name: name(design, mode, ""), Algorithm: string(design), Mode: string(mode), Gated: true}}
 	if failOpen {
-		for _, f := range []string{FaultStop, FaultPause} {
+		for _, f := range FailOpenFaults {
 			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: string(design), Mode: string(mode), Fault: f, Gated: true})
 		}
 	}
