@@ -169,7 +169,7 @@ func restartChecks(res *ScenarioResult, cfg Config, outage accounting.Interval) 
 		n := accounting.Busiest(kept, window)
 		if r := float64(n) / float64(p.Limit); r >= worst {
 			worst, who = r, fmt.Sprintf("%s: %d accepted in one window across the restart (those of the %v outage and the %v after it left out)",
-				p.ID, n, (outage.To - outage.From).Round(time.Millisecond), (recovered - outage.To).Round(time.Millisecond))
+				p.ID, n, (outage.To-outage.From).Round(time.Millisecond), (recovered-outage.To).Round(time.Millisecond))
 		}
 	}
 	return []accounting.Check{accounting.NewCheck("overshoot across the restart", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who)}

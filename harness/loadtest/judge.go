@@ -128,7 +128,7 @@ func faultChecks(checks []accounting.Check, rep *accounting.Report, res *Scenari
 			for _, p := range res.Probes {
 				if r := float64(p.AfterRecovery) / float64(p.Limit); r >= worst {
 					worst, who = r, fmt.Sprintf("%s: %d accepted in one window from %v after the store returned", p.ID, p.AfterRecovery,
-						(cfg.recoveredAt(res.Fault, outage) - outage.To).Round(time.Millisecond))
+						(cfg.recoveredAt(res.Fault, outage)-outage.To).Round(time.Millisecond))
 				}
 			}
 			out = append(out, accounting.NewCheck("overshoot after recovery", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who))

@@ -41,9 +41,6 @@ type Config struct {
 	Clients      int                // HS1: 200,000
 	Seed         uint64
 	FailOpen     bool // run the fault scenarios (Faults)
-	// Faults are the fault scenarios FailOpen runs (FailOpenFaults, a target's those that
-	// apply to it); empty is all of them.
-	Faults []string
 	Matrix       bool // run every other algorithm × mode as a comparison
 	Only         string
 	// Store is "redis" (one Redis, default) or "cluster" (a Redis Cluster of 3 masters + 3
@@ -76,6 +73,9 @@ type Config struct {
 	HarnessImage  string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit   string
+	// Faults are the fault scenarios FailOpen runs (FailOpenFaults, a target's those that
+	// apply to it); empty is all of them.
+	Faults []string
 	// killedNode is who answers for a refused connection to a killed node: a target file's
 	// faults.killed_node (forTarget); empty is the harness.
 	killedNode string
