@@ -73,14 +73,14 @@ type Config struct {
 	HarnessImage  string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit   string
+	Logger   *slog.Logger
+	Progress io.Writer
 	// Faults are the fault scenarios FailOpen runs (FailOpenFaults, a target's those that
 	// apply to it); empty is all of them.
 	Faults []string
 	// killedNode is who answers for a refused connection to a killed node: a target file's
 	// faults.killed_node (forTarget); empty is the harness.
 	killedNode string
-	Logger   *slog.Logger
-	Progress io.Writer
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
