@@ -45,6 +45,8 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	m := sum.Model
 	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath, NoModel: m == nil}
 	switch {
+	case sum.Incomplete:
+		p.Verdict, p.VerdictClass = "INCOMPLETE: "+sum.IncompleteWhy, "fail"
 	case sum.Interrupted:
 		p.Verdict, p.VerdictClass = "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
 	case sum.GeneratorBound:
@@ -229,6 +231,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 
 {{range .Scenarios}}<section class="scenario" id="scenario-{{.Name}}">
 <h2>{{.Name}} {{if .Gated}}(gated){{else}}(comparison){{end}}: {{if .Error}}<span class="fail">ERROR: {{.Error}}</span>{{else if .GeneratorBound}}<span class="bound">GENERATOR-BOUND</span>{{else}}{{passfail .Pass}}{{end}}</h2>
+{{with .Incomplete}}<p class="fail">INCOMPLETE: {{.}}</p>{{end}}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; store {{f .StoreCmdPerSec}} commands/s; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
 {{with .FaultTiming}}{{.Fault}} on {{.Member}}: planned from {{ms .Planned.From}} ms{{if ne .Planned.To .Planned.From}} to {{ms .Planned.To}} ms{{else}}, started again at once{{end}}; taken down from {{ms .Began}} ms (down at {{ms .Down}} ms), brought back from {{ms .Mending}} ms, {{if .Back}}answering again at {{ms .Back}} ms{{else}}never answering again{{end}}{{with .Delay}}; every store reply delayed {{ms .}} ms{{end}}{{with .Routed}}; the harness sent its requests to the other replicas from {{ms .From}} ms to {{ms .To}} ms{{end}}{{with .Error}}; <span class="fail">{{.}}</span>{{end}}.

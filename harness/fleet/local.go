@@ -53,18 +53,64 @@ type localRun struct {
 	members []*localMember
 }
 
-// prepare finds redis-server and makes the run's directory.
+// prepare finds redis-server, removes the directories of killed runs and makes the run's
+// directory, naming its owner in it.
 func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
 	l.spec, l.log = spec, log
 	var err error
 	if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
 		return Conditions{}, err
 	}
-	if l.dir, err = os.MkdirTemp("", "rlharness-"+spec.RunID+"-"); err != nil {
+	if n, err := removeDeadRunDirs(os.TempDir()); err != nil {
+		log.Warn("removing the directories of killed runs", "err", err)
+	} else if n > 0 {
+		log.Info("removed the directories of killed runs", "dirs", n)
+	}
+	if l.dir, err = os.MkdirTemp("", localDirPrefix+spec.RunID+"-"); err != nil {
 		return Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
+	}
+	if err := os.WriteFile(filepath.Join(l.dir, ownerFile), []byte(ownerID()+"\n"), 0o644); err != nil {
+		return Conditions{}, fmt.Errorf("name the owner of run %s's directory: %w", spec.RunID, err)
 	}
 	l.rules = filepath.Join(l.dir, "rules.yaml")
 	return spec.conditions(ProviderLocal, NetworkLoopback), nil
+}
+
+// A local run's directory is localDirPrefix + run ID + a random suffix under the temporary
+// directory; ownerFile in it names the process that made it ("<hostname>/<pid>", as the
+// Docker provider's owner label does).
+const (
+	localDirPrefix = "rlharness-"
+	ownerFile      = "owner"
+)
+
+// removeDeadRunDirs removes the local runs' directories under tmp whose owner no longer
+// runs on this host: what a run killed with SIGKILL leaves (its built target and logs,
+// 17 MB each). A directory of a live run, of another host or without an owner file (one
+// being made, or made by a harness before owners were named) is left alone. It returns how
+// many it removed.
+func removeDeadRunDirs(tmp string) (int, error) {
+	dirs, err := filepath.Glob(filepath.Join(tmp, localDirPrefix+"*"))
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	n := 0
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue
+		}
+		if !orphaned(map[string]string{LabelOwner: strings.TrimSpace(string(b))}) {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
 }
 
 // setup builds the target (or finds Spec.Binary) and writes the rule file.

@@ -2,7 +2,10 @@ package fleet
 
 import (
 	"context"
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,4 +42,75 @@ func TestNetworkingOfTheLocalProviderIsLoopback(t *testing.T) {
 			t.Errorf("Networking(%q, %q) = %q, want %q", tt.provider, tt.network, got, tt.want)
 		}
 	}
+}
+
+// A run killed with SIGKILL leaves its directory; the next local run removes it, and never
+// the directory of a run that still goes on beside it.
+func TestRemoveDeadRunDirs(t *testing.T) {
+	tmp := t.TempDir()
+	host, _ := os.Hostname()
+	mk := func(name, owner string) string {
+		d := filepath.Join(tmp, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "replica.log"), make([]byte, 1<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if owner != "" {
+			if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(owner+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	dead := mk("rlharness-20260730-120000-aa-1", host+"/"+itoa(deadPID(t)))
+	live := mk("rlharness-20260730-120000-bb-2", host+"/"+itoa(os.Getpid()))
+	elsewhere := mk("rlharness-20260730-120000-cc-3", "another-host/"+itoa(deadPID(t)))
+	unowned := mk("rlharness-20260730-120000-dd-4", "")
+	other := mk("something-else", host+"/"+itoa(deadPID(t)))
+	n, err := removeDeadRunDirs(tmp)
+	if err != nil || n != 1 {
+		t.Errorf("removed %d (%v), want 1", n, err)
+	}
+	for d, want := range map[string]bool{dead: false, live: true, elsewhere: true, unowned: true, other: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}
+
+// A local run names its owner in its directory, so that the next run can tell it from a
+// dead one; Terminate removes the directory.
+func TestLocalRunNamesItsOwner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and builds the noop target")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("no redis-server")
+	}
+	ctx := context.Background()
+	f, err := LocalProvider{Logger: testLogger(t)}.Start(ctx, Spec{Target: TargetNoop, Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := f.(*fleet).members[0].(*localMember).dir
+	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if want := ownerID() + "\n"; err != nil || string(b) != want {
+		t.Errorf("owner file %q (%v), want %q", b, err, want)
+	}
+	if n, err := removeDeadRunDirs(os.TempDir()); err != nil || pathGone(dir) {
+		t.Errorf("a live run's directory was removed (%d removed, %v)", n, err)
+	}
+	if err := f.Terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !pathGone(dir) {
+		t.Errorf("%s left after Terminate", dir)
+	}
+}
+
+func pathGone(p string) bool {
+	_, err := os.Stat(p)
+	return errors.Is(err, os.ErrNotExist)
 }

@@ -89,7 +89,7 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 		m.ClockOffset = &off
 	}
 	dir := ShardDir(ac.OutDir, ac.Shard)
-	w, err := traffic.Create(dir)
+	w, err := traffic.Replace(dir)
 	if err != nil {
 		return m, err
 	}

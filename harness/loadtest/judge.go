@@ -294,6 +294,9 @@ func printScenario(w io.Writer, r ScenarioResult) {
 		fmt.Fprintf(w, "     %s\n", storeCost(r))
 		fmt.Fprintf(w, "     %s\n", syncLine(r.Sync))
 	}
+	if r.Incomplete != "" {
+		fmt.Fprintf(w, "     INCOMPLETE: %s\n", r.Incomplete)
+	}
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "     %s\n", c)
 	}
@@ -352,6 +355,8 @@ func WriteVerdict(w io.Writer, s Summary) {
 	}
 	WritePeers(w, s)
 	switch {
+	case s.Incomplete:
+		fmt.Fprintf(w, "RESULT: INCOMPLETE: %s; %s\n", s.IncompleteWhy, strings.Join(s.Failed, "; "))
 	case s.GeneratorBound:
 		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: the generator fell behind its schedule; lower --rate or use more cores\n")
 	case s.Pass:

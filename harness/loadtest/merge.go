@@ -109,10 +109,7 @@ func Judge(paths []string, jc JudgeConfig) (Summary, error) {
 		return Summary{}, err
 	}
 	// The merged outcomes are written afresh: judging twice must not append twice.
-	if err := os.Remove(filepath.Join(run.sc.Dir(jc.OutDir), traffic.OutcomesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Summary{}, fmt.Errorf("replace the merged outcomes: %w", err)
-	}
-	w, err := traffic.Create(run.sc.Dir(jc.OutDir))
+	w, err := traffic.Replace(run.sc.Dir(jc.OutDir))
 	if err != nil {
 		return Summary{}, err
 	}

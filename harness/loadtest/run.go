@@ -72,7 +72,9 @@ type Config struct {
 	HarnessBinary string
 	HarnessImage  string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
-	Commit   string
+	Commit string
+	// started is when Run began: it names the run in every scenario's scenario.json.
+	started  time.Time
 	Logger   *slog.Logger
 	Progress io.Writer
 	// Faults are the fault scenarios FailOpen runs (FailOpenFaults, a target's those that
@@ -207,6 +209,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			Store: cfg.clusterStore()},
 		Pass: true,
 	}
+	cfg.started = sum.StartedAt
 	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
 		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, 0
 	}
@@ -337,7 +340,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	if err != nil {
 		return res, err
 	}
-	w, err := traffic.Create(dir)
+	w, err := traffic.Replace(dir)
 	if err != nil {
 		return res, err
 	}
@@ -392,6 +395,11 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	faultErr := make(chan error, 1)
 	onStart := func(origin time.Time) error {
 		start = origin
+		// What a judge needs of the scenario if the run dies before summary.json: harness
+		// judge rebuilds the schedule from it and judges outcomes.csv.
+		if err := writeStarted(dir, cfg, sc, sys, origin, faults, outage, res.Conditions); err != nil {
+			return err
+		}
 		// The store's command counts cover the traffic alone, not the fleet's start or the wait.
 		if resetCluster != nil {
 			if err := resetCluster(ctx); err != nil {

@@ -113,6 +113,10 @@ type Summary struct {
 	// Interrupted says the run was stopped (SIGINT, SIGTERM) before every scenario ran: the
 	// scenarios hold what was measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Incomplete says the run was killed (SIGKILL, a crash) before it finished: harness
+	// judge judged afterwards what it had written, and IncompleteWhy says what that was.
+	Incomplete    bool   `json:"incomplete,omitempty"`
+	IncompleteWhy string `json:"incomplete_why,omitempty"`
 	// Model is the document's model as the run was judged beside it; nil in a run written
 	// before runs saved it.
 	Model *RateLimitModel `json:"model,omitempty"`
@@ -202,6 +206,9 @@ type ScenarioResult struct {
 	Error     string     `json:"error,omitempty"`
 	// Cluster is what a Redis Cluster store's slot map did during a master fault.
 	Cluster *ClusterFault `json:"cluster,omitempty"`
+	// Incomplete says the run was killed during this scenario and harness judge judged it
+	// afterwards from the outcomes it had written, and on what part of its schedule.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // ProbeResult is one probe client: the document's patterns, measured.

@@ -54,6 +54,16 @@ func Create(dir string) (*Writer, error) {
 	return w, nil
 }
 
+// Replace is Create for a new run: an outcome file an earlier run left in dir (a run
+// directory used again, runs/latest) is removed first, so that its outcomes are not read as
+// this run's.
+func Replace(dir string) (*Writer, error) {
+	if err := os.Remove(filepath.Join(dir, OutcomesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("replace the outcome file of an earlier run: %w", err)
+	}
+	return Create(dir)
+}
+
 // Write appends one outcome; it has the signature of Run's sink.
 func (w *Writer) Write(o Outcome) error {
 	b := w.line[:0]

@@ -473,6 +473,22 @@ func TestOutcomeFile(t *testing.T) {
 	if !slices.Equal(back, outs) {
 		t.Errorf("read %+v, want %+v", back, outs)
 	}
+	// A new run in the same directory replaces the file: the earlier run's outcomes are not
+	// read as its own (make loadtest writes to runs/latest every time).
+	w, err := Replace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(outs[2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back = back[:0]
+	if _, err := ReadFile(path, func(o Outcome) error { back = append(back, o); return nil }); err != nil || !slices.Equal(back, outs[2:]) {
+		t.Errorf("after Replace: read %+v (%v), want only %+v", back, err, outs[2:])
+	}
 
 	reads := []struct {
 		name    string

@@ -55,7 +55,7 @@ func newJudgeCmd() *cobra.Command {
 	var baseline string
 	cmd := &cobra.Command{
 		Use:   "judge DIR...",
-		Short: "Merge the shards of a run written by harness attack and judge the whole run",
+		Short: "Judge the shards of a run written by harness attack, or what a killed load test wrote",
 		Long: `Reads every shard (DIR is a shard's directory or a run directory holding shard-*/), checks
 that they are one run (one schedule, one start, every shard 0..N-1 once), rebuilds the
 schedule from the seed, merges the outcomes and judges them with the load test's accounting
@@ -63,15 +63,28 @@ and gates. It reports every shard's clock offset and the largest skew between ma
 skew beyond the lateness tolerance marks the run generator-bound, as a late generator does.
 Writes summary.json, the merged outcomes and report.html to --out (default: the first DIR).
 
+A load test's run directory (DIR holding */scenario.json) that a kill (SIGKILL, a crash)
+left without summary.json, or with a summary.json short of a scenario: every scenario the
+summary lacks is judged from its outcomes.csv, on the part of its schedule that was sent and
+answered before the kill; the store's and the sync's figures went with the run. summary.json
+is written marked incomplete, and the exit code is 1.
+
 Exit codes: 0 pass; 1 a promise broken or a gate failed (or a regression against
---baseline); 2 the shards could not be read or do not form one run; 3 generator-bound.`,
+--baseline), or a killed run judged (incomplete); 2 the shards could not be read or do not
+form one run; 3 generator-bound.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if jc.OutDir == "" {
 				jc.OutDir = args[0]
 			}
 			jc.Commit = commit()
-			sum, err := loadtest.Judge(args, jc)
+			judge := loadtest.Judge
+			if len(args) == 1 && loadtest.Killed(args[0]) { // a load test's run directory
+				judge = func(paths []string, jc loadtest.JudgeConfig) (loadtest.Summary, error) {
+					return loadtest.JudgeKilled(paths[0], jc)
+				}
+			}
+			sum, err := judge(args, jc)
 			if err != nil {
 				return err
 			}
@@ -91,6 +104,9 @@ Exit codes: 0 pass; 1 a promise broken or a gate failed (or a regression against
 			loadtest.WriteVerdict(out, sum)
 			fmt.Fprintf(out, "summary: %s/summary.json\n", jc.OutDir)
 			repErr := writeReport(out, jc.OutDir, baseline)
+			if sum.Incomplete { // neither verdict: the run did not finish
+				return &gateError{msg: fmt.Sprintf("the run was killed before it finished: summary.json holds what it had written, judged, marked incomplete; see %s/report.html", jc.OutDir)}
+			}
 			return verdictError(sum.Pass, sum.GeneratorBound, len(sum.Failed), jc.OutDir, repErr)
 		},
 	}

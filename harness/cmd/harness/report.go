@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/reports"
 )
@@ -28,6 +30,10 @@ README's peer table is this, for make loadtest-peers).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if peerTable {
 				return writePeerTable(cmd.OutOrStdout(), args[0])
+			}
+			if left := loadtest.Unjudged(args[0]); len(left) > 0 {
+				return fmt.Errorf("%s: the run started %s but its %s does not hold it: it was killed before it finished (or it still runs); 'harness judge %s' judges the outcomes it wrote (marked incomplete) and writes the report",
+					args[0], strings.Join(left, ", "), result.SummaryFile, args[0])
 			}
 			return writeReport(cmd.OutOrStdout(), args[0], baseline)
 		},

@@ -1,0 +1,37 @@
+package result
+
+import (
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
+)
+
+// StartedFile is what a load test writes in a scenario's directory when its traffic starts:
+// enough to judge the scenario's outcomes again without the run, when the run was killed
+// before it wrote summary.json.
+const StartedFile = "scenario.json"
+
+// Started is StartedFile: the scenario, how its schedule is built, its origin and its fault
+// windows, and the run's conditions.
+type Started struct {
+	// Run is when the run began (summary.json's started_at): the scenarios of one run share it.
+	Run      time.Time     `json:"run"`
+	Scenario Scenario      `json:"scenario"`
+	Schedule schedule.Spec `json:"schedule"`
+	// Classes are a target file's client classes (the probes of each, the background in the
+	// first); empty for the documents' rule (schedule.DefaultClasses).
+	Classes []schedule.Class `json:"classes,omitempty"`
+	// Start is the traffic's origin: the outcomes' offsets count from it.
+	Start  time.Time  `json:"start"`
+	Faults []Interval `json:"faults,omitempty"`
+	Outage Interval   `json:"outage"`
+	// Lateness and MinRateRatio are the generator's gates the run was judged by.
+	Lateness     time.Duration `json:"lateness_tolerance_ns"`
+	MinRateRatio float64       `json:"min_rate_ratio"`
+	// Shards is how many generator processes sent it (their outcomes are in shard-*/).
+	Shards     int           `json:"shards,omitempty"`
+	Config     ConfigSummary `json:"config"`
+	Conditions Conditions    `json:"conditions"`
+	Commit     string        `json:"commit,omitempty"`
+	Cores      int           `json:"cores"`
+}
