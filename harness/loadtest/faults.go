@@ -223,3 +223,37 @@ func faultLine(r ScenarioResult) string {
 	}
 	return s
 }
+
+// measuredFault records a scenario's fault once the traffic is over: its timing in res, the
+// windows it is judged with, measured (from its beginning to the member's return plus the
+// grace; to the end of the run when it never returned), in res and the accounting, and a
+// killed replica's refusals as routing errors where the harness answers for them. It returns
+// the outage as measured, and the error that kept the fault from being made or mended.
+func measuredFault(res *ScenarioResult, acc *accounting.Accumulator, a *fault.Armed, cfg Config, sc Scenario) (accounting.Interval, error) {
+	timing, err := a.Wait()
+	if cfg.away != nil {
+		routed := accounting.Interval{From: cfg.away.From, To: cfg.away.To}
+		timing.Routed = &routed
+	}
+	res.FaultTiming = &timing
+	outage := timing.Outage()
+	if outage.To == 0 { // never back: away to the end
+		outage.To = max(res.Duration, outage.From+1)
+	}
+	if timing.Began > 0 {
+		res.Faults = []accounting.Interval{{From: outage.From, To: max(cfg.recoveredAt(sc.Fault, outage), outage.From+1)}}
+	}
+	if serr := acc.SetFaults(res.Faults); serr != nil && err == nil {
+		err = serr
+	}
+	if sc.Fault == FaultKill && timing.Began > 0 && cfg.killedNodeRefusals() == target.BlameHarness {
+		// From the first request the schedule moved (or the kill, if earlier) to the
+		// replica's return: a refusal then is the dead replica's.
+		from := outage.From
+		if cfg.away != nil {
+			from = min(from, cfg.away.From)
+		}
+		acc.SetDeadReplica(cfg.Replicas-1, accounting.Interval{From: from, To: outage.To})
+	}
+	return outage, err
+}

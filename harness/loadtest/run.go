@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
@@ -83,6 +84,8 @@ type Config struct {
 	// killedNode is who answers for a refused connection to a killed node: a target file's
 	// faults.killed_node (forTarget); empty is the harness.
 	killedNode string
+	// away is the replica a replica-kill scenario's schedule routes around (routedAway).
+	away *schedule.Away
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -270,12 +273,12 @@ func writeSummary(dir string, s Summary) error { return result.Write(dir, result
 // ScheduleSpec is what the config's schedule is built from, as shards and the judge see it:
 // the built-in replica's, the document's rule for every client.
 func (c Config) ScheduleSpec() schedule.Spec {
-	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
+	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas, Away: c.away}
 }
 
 // withSchedule is c with the schedule of spec: ScheduleSpec's inverse, for the judge.
 func (c Config) withSchedule(s schedule.Spec) Config {
-	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas
+	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas, c.away = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas, s.Away
 	return c
 }
 
@@ -296,6 +299,11 @@ func (c Config) send(sc Scenario) sendFunc {
 
 func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario, sys sut) (ScenarioResult, error) {
 	res := ScenarioResult{Scenario: sc}
+	// The fault's plan, in offsets from the start of the traffic; a killed replica's
+	// requests go to the others in the schedule itself, so shards and judges send and
+	// rebuild the same.
+	plan := cfg.planFault(sc, sys.t)
+	cfg.away = cfg.routedAway(sc, sys.t)
 	window := cfg.ScheduleSpec().Window()
 	sched, err := sys.schedule(cfg)
 	if err != nil {
@@ -327,14 +335,14 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		}
 	}
 
-	// Faults, in offsets from the start of the traffic.
+	// The fault's planned windows, until the measured ones replace them: scenario.json's, for
+	// a judge of a run killed before it ends.
 	var faults []accounting.Interval
 	var outage accounting.Interval
-	if sc.Fault != FaultNone {
-		from := window + window/5 // inside the second window, clear of the boundary burst
-		outage = accounting.Interval{From: from, To: from + cfg.scaled(cfg.Outage)}
-		faults = []accounting.Interval{{From: outage.From, To: outage.To + cfg.RecoveryGrace}}
-		res.Faults = faults
+	var armed *fault.Armed // from the traffic's origin on
+	if plan != nil {
+		outage = accounting.Interval{From: plan.At, To: plan.Until}
+		faults = []accounting.Interval{{From: outage.From, To: cfg.recoveredAt(sc.Fault, outage)}}
 	}
 	acc, err := accounting.New(&sched, faults)
 	if err != nil {
@@ -356,10 +364,8 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			errs.Add(1)
 		}
 		probes.add(o)
-		for _, f := range faults {
-			if f.Contains(o.Sent) && o.Code != 0 {
-				faultLat.record(o.Latency)
-			}
+		if armed != nil && o.Code != 0 && armed.Contains(o.Sent, cfg.RecoveryGrace) {
+			faultLat.record(o.Latency)
 		}
 		if err := w.Write(o); err != nil {
 			return err
@@ -392,7 +398,6 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	var start time.Time
 	progressDone := closed()
 	stopWatch := func() *result.ClusterFault { return nil }
-	faultErr := make(chan error, 1)
 	onStart := func(origin time.Time) error {
 		start = origin
 		// What a judge needs of the scenario if the run dies before summary.json: harness
@@ -419,10 +424,8 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		if cfg.Shards <= 1 { // shards' outcomes arrive once they are done
 			progressDone = progress(runCtx, cfg.Progress, origin, &sent, &errs, len(sched.Requests))
 		}
-		if sc.Fault != FaultNone {
-			go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, origin, outage, cfg.Logger) }()
-		} else {
-			faultErr <- nil
+		if plan != nil {
+			armed = fault.Arm(runCtx, fl, *plan, origin, cfg.Logger)
 		}
 		return nil
 	}
@@ -439,10 +442,13 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 	}
 	<-progressDone
 	if !start.IsZero() {
-		if err := <-faultErr; err != nil && runErr == nil {
-			runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
-		}
 		res.Duration = time.Since(start)
+	}
+	if armed != nil {
+		var ferr error
+		if outage, ferr = measuredFault(&res, acc, armed, cfg, sc); ferr != nil && runErr == nil && !errors.Is(ferr, fault.ErrNotMade) {
+			runErr = fmt.Errorf("inject %s: %w", sc.Fault, ferr)
+		}
 	}
 	res.Cluster = stopWatch()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
@@ -484,38 +490,6 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 // (limiters.ScriptCommands). INFO commandstats counts them beside the EVALSHA that ran them;
 // they are work for the store but not round trips, so they are left out of the touches.
 var scriptInternal = commandstats.NewSet(limiters.ScriptCommands...)
-
-// injectFault takes the store down at outage.From and brings it back at outage.To.
-func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.Time, outage accounting.Interval, log *slog.Logger) error {
-	wait := func(at time.Duration) bool {
-		t := time.NewTimer(time.Until(start.Add(at)))
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		}
-	}
-	if !wait(outage.From) {
-		return nil
-	}
-	down, up := fl.Stop, fl.Start
-	if pauses(fault) {
-		down, up = fl.Pause, fl.Unpause
-	}
-	member := faultMember(fault)
-	log.Info("store fault begins", "fault", fault, "member", member, "at", time.Since(start))
-	if err := down(ctx, member); err != nil {
-		return err
-	}
-	wait(outage.To)
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	err := up(bctx, member)
-	log.Info("store fault ends", "fault", fault, "at", time.Since(start), "err", err)
-	return err
-}
 
 // closed is a channel that is already closed: a progress printer that never started.
 func closed() <-chan struct{} {

@@ -86,7 +86,7 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 		return fleet.Spec{
 			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreProxy: sc.Fault == FaultSlow,
 		}
 	}
 	start := s.t.Start
@@ -96,7 +96,7 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == FaultSlow}
 }
 
 // start brings the system up: a fleet, or for a url target the address it already answers on.
