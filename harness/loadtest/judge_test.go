@@ -290,7 +290,10 @@ func TestSyncScraperPerSystem(t *testing.T) {
 		why   string
 	}{
 		{"built-in, delayed", sut{}, limiters.ModeDelayed, synchealth.Replica(), 200 * time.Millisecond, ""},
-		{"built-in, central", sut{}, limiters.ModeCentral, synchealth.Names{}, 0, "central mode does not sync with the store"},
+		// No sync, but its decisions made without the store are read (a central replica whose
+		// store calls time out decides alone).
+		{"built-in, central", sut{}, limiters.ModeCentral, synchealth.Names{Path: "/metrics", StoreErrors: "rlreplica_store_errors_total", Degraded: "rlreplica_degraded_decisions_total"},
+			time.Second, "central mode does not sync with the store"},
 		{"target without metrics", sut{t: &target.Target{Name: "envoy"}}, "", synchealth.Names{}, 0, "the target file envoy names no metrics (see its metrics: field)"},
 		{"target with metrics", sut{t: named}, "", synchealth.Names{Path: "/stats", Exchanges: "rl_sync_total", ViewAge: "rl_age_seconds"}, 2 * time.Second, ""},
 	}
@@ -340,5 +343,66 @@ func TestVerdictStatesLoopbackAndGroupsRates(t *testing.T) {
 	}
 	if strings.Contains(out, "bridge") || strings.Contains(out, "e+04") {
 		t.Errorf("verdict says bridge or an exponent:\n%s", out)
+	}
+}
+
+// A central scenario whose replicas decided without their store (store calls past the
+// timeout, the breaker open) let the fallback's acceptances through: the boundary burst's
+// 745 of 600 is not the sliced window's, so its claim is not measured, and the overshoot
+// says why; with every decision made over the store, the same figure refutes the claim.
+func TestDecisionsWithoutTheStoreVoidTheAlgorithmsClaims(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.2
+	sc := Scenario{Name: "sliding_window/central", Algorithm: string(limiters.SlidingWindow), Mode: string(limiters.ModeCentral)}
+	scenario := func(deg *result.Degraded) *ScenarioResult {
+		return &ScenarioResult{Scenario: sc, StoreCmdPerSec: 900, AchievedRate: 1000,
+			Probes: []ProbeResult{{ClientReport: accounting.ClientReport{ID: "probe-" + schedule.PatternBoundary, Limit: 600, BusiestAccepted: 745, Overshoot: 745.0 / 600}}},
+			Sync:   &result.SyncHealth{Why: "central mode does not sync with the store", Degraded: deg}}
+	}
+	deg := &result.Degraded{Decisions: 145, TimedOut: 10, BreakerOpen: 135, From: "rlreplica_degraded_decisions_total"}
+	for _, tt := range []struct {
+		name    string
+		deg     *result.Degraded
+		verdict string
+	}{
+		{"every decision over the store", &result.Degraded{From: "rlreplica_degraded_decisions_total"}, "not confirmed"},
+		{"not scraped", nil, "not confirmed"},
+		{"145 decisions without the store", deg,
+			"not measured: 145 decisions without the store (store calls: 10 timed out, 0 failed, 135 skipped by the open breaker): the fail-open fallback, not the algorithm over the store, decided those, one limit per node"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := claims(scenario(tt.deg), cfg, sc)
+			if len(cs) != 2 {
+				t.Fatalf("%d claims, want the sliced window's and central's cost", len(cs))
+			}
+			if got := cs[0].Verdict(); got != tt.verdict {
+				t.Errorf("sliced window claim: %q, want %q", got, tt.verdict)
+			}
+			if cs[1].NotMeasured != (tt.deg == deg) {
+				t.Errorf("central's store cost: %s", cs[1].Verdict())
+			}
+		})
+	}
+	// The overshoot gate still fails (the promise was broken), and says who broke it.
+	s, outs := handMade(t, map[string][]uint16{
+		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
+		"probe-" + schedule.PatternIntermittent: {200, 200},
+	})
+	acc, err := accounting.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if err := acc.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := acc.Report()
+	r := &ScenarioResult{Scenario: sc, Sync: &result.SyncHealth{Degraded: deg}}
+	c := DefaultConfig()
+	c.TimeScale = 1.0 / 60
+	fillResult(r, &rep, c, sc, newProbeTimes(s), accounting.Interval{}, newLatency())
+	if oc := check(t, *r, "max overshoot"); oc.Pass || !strings.Contains(oc.Detail, "145 decisions without the store") {
+		t.Errorf("overshoot check %+v: want it failed, naming the decisions made without the store", oc)
 	}
 }

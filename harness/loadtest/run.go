@@ -35,6 +35,7 @@ type Config struct {
 	Replicas     int                // HS4: 8
 	Algorithm    limiters.Algorithm // the design under test: sliding_window
 	Mode         limiters.Mode      // its mode: delayed
+	Design       string             // the replica's delayed-sync design (REPLICA_DESIGN): document | bounded; "" its default
 	SyncInterval time.Duration      // HS5 0.2 s, before scaling
 	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
 	TimeScale    float64            // every duration ×F, every rate ×1/F
@@ -127,6 +128,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--store %q: use redis (one Redis) or cluster (a Redis Cluster)", c.Store)
 	case c.Store == fleet.StoreCluster && c.Provider != "local" && c.Network != fleet.NetworkHost:
 		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
+	case c.Design != "" && c.Design != DesignDocument && c.Design != DesignBounded:
+		return fmt.Errorf("--design %q: use %s (the document's delayed sync) or %s (docs/design-bound.md)", c.Design, DesignDocument, DesignBounded)
 	case c.Shards < 1:
 		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
 	case c.Shards > 1 && slices.ContainsFunc(c.Targets, func(t *target.Target) bool { return t != nil }):
@@ -206,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	sum := Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
 		Config: ConfigSummary{Provider: cfg.Provider, Network: fleet.Networking(cfg.Provider, cfg.Network), Replicas: first.Replicas,
-			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), SyncInterval: cfg.scaled(cfg.SyncInterval),
+			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), Design: cfg.Design, SyncInterval: cfg.scaled(cfg.SyncInterval),
 			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
 			Store: cfg.clusterStore()},
@@ -417,7 +420,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 			}
 			cpu.start(ctx, time.Now())
 		}
-		if syncWhy == "" {
+		if len(scraper.URLs) > 0 {
 			scraping = scraper.Start(runCtx, origin)
 		}
 		stopWatch = watchCluster(runCtx, fl, sc, origin, outage.From)
@@ -438,6 +441,9 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		h := scraping.Stop(sctx).Figures()
 		stop()
+		if syncWhy != "" { // scraped for the decisions made without the store alone
+			h.Available, h.Why, h.Series = false, syncWhy, nil
+		}
 		res.Sync = &h
 	}
 	<-progressDone

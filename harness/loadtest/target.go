@@ -25,6 +25,14 @@ import (
 // beside target files (make loadtest-peers).
 const BuiltinTarget = "replica"
 
+// The replica's delayed-sync designs, and the environment variable that picks one (its
+// --design).
+const (
+	DesignEnv      = "REPLICA_DESIGN"
+	DesignDocument = "document"
+	DesignBounded  = "bounded"
+)
+
 // sut is the system under test of a scenario: the built-in replica (t nil) or the limiter
 // a target file describes.
 type sut struct {
@@ -83,11 +91,15 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 		if cfg.Rules != nil {
 			rules = cfg.Rules
 		}
-		return fleet.Spec{
+		spec := fleet.Spec{
 			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
 			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreProxy: sc.Fault == FaultSlow,
 		}
+		if cfg.Design != "" {
+			spec.ExtraEnv = map[string]string{DesignEnv: cfg.Design}
+		}
+		return spec
 	}
 	start := s.t.Start
 	if start.Kind == target.StartProcess && !filepath.IsAbs(start.Command[0]) && strings.ContainsRune(start.Command[0], '/') {

@@ -17,6 +17,7 @@ var writers = map[string]string{
 	AutoscaleFile:  "harness run autoscale --out DIR",
 	ClaimCheckFile: "harness run claimcheck --out DIR",
 	ShardFile:      "harness attack",
+	HuntFile:       "harness hunt",
 }
 
 // Write writes v as indented JSON to dir/name, creating dir. It writes a temporary file in

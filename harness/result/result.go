@@ -129,6 +129,7 @@ type ConfigSummary struct {
 	Replicas      int           `json:"replicas"`
 	Algorithm     string        `json:"algorithm"`
 	Mode          string        `json:"mode"`
+	Design        string        `json:"design,omitempty"` // the replica's --design when the run set it
 	SyncInterval  time.Duration `json:"sync_interval_ns"`
 	StoreTimeout  time.Duration `json:"store_timeout_ns"`
 	TimeScale     float64       `json:"time_scale"`

@@ -45,6 +45,8 @@ func (s Series) Figures() result.SyncHealth {
 	var dur, cli, age hists
 	blind := make([]float64, s.Nodes)
 	hasBlind := false
+	var deg result.Degraded
+	hasDegraded := false
 	for node := range s.Nodes {
 		var prev *Sample
 		for _, t := range s.Ticks {
@@ -68,6 +70,13 @@ func (s Series) Figures() result.SyncHealth {
 					blind[node] += increase(*prev.Blind, *cur.Blind)
 					hasBlind = true
 				}
+				if prev.Degraded != nil && cur.Degraded != nil {
+					deg.Decisions += round(increase(*prev.Degraded, *cur.Degraded))
+					deg.TimedOut += round(increase(prev.TakeTimeout, cur.TakeTimeout))
+					deg.BreakerOpen += round(increase(prev.TakeBreakerOpen, cur.TakeBreakerOpen))
+					deg.Failed += round(increase(prev.TakeErrOther, cur.TakeErrOther))
+					hasDegraded = true
+				}
 			}
 			prev = cur
 		}
@@ -86,6 +95,10 @@ func (s Series) Figures() result.SyncHealth {
 			h.Blind.Max = max(h.Blind.Max, b)
 			h.Blind.Total += b
 		}
+	}
+	if hasDegraded {
+		deg.From = s.Names.Degraded
+		h.Degraded = &deg
 	}
 	h.Series, h.AgeSeries = s.points()
 	h.Available = h.Exchanges != nil || h.Duration != nil || h.Clients != nil || h.ViewAge != nil || h.Blind != nil || h.MaxSyncLag != nil

@@ -304,3 +304,39 @@ func TestEveryFor(t *testing.T) {
 		}
 	}
 }
+
+// central is a central replica's scrape: no sync, its decisions without the store and the
+// decision path's store errors by reason.
+func central(degraded, timeouts, breaker, errs int) string {
+	return fmt.Sprintf(`# TYPE rlreplica_degraded_decisions_total counter
+rlreplica_degraded_decisions_total %d
+# TYPE rlreplica_store_errors_total counter
+rlreplica_store_errors_total{op="take",reason="timeout"} %d
+rlreplica_store_errors_total{op="take",reason="breaker_open"} %d
+rlreplica_store_errors_total{op="take",reason="error"} %d
+rlreplica_store_errors_total{op="exchange",reason="timeout"} 99
+`, degraded, timeouts, breaker, errs)
+}
+
+// The decisions the replicas made without their store are the increase over the scenario,
+// summed over nodes (a node that restarted counts from zero), in every mode; a replica that
+// does not expose the counter reads nil, never zero.
+func TestDegradedDecisions(t *testing.T) {
+	s := series(t, 2, time.Second,
+		[]string{central(5, 1, 4, 0), central(0, 0, 0, 0)},
+		[]string{central(25, 3, 20, 1), central(40, 4, 30, 6)},
+		[]string{central(30, 4, 24, 1), central(3, 1, 2, 0)}, // node 1 restarted
+	)
+	d := s.Figures().Degraded
+	want := result.Degraded{Decisions: 25 + 40 + 3, TimedOut: 3 + 4 + 1, BreakerOpen: 20 + 30 + 2, Failed: 1 + 6, From: "rlreplica_degraded_decisions_total"}
+	if d == nil || *d != want {
+		t.Errorf("degraded %+v, want %+v", d, want)
+	}
+	if got := d.String(); got != "68 decisions without the store (store calls: 8 timed out, 7 failed, 52 skipped by the open breaker)" {
+		t.Errorf("in words: %q", got)
+	}
+	none := series(t, 1, time.Second, []string{full(1, 0, 0, [3]int{1, 1, 1}, 0.001, 0, 0)}, []string{full(2, 0, 0, [3]int{2, 2, 2}, 0.002, 0, 0)})
+	if d := none.Figures().Degraded; d != nil {
+		t.Errorf("a replica without the counter: degraded %+v, want nil", d)
+	}
+}

@@ -100,6 +100,7 @@ The first is gated, the others are comparisons.`,
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "limiter replicas (HS4)")
 	f.StringVar(&algorithm, "algorithm", string(cfg.Algorithm), "design under test: fixed_window, sliding_window or token_bucket")
 	f.StringVar(&mode, "mode", string(cfg.Mode), "design under test: central, split or delayed")
+	f.StringVar(&cfg.Design, "design", "", "the replica's delayed-sync design: document or bounded (REPLICA_DESIGN; empty: the replica's default)")
 	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
 	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
 	f.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")

@@ -1,0 +1,519 @@
+package hunt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/traffic"
+)
+
+// Sender sends a round's schedule at the system under test from start (every offset counts
+// from it), makes the round's store fault at its offsets and returns its timing as measured
+// (nil without a fault), and passes every outcome to sink with the harness's statuses: 2xx
+// accepted, 429 rejected, anything else an error.
+type Sender interface {
+	Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) (*result.FaultTiming, error)
+}
+
+// Config is the hunt of one system.
+type Config struct {
+	// System names what is hunted ("replica" or a target file's name); Design is the
+	// built-in replica's --design when one was set. Both go into the schedule files.
+	System, Design string
+	TimeScale      float64
+	// Env is the rule, the fleet and the generator's burst rate; Grace is loadtest's
+	// recovery grace. The learning step fills in the rest.
+	Env      Env
+	Families []Family
+	// Budget is the wall time the hunt may take, Requests how many it may send.
+	Budget   time.Duration
+	Requests int
+	// Coarse is the most points of a family's coarse sweep; Levels the refinements after it.
+	Coarse, Levels int
+	Seed           uint64
+	// Fault is the store fault of the fault rounds (result.FaultStop or FaultPause); "" runs
+	// no fault round, and NoFault says why. Outage is how long the store is away.
+	Fault, NoFault string
+	Outage         time.Duration
+	// Gates are loadtest's, its lateness tolerance already set for the time scale.
+	Gates accounting.Gates
+	// Lead is how far ahead of now a round's origin is picked (default 1 s); RoundWindows a
+	// round's longest length in windows (default 4.2).
+	Lead         time.Duration
+	RoundWindows float64
+	// OutDir is where the rounds' schedules and outcomes and the families' worst schedules
+	// are written (under rounds/ and schedules/); hunt.json names them relative to RunDir.
+	OutDir, RunDir string
+	Now            func() time.Time
+	Progress       io.Writer
+}
+
+func (c *Config) defaults() error {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	if c.Lead <= 0 {
+		c.Lead = time.Second
+	}
+	if c.RoundWindows <= 0 {
+		// An at-limit client's three windows from the first edge, which may be almost a
+		// window after the origin.
+		c.RoundWindows = 4.2
+	}
+	if c.Coarse <= 0 {
+		c.Coarse = 12
+	}
+	if c.RunDir == "" {
+		c.RunDir = c.OutDir
+	}
+	switch {
+	case c.Budget <= 0:
+		return fmt.Errorf("--budget must be > 0 (got %v)", c.Budget)
+	case c.Requests <= 0:
+		return fmt.Errorf("--budget-requests must be > 0 (got %d)", c.Requests)
+	case len(c.Families) == 0:
+		return errors.New("no family to hunt with")
+	case c.Fault != "" && c.Outage <= 0:
+		return fmt.Errorf("a fault round needs an outage > 0 (got %v)", c.Outage)
+	}
+	return c.Env.check()
+}
+
+// record is one variant as measured: the search's figure, hunt.json's, and its traffic.
+type record struct {
+	v     Variant
+	m     Measured
+	h     result.HuntVariant
+	sched schedule.Schedule
+	fault *schedule.Fault
+	phase time.Duration // the round's origin's offset into a window since the epoch
+}
+
+type engine struct {
+	cfg     Config
+	snd     Sender
+	search  *Search
+	learned learned
+	out     result.HuntSystem
+	records [][]record // by family
+	used    int
+	started time.Time
+	rounds  int
+	// pace is the most requests per second a round asks for where its variants overlap: the
+	// burst rate at first, lowered when a round's variants fell behind, raised again when
+	// they kept up.
+	pace float64
+}
+
+// Hunt searches cfg.Families against the system snd sends to, within the budget, and
+// returns what it found; the worst schedule of every family is written under OutDir. An
+// error is a round that could not be sent; what was found until then is returned with it.
+func Hunt(ctx context.Context, cfg Config, snd Sender) (result.HuntSystem, error) {
+	if err := cfg.defaults(); err != nil {
+		return result.HuntSystem{}, err
+	}
+	e := &engine{cfg: cfg, snd: snd, started: cfg.Now(), records: make([][]record, len(cfg.Families)), pace: cfg.Env.MaxRate}
+	e.out = result.HuntSystem{System: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale, Window: cfg.Env.Window,
+		Limit: cfg.Env.Limit, Replicas: cfg.Env.Replicas, SyncInterval: cfg.Env.Interval}
+	e.search = NewSearch(cfg.Families, cfg.Env, cfg.Coarse, cfg.Levels, rand.New(rand.NewPCG(cfg.Seed, 0x4a17)))
+	for i, f := range cfg.Families {
+		if f.Kind == Fault && cfg.Fault == "" {
+			e.search.Stop(i, cfg.NoFault)
+		}
+	}
+	err := e.run(ctx)
+	e.finish()
+	return e.out, err
+}
+
+// isFault and isSearch pick a round's families.
+func isFault(f Family) bool  { return f.Kind == Fault }
+func isSearch(f Family) bool { return f.Kind != Fault }
+
+// learnable picks the families the learning round runs beside its probes: those that aim
+// at nothing it learns.
+func learnable(f Family) bool { return f.Kind != Fault && !f.NeedsTicks && !aimsAtEdges(f) }
+
+// aimsAtEdges says whether a family places its traffic against window edges (and so waits
+// for the learning step to say where they are).
+func aimsAtEdges(f Family) bool {
+	switch f.Name {
+	case FamilyEdge, FamilyAtLimitPaced, FamilyAtLimitBursts:
+		return true
+	}
+	return false
+}
+
+func (e *engine) run(ctx context.Context) error {
+	e.out.Stopped = "searched: every family swept and refined"
+	if err := e.learn(ctx); err != nil {
+		return err
+	}
+	fault := e.cfg.Fault != ""
+	for k := 0; ; k++ {
+		if ctx.Err() != nil {
+			e.out.Stopped = "interrupted"
+			return nil
+		}
+		sp, fp := e.search.Pending(isSearch), fault && e.search.Pending(isFault)
+		if !sp && !fp {
+			return nil
+		}
+		// Search and fault rounds take turns while both have variants to try.
+		isF := fp && (!sp || k%2 == 1)
+		filter := isSearch
+		if isF {
+			filter = isFault
+		}
+		done, err := e.round(ctx, filter, isF, nil)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// learn runs the learning round: the probes, and beside them the coarse sweep of the
+// families that aim at nothing learned.
+func (e *engine) learn(ctx context.Context) error {
+	origin := e.nextOrigin()
+	env := roundEnv(e.cfg.Env, origin, learned{})
+	plan := newLearnPlan(env, e.tag(origin, 0))
+	plan.origin = origin
+	_, err := e.round(ctx, learnable, false, &plan)
+	return err
+}
+
+func (e *engine) tag(origin time.Time, n int) string {
+	return fmt.Sprintf("hunt%d-r%d", origin.UnixMilli()%1_000_000_000, n)
+}
+
+// nextOrigin is the first slice boundary since the epoch at least Lead from now.
+func (e *engine) nextOrigin() time.Time {
+	return traffic.NextAligned(e.cfg.Now().Add(e.cfg.Lead), e.cfg.Env.Slice())
+}
+
+// round builds, sends and judges one round of the families filter picks (with plan, the
+// learning round). done is true when a budget ran out.
+func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound bool, plan *learnPlan) (done bool, err error) {
+	cfg := e.cfg
+	n := e.rounds
+	kind := "search"
+	switch {
+	case plan != nil:
+		kind = "learn"
+	case faultRound:
+		kind = "fault"
+	}
+	origin := e.nextOrigin()
+	if plan != nil {
+		origin = plan.origin // the probes were laid out for it
+	}
+	env := roundEnv(cfg.Env, origin, e.learned)
+	maxLen := time.Duration(cfg.RoundWindows * float64(cfg.Env.Window))
+	var fault *schedule.Fault
+	if faultRound {
+		from := 2 * env.Slice()
+		fault = &schedule.Fault{Kind: cfg.Fault, From: from, To: from + cfg.Outage}
+		env.Outage = result.Interval{From: fault.From, To: fault.To}
+		maxLen = max(maxLen, fault.To+cfg.Env.Grace+2*cfg.Env.Window)
+	}
+	nprobes := 0
+	if plan != nil {
+		for _, p := range plan.probes {
+			maxLen = max(maxLen, p.Schedule.Duration)
+			nprobes += len(p.Schedule.Requests)
+		}
+	}
+	vs := e.search.Next(filter)
+	r, deferred, refused, err := e.build(n, kind, vs, env, fault, maxLen, origin, plan)
+	if err != nil {
+		return true, err
+	}
+	if r.Variants() == 0 && plan == nil {
+		// Nothing fitted even alone in an empty round: those families cannot run.
+		for fi, why := range refused {
+			e.search.Stop(fi, why)
+		}
+		for _, v := range deferred {
+			e.search.Stop(v.Family, fmt.Sprintf("a variant does not fit in a round of %v", maxLen))
+		}
+		return false, nil
+	}
+	// The request budget: keep the variants that fit in what is left.
+	if left := cfg.Requests - e.used; len(r.Schedule.Requests) > left {
+		keep := 0
+		sum := nprobes
+		var kept []Variant
+		for _, sv := range r.sent {
+			if sum+len(sv.sched.Requests) > left {
+				break
+			}
+			sum += len(sv.sched.Requests)
+			kept = append(kept, sv.v)
+			keep++
+		}
+		if keep == 0 && plan == nil {
+			e.search.Return(vs)
+			e.out.Stopped = fmt.Sprintf("request budget spent (%d of %d sent)", e.used, cfg.Requests)
+			return true, nil
+		}
+		var rest []Variant
+		for _, v := range vs {
+			if !containsVariant(kept, v) {
+				rest = append(rest, v)
+			}
+		}
+		deferred = rest
+		if r, _, _, err = e.build(n, kind, kept, env, fault, maxLen, origin, plan); err != nil {
+			return true, err
+		}
+		defer func() {
+			e.out.Stopped = fmt.Sprintf("request budget spent (%d of %d sent)", e.used, cfg.Requests)
+			done = true
+		}()
+	}
+	e.search.Return(deferred)
+	for fi, why := range refused {
+		e.search.Stop(fi, why)
+	}
+	// The time budget: the wait for the origin, the round, and the answers' timeout.
+	need := origin.Sub(cfg.Now()) + r.Schedule.Duration + 2*time.Second
+	if elapsed := cfg.Now().Sub(e.started); elapsed+need > cfg.Budget {
+		e.search.Return(r.variants())
+		e.out.Stopped = fmt.Sprintf("time budget spent (%v of %v; the next round needed %v)", elapsed.Round(time.Second), cfg.Budget, need.Round(time.Second))
+		return true, nil
+	}
+
+	e.rounds++
+	dir := filepath.Join(cfg.OutDir, "rounds", fmt.Sprintf("round-%d", n))
+	hr := result.HuntRound{Round: n, Kind: kind, Start: origin.UTC(), Duration: r.Schedule.Duration, Variants: r.Variants(),
+		Requests: len(r.Schedule.Requests), Pace: e.pace}
+	if fault != nil {
+		hr.Fault = &result.HuntFault{Kind: fault.Kind, From: fault.From, To: fault.To}
+	}
+	whole := schedule.File{Header: schedule.Header{Name: "round " + fmt.Sprint(n), Target: cfg.System, Design: cfg.Design,
+		TimeScale: cfg.TimeScale, Align: cfg.Env.Slice(), Replicas: cfg.Env.Replicas, Fault: fault, Seed: cfg.Seed}, Schedule: r.Schedule}
+	if err := schedule.WriteFile(filepath.Join(dir, "schedule.json"), &whole); err != nil {
+		return true, err
+	}
+	hr.Schedule = e.rel(filepath.Join(dir, "schedule.json"))
+	w, err := traffic.Create(dir)
+	if err != nil {
+		return true, err
+	}
+	hr.Outcomes = e.rel(filepath.Join(dir, traffic.OutcomesFile))
+	all, err := accounting.New(&r.Schedule, faultWindows(fault, cfg.Env.Grace))
+	if err != nil {
+		w.Close()
+		return true, err
+	}
+	fmt.Fprintf(cfg.Progress, "   round %d (%s): %d variants, %d requests over %v from %s\n", n, kind, r.Variants(),
+		len(r.Schedule.Requests), r.Schedule.Duration.Round(time.Millisecond), origin.Format("15:04:05.000"))
+	timing, sendErr := e.snd.Send(ctx, r, origin, func(o traffic.Outcome) error {
+		if err := w.Write(o); err != nil {
+			return err
+		}
+		if err := all.Add(o); err != nil {
+			return err
+		}
+		return r.Add(o)
+	})
+	sendErr = errors.Join(sendErr, w.Close())
+	if timing != nil {
+		// Judged as loadtest judges a fault: on the windows measured, not the ones planned.
+		hr.Fault.Timing = timing
+		if err := r.measured(*timing); err != nil {
+			return true, err
+		}
+		_ = all.SetFaults(r.faults)
+	}
+	rep := all.Report()
+	hr.Lateness = rep.Lateness
+	e.used += rep.Outcomes
+	if sendErr != nil && ctx.Err() == nil {
+		hr.Error = sendErr.Error()
+		e.out.Rounds = append(e.out.Rounds, hr)
+		e.search.Return(r.variants())
+		return true, fmt.Errorf("round %d: %w", n, sendErr)
+	}
+	if ctx.Err() != nil {
+		e.out.Rounds = append(e.out.Rounds, hr)
+		e.out.Stopped = "interrupted"
+		return true, nil
+	}
+	if plan != nil {
+		e.learned = plan.analyse(env, origin, r.probes, cfg.Gates.LatenessP99)
+		e.afterLearning()
+		e.out.Learned = e.learned.result()
+		fmt.Fprintf(cfg.Progress, "   learned: %s; %s\n", e.learned.edge, e.learned.tickNote)
+	}
+	hv, ms := r.judge(cfg.Gates)
+	phase := time.Duration(origin.UnixNano() % int64(cfg.Env.Window))
+	for i, sv := range r.sent {
+		if ms[i].GeneratorBound {
+			hr.Bound++
+		}
+		e.search.Record(sv.v, ms[i])
+		e.records[sv.v.Family] = append(e.records[sv.v.Family], record{v: sv.v, m: ms[i], h: hv[i], sched: sv.sched, fault: fault, phase: phase})
+	}
+	e.out.Rounds = append(e.out.Rounds, hr)
+	e.adapt(hr)
+	e.printBest(cfg.Progress)
+	return false, nil
+}
+
+// build is newRound with the engine's search, tag and seed.
+func (e *engine) build(n int, kind string, vs []Variant, env Env, fault *schedule.Fault, maxLen time.Duration, origin time.Time,
+	plan *learnPlan) (*Round, []Variant, map[int]string, error) {
+	if plan != nil {
+		// A rebuild places the probes afresh: start from where they were laid out.
+		p := *plan
+		p.probes, p.sync = slices.Clone(plan.probes), slices.Clone(plan.sync)
+		defer func() { *plan = p }()
+		plan = &p
+	}
+	return newRound(n, kind, e.search, vs, env, fault, maxLen, e.pace, e.tag(origin, n), e.cfg.Seed, plan)
+}
+
+// variants are the variants a round sends.
+func (r *Round) variants() []Variant {
+	out := make([]Variant, len(r.sent))
+	for i, sv := range r.sent {
+		out[i] = sv.v
+	}
+	return out
+}
+
+func containsVariant(vs []Variant, v Variant) bool {
+	for _, x := range vs {
+		if x.Family == v.Family && x.key() == v.key() {
+			return true
+		}
+	}
+	return false
+}
+
+// afterLearning stops or qualifies the families that aim at what the learning step could
+// not find.
+func (e *engine) afterLearning() {
+	for i := range e.search.Families() {
+		f, _ := e.search.Family(i)
+		if !f.NeedsTicks || e.learned.ticks != nil {
+			continue
+		}
+		env := e.cfg.Env
+		if env.Interval <= 0 || env.Replicas < 2 {
+			e.search.Stop(i, e.learned.tickNote)
+			continue
+		}
+		// A syncing fleet whose ticks did not show: aim at whole intervals since the epoch.
+		e.learned.ticks = make([]time.Duration, env.Replicas)
+		e.learned.tickNote += "; the sync-tick family aims at whole intervals since the epoch instead"
+	}
+}
+
+// rel is path relative to the run directory, for hunt.json.
+func (e *engine) rel(path string) string {
+	if r, err := filepath.Rel(e.cfg.RunDir, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+// printBest prints every family's worst case so far on one line each.
+func (e *engine) printBest(w io.Writer) {
+	for i := range e.search.Families() {
+		f, space := e.search.Family(i)
+		v, m, ok := e.search.Best(i)
+		if !ok {
+			continue
+		}
+		bound := ""
+		if m.GeneratorBound {
+			bound = " (generator-bound)"
+		}
+		fmt.Fprintf(w, "     %-16s worst so far %.3f%s: %s\n", f.Name, m.Score, bound, describe(space, v.Values))
+	}
+}
+
+// finish fills in every family's result and writes its worst schedule.
+func (e *engine) finish() {
+	cfg := e.cfg
+	e.out.Elapsed = cfg.Now().Sub(e.started)
+	e.out.Requests = e.used
+	for i := range e.search.Families() {
+		f, space := e.search.Family(i)
+		hf := result.HuntFamily{Name: f.Name, Kind: string(f.Kind), Doc: f.Doc}
+		recs := e.records[i]
+		if len(recs) == 0 {
+			hf.NotRun = e.search.Stopped(i)
+			if hf.NotRun == "" {
+				hf.NotRun = "no round had room for it before the budget ran out"
+			}
+		}
+		if f.NeedsTicks && e.learned.ticks != nil && strings.Contains(e.learned.tickNote, "instead") {
+			hf.Note = "sync ticks not learned: aimed at whole intervals since the epoch"
+		}
+		worst := -1
+		for k, r := range recs {
+			hf.Tried = append(hf.Tried, r.h)
+			if worst < 0 || r.m.better(recs[worst].m) {
+				worst = k
+			}
+		}
+		if worst >= 0 {
+			w := recs[worst]
+			hf.Worst = &w.h
+			hf.GeneratorBound = w.m.GeneratorBound
+			hf.Breaks = !w.m.GeneratorBound && breaks(f.Kind, w.h, cfg.Gates.MaxOvershoot)
+			path := filepath.Join(cfg.OutDir, "schedules", f.Name+".json")
+			file := schedule.File{Header: schedule.Header{Name: f.Name, Target: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale,
+				Align: cfg.Env.Window, Replicas: cfg.Env.Replicas, Seed: cfg.Seed,
+				Note: fmt.Sprintf("harness hunt round %d: %s", w.h.Round, hf.Verdict())},
+				Schedule: shifted(w.sched, w.phase)}
+			for k, p := range space {
+				file.Params = append(file.Params, schedule.Param{Name: p.Name, Value: w.v.Values[k], Unit: p.Unit})
+			}
+			if w.fault != nil {
+				fl := *w.fault
+				fl.From, fl.To = fl.From+w.phase, fl.To+w.phase
+				file.Fault = &fl
+			}
+			if err := schedule.WriteFile(path, &file); err != nil {
+				hf.Note = strings.TrimPrefix(hf.Note+"; ", "; ") + "its schedule could not be written: " + err.Error()
+			} else {
+				hf.Schedule = e.rel(path)
+			}
+		}
+		e.out.Families = append(e.out.Families, hf)
+	}
+}
+
+// adapt sets the next round's pace from this one's variants: a quarter or more of them sent
+// late or slow lowers it (to 0.7×, not under a quarter of the burst rate), a tenth or fewer
+// raises it again (1.25×, up to the burst rate).
+func (e *engine) adapt(hr result.HuntRound) {
+	if hr.Variants == 0 {
+		return
+	}
+	share := float64(hr.Bound) / float64(hr.Variants)
+	switch {
+	case share >= 0.25:
+		e.pace = max(e.cfg.Env.MaxRate/4, e.pace*0.7)
+	case share <= 0.1:
+		e.pace = min(e.cfg.Env.MaxRate, e.pace*1.25)
+	}
+}

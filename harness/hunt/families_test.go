@@ -1,0 +1,162 @@
+package hunt
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+)
+
+// testEnv is modelEnv with what the learning step and a fault round give a family.
+func testEnv() Env {
+	e := modelEnv(8, 40*time.Millisecond)
+	e.FirstEdge = 7 * time.Second
+	e.Ticks = []time.Duration{0, 5, 10, 15, 20, 25, 30, 35}
+	for i := range e.Ticks {
+		e.Ticks[i] *= time.Millisecond
+	}
+	e.Outage = result.Interval{From: 2 * time.Second, To: 8 * time.Second}
+	return e
+}
+
+// scheduled is a part's request offsets in order.
+func scheduled(p Part) []time.Duration {
+	var at []time.Duration
+	for _, r := range p.Schedule.Requests {
+		at = append(at, r.At)
+	}
+	return at
+}
+
+// Every family's every coarse point builds a valid one-client schedule, the same for the same
+// seed; an attack family asks for at least the limit in some window-long interval at every
+// point and for more than 1.1× it at its sharpest (or it could not show a limiter letting that
+// through), an at-limit family for exactly the limit in the busiest one (so that any rejection
+// of it is false).
+func TestFamiliesBuildAimedAndAtLimitTraffic(t *testing.T) {
+	env := testEnv()
+	for _, f := range Families() {
+		t.Run(f.Name, func(t *testing.T) {
+			space := f.Space(env)
+			s := NewSearch([]Family{f}, env, 0, 0, rand.New(rand.NewPCG(1, 1)))
+			vs := s.Next(nil)
+			want := 1
+			for _, p := range space {
+				want *= len(p.coarse())
+			}
+			if len(vs) != want || want < 2 {
+				t.Fatalf("%d coarse variants, want the grid's %d (at least 2)", len(vs), want)
+			}
+			sharpest := 0
+			for _, v := range vs {
+				p, err := f.Build(env, v.Values, variantSeed(1, f.Name, v))
+				if err != nil {
+					t.Fatalf("%s: %v", describe(space, v.Values), err)
+				}
+				again, _ := f.Build(env, v.Values, variantSeed(1, f.Name, v))
+				if !reflect.DeepEqual(p, again) {
+					t.Fatalf("%s: two builds with one seed differ", describe(space, v.Values))
+				}
+				if err := p.Schedule.Validate(); err != nil || len(p.Schedule.Clients) != 1 || p.Schedule.Replicas() > env.Replicas {
+					t.Fatalf("%s: %v, %d clients, %d replicas", describe(space, v.Values), err, len(p.Schedule.Clients), p.Schedule.Replicas())
+				}
+				busiest := accounting.Busiest(scheduled(p), env.Window)
+				switch f.Kind {
+				case AtLimit:
+					if busiest != env.Limit {
+						t.Errorf("%s: %d requests in the busiest window, want exactly the limit %d", describe(space, v.Values), busiest, env.Limit)
+					}
+				default:
+					sharpest = max(sharpest, busiest)
+					if busiest < env.Limit {
+						t.Errorf("%s: %d requests in the busiest window, less than the limit %d", describe(space, v.Values), busiest, env.Limit)
+					}
+				}
+			}
+			if f.Kind != AtLimit && float64(sharpest) <= 1.1*float64(env.Limit) {
+				t.Errorf("at most %d requests in a window at any coarse point: not more than 1.1× the limit %d", sharpest, env.Limit)
+			}
+		})
+	}
+}
+
+// The families aim where they say: the window edge, the slice drop, the ticks, the outage.
+func TestFamiliesAim(t *testing.T) {
+	env := testEnv()
+	build := func(f Family, v ...float64) []time.Duration {
+		p, err := f.Build(env, v, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scheduled(p)
+	}
+	ms := time.Millisecond
+	// Edge: 600 at 2000/s with a 100 ms gap: [6.6 s, 6.9 s) and [7.1 s, 7.4 s) around the edge at 7 s.
+	at := build(edge(), 2000, 100)
+	if at[0] != 6600*ms || at[599] >= 6900*ms || at[600] != 7100*ms || at[1199] >= 7400*ms {
+		t.Errorf("edge bursts at %v..%v and %v..%v", at[0], at[599], at[600], at[1199])
+	}
+	// Slice drop: the first burst ends 100 ms before the slice boundary at 1 s, the second
+	// starts 50 ms after that slice ([0, 1 s)) drops, at 12 s.
+	at = build(sliceDrop(), 2000, 100, 50)
+	if at[0] != 600*ms || at[599] >= 900*ms || at[600] != 12050*ms {
+		t.Errorf("slice-drop bursts from %v to %v, then from %v", at[0], at[599], at[600])
+	}
+	// Sync ticks: replica 3's first burst 10 ms after its first tick past half a slice
+	// (15 ms + 13 intervals = 535 ms).
+	p, _ := syncTick().Build(env, []float64{10, 5}, nil)
+	var first time.Duration = -1
+	for _, r := range p.Schedule.Requests {
+		if r.Replica == 3 {
+			first = r.At
+			break
+		}
+	}
+	if first != 545*ms {
+		t.Errorf("replica 3's first request at %v, want 545ms", first)
+	}
+	// The fault: the limit at a fifth into the outage, twice the limit after the grace.
+	at = build(storeFault(), 0.2, 1, 0)
+	if at[0] != 3200*ms || at[600] != 9*time.Second {
+		t.Errorf("fault bursts at %v and %v, want 3.2s and 9s", at[0], at[600])
+	}
+}
+
+// place keeps the asked rate within the burst rate: parts that would share their buckets
+// move by their period, pinned ones that cannot wait for the next round.
+func TestPlaceSpreadsTheLoad(t *testing.T) {
+	part := func(period time.Duration, at ...time.Duration) Part {
+		s := schedule.Schedule{Clients: []schedule.Client{{ID: "c", Limit: 1, Window: time.Second}}}
+		for _, a := range at {
+			s.Requests = append(s.Requests, schedule.Request{At: a})
+			s.Duration = a + time.Millisecond
+		}
+		return Part{Schedule: s, Period: period}
+	}
+	burst := func(period, from time.Duration, n int) Part {
+		var at []time.Duration
+		for i := range n {
+			at = append(at, from+time.Duration(i)*time.Millisecond/2) // 2000/s
+		}
+		return part(period, at...)
+	}
+	parts := []Part{
+		burst(time.Second, 0, 100),           // 50 ms at 2000/s
+		burst(time.Second, 0, 100),           // the same: moves a period
+		burst(0, 10*time.Millisecond, 100),   // pinned, first placed: stays
+		burst(0, 20*time.Millisecond, 100),   // pinned over the other pinned one: waits
+		burst(time.Second, 3*time.Second, 1), // past the round: waits
+		part(500*time.Millisecond, 2*time.Second+100*time.Millisecond),
+	}
+	shift, placed := place(parts, 3*time.Second, 2000, 0)
+	wantShift := []time.Duration{time.Second, 2 * time.Second, 0, 0, 0, 0}
+	wantPlaced := []bool{true, true, false, true, false, true}
+	if !slices.Equal(shift, wantShift) || !slices.Equal(placed, wantPlaced) {
+		t.Errorf("shift %v placed %v, want %v %v", shift, placed, wantShift, wantPlaced)
+	}
+}

@@ -1,0 +1,65 @@
+package hunt
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// WriteSummary prints what the hunt found: per system, per family, the worst case, its
+// parameters and the schedule file that replays it, then the result. dir is the run
+// directory the schedule paths are relative to.
+func WriteSummary(w io.Writer, h result.Hunt, dir string) {
+	for _, s := range h.Systems {
+		fmt.Fprintf(w, "\nHunt of %s: %d replicas, window %v, limit %d, time scale %g; %d rounds, %d requests in %v (%s)\n",
+			systemName(s), s.Replicas, s.Window, s.Limit, s.TimeScale, len(s.Rounds), s.Requests, s.Elapsed.Round(time.Second), s.Stopped)
+		if s.Error != "" {
+			fmt.Fprintf(w, "  ERROR: %s\n", s.Error)
+		}
+		if s.Learned.Edge != "" {
+			fmt.Fprintf(w, "  learned: %s\n  learned: %s\n", s.Learned.Edge, s.Learned.Ticks)
+		}
+		fmt.Fprintf(w, "  %-16s %-9s %8s %9s %6s  %s\n", "family", "kind", "variants", "worst", "false", "verdict")
+		for _, f := range s.Families {
+			worst, falseRej := "-", "-"
+			if f.Worst != nil {
+				worst = fmt.Sprintf("x%.3f", f.Worst.Overshoot)
+				falseRej = fmt.Sprint(f.Worst.FalseRejects)
+			}
+			fmt.Fprintf(w, "  %-16s %-9s %8d %9s %6s  %s\n", f.Name, f.Kind, len(f.Tried), worst, falseRej, f.Verdict())
+			if f.Worst != nil {
+				fmt.Fprintf(w, "  %-16s worst: %s (round %d, client %s)\n", "", f.Worst.ParamString(), f.Worst.Round, f.Worst.Client)
+			}
+			if f.Schedule != "" {
+				fmt.Fprintf(w, "  %-16s replay: harness loadtest %s--schedule %s\n", "", replayFlags(s), filepath.Join(dir, f.Schedule))
+			}
+			if f.Note != "" {
+				fmt.Fprintf(w, "  %-16s note: %s\n", "", f.Note)
+			}
+		}
+	}
+	switch {
+	case h.GeneratorBound:
+		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: nothing broke, and some family's every variant was sent late or slow; lower --max-rate\n")
+	case h.Pass:
+		fmt.Fprintf(w, "RESULT: PASS: no family broke 1.1x or rejected a client within its limit\n")
+	default:
+		fmt.Fprintf(w, "RESULT: FAIL: %s\n", strings.Join(h.Failed, "; "))
+	}
+}
+
+// replayFlags are the flags a replay of a system's schedule needs besides the file: the
+// target file, or the built-in replica's design.
+func replayFlags(s result.HuntSystem) string {
+	switch {
+	case s.System != "replica":
+		return "--target <" + s.System + "'s target file> "
+	case s.Design != "":
+		return "--design " + s.Design + " "
+	}
+	return ""
+}

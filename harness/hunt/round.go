@@ -1,0 +1,286 @@
+package hunt
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/traffic"
+)
+
+// Round is one run of many variants at once against the fleet: every variant its own
+// client, placed so that the generator can keep up, its outcomes accounted apart.
+type Round struct {
+	N    int
+	Kind string // learn | search | fault
+	Env  Env
+	// Schedule is the whole round's traffic, offsets from its origin.
+	Schedule schedule.Schedule
+	// Fault is the round's store fault, nil for none.
+	Fault *schedule.Fault
+
+	m    merged
+	sent []*sentVariant
+	// faults are the accounting's fault windows, recovered when the 1.1× gate applies
+	// again: as planned until the fault's timing is measured (measured).
+	faults    []result.Interval
+	recovered time.Duration
+	// The probes' schedules follow the variants' in m; every outcome of theirs is kept.
+	probes []probeOutcome
+}
+
+// sentVariant is one variant as placed in a round, with its own account.
+type sentVariant struct {
+	v        Variant
+	fam      Family
+	space    []ParamSpec
+	sched    schedule.Schedule // offsets from the round's origin
+	acc      *accounting.Accumulator
+	accepted []time.Duration // send times of its accepted requests
+}
+
+// probeOutcome is a learning probe's answer.
+type probeOutcome struct {
+	probe   int // index into the round's probes
+	replica int16
+	sent    time.Duration
+	late    time.Duration // how far behind its offset it was sent
+	code    uint16
+}
+
+// variantSeed is a variant's generator seed: the hunt's seed, the family and the values, so
+// that the same variant is the same traffic in any round.
+func variantSeed(seed uint64, family string, v Variant) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(family))
+	h.Write([]byte(v.key()))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// faultWindows are the accounting's fault windows for a round's fault: the outage and its
+// recovery grace, as loadtest gives them.
+func faultWindows(f *schedule.Fault, grace time.Duration) []result.Interval {
+	if f == nil {
+		return nil
+	}
+	return []result.Interval{{From: f.From, To: f.To + grace}}
+}
+
+// newRound builds variants in env, places them in at most maxLen with the round asking for at
+// most pace requests per second where they overlap, and gives each its own client, named
+// tag-family-k. Variants that do not fit come back in deferred; a family whose
+// generator refuses the environment is reported in refused (family index → why).
+func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *schedule.Fault, maxLen time.Duration, pace float64, tag string, seed uint64, plan *learnPlan) (r *Round, deferred []Variant, refused map[int]string, err error) {
+	if err := env.check(); err != nil {
+		return nil, nil, nil, err
+	}
+	r = &Round{N: n, Kind: kind, Env: env, Fault: fault}
+	refused = map[int]string{}
+	// The learning probes go first; the variants fit around them.
+	var parts []Part
+	if plan != nil {
+		parts = append(parts, plan.probes...)
+	}
+	nprobes := len(parts)
+	var built []Variant
+	for _, v := range vs {
+		f, _ := s.Family(v.Family)
+		if _, bad := refused[v.Family]; bad {
+			continue
+		}
+		p, err := f.Build(env, v.Values, variantSeed(seed, f.Name, v))
+		if err != nil {
+			refused[v.Family] = err.Error()
+			continue
+		}
+		parts = append(parts, p)
+		built = append(built, v)
+	}
+	shift, placed := place(parts, maxLen, pace, nprobes)
+	var probes []schedule.Schedule
+	for i := range nprobes {
+		if !placed[i] {
+			return nil, nil, nil, fmt.Errorf("round %d: a learning probe of %v does not fit in %v", n, parts[i].Schedule.Duration, maxLen)
+		}
+		probes = append(probes, shifted(parts[i].Schedule, shift[i]))
+	}
+	if plan != nil {
+		plan.moved(shift[:nprobes])
+	}
+	var scheds []schedule.Schedule
+	for i, p := range parts[nprobes:] {
+		if !placed[nprobes+i] {
+			deferred = append(deferred, built[i])
+			continue
+		}
+		f, space := s.Family(built[i].Family)
+		sc := shifted(p.Schedule, shift[nprobes+i])
+		sc.Clients = append([]schedule.Client(nil), sc.Clients...)
+		for c := range sc.Clients {
+			sc.Clients[c].ID = fmt.Sprintf("%s-%s-%d", tag, f.Name, len(r.sent))
+			if len(sc.Clients) > 1 {
+				sc.Clients[c].ID += fmt.Sprintf(".%d", c)
+			}
+		}
+		r.sent = append(r.sent, &sentVariant{v: built[i], fam: f, space: space, sched: sc})
+		scheds = append(scheds, sc)
+	}
+	r.finish(append(scheds, probes...), env.Grace)
+	r.faults = faultWindows(fault, env.Grace)
+	if fault != nil {
+		r.recovered = fault.To + env.Grace
+	}
+	for _, sv := range r.sent {
+		if sv.acc, err = accounting.New(&sv.sched, r.faults); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return r, deferred, refused, nil
+}
+
+// finish merges the round's schedules and gives every one the round's duration, so that each
+// variant's achieved rate is over the same span as the round's.
+func (r *Round) finish(scheds []schedule.Schedule, grace time.Duration) {
+	var d time.Duration
+	for _, s := range scheds {
+		d = max(d, s.Duration)
+	}
+	if r.Fault != nil {
+		d = max(d, r.Fault.To+grace)
+	}
+	for i := range scheds {
+		scheds[i].Duration = d
+	}
+	for _, sv := range r.sent {
+		sv.sched.Duration = d
+	}
+	r.m = merge(scheds)
+	r.Schedule = r.m.Schedule
+}
+
+// measured puts the fault's windows as made in place of the planned ones (harness/fault's
+// Windows: from its beginning until the recovery grace after the member answered again).
+func (r *Round) measured(t result.FaultTiming) error {
+	ws := fault.Windows(t, r.Env.Grace, r.Schedule.Duration)
+	if ws == nil {
+		return fmt.Errorf("round %d: the %s fault was not made: %s", r.N, t.Fault, t.Error)
+	}
+	r.faults, r.recovered = ws, ws[0].To
+	for _, sv := range r.sent {
+		if err := sv.acc.SetFaults(ws); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Variants is how many variants the round sends.
+func (r *Round) Variants() int { return len(r.sent) }
+
+// Add takes one outcome of the round's schedule; it has the signature of traffic.Run's sink.
+func (r *Round) Add(o traffic.Outcome) error {
+	if o.Index < 0 || o.Index >= len(r.m.Requests) {
+		return fmt.Errorf("outcome for request %d of a round of %d", o.Index, len(r.m.Requests))
+	}
+	if v := int(r.m.variant[o.Index]); v >= len(r.sent) {
+		q := r.m.Requests[o.Index]
+		r.probes = append(r.probes, probeOutcome{probe: v - len(r.sent), replica: q.Replica, sent: o.Sent, late: o.Lateness, code: o.Code})
+		return nil
+	}
+	sv := r.sent[r.m.variant[o.Index]]
+	o.Index = int(r.m.local[o.Index])
+	if o.Code >= 200 && o.Code < 300 {
+		sv.accepted = append(sv.accepted, o.Sent)
+	}
+	return sv.acc.Add(o)
+}
+
+// judge is every variant's account, judged as loadtest judges, and the search's
+// measurement of it.
+func (r *Round) judge(gates accounting.Gates) ([]result.HuntVariant, []Measured) {
+	var hv []result.HuntVariant
+	var ms []Measured
+	for _, sv := range r.sent {
+		h, m := judgeVariant(sv, r.N, r.Env, r.recovered, gates)
+		hv, ms = append(hv, h), append(ms, m)
+	}
+	return hv, ms
+}
+
+// judgeVariant is one variant's account: loadtest's figures and gates for its client, and
+// for a fault variant loadtest's fault bounds (one limit per node while the store is away,
+// 1.1× after it returned and the recovery grace passed).
+func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, gates accounting.Gates) (result.HuntVariant, Measured) {
+	rep := sv.acc.Report()
+	verdict := accounting.Evaluate(&rep, gates)
+	h := result.HuntVariant{
+		Round: round, Level: sv.v.Level, Accepted: rep.Accepted, Rejected: rep.Rejected, Errors: rep.Errors.Total(),
+		Overshoot: rep.MaxOvershoot, FalseRejects: rep.FalseRejects, GeneratorBound: verdict.GeneratorBound,
+		Checks: verdict.Checks,
+	}
+	for i, p := range sv.space {
+		h.Params = append(h.Params, result.HuntParam{Name: p.Name, Value: sv.v.Values[i], Unit: p.Unit})
+	}
+	for _, c := range rep.Clients {
+		h.Offered += c.Offered
+		h.Busiest = max(h.Busiest, c.BusiestAccepted)
+		if h.Client == "" {
+			h.Client = c.ID
+		}
+	}
+	m := Measured{GeneratorBound: verdict.GeneratorBound}
+	switch sv.fam.Kind {
+	case Attack:
+		m.Score = h.Overshoot + float64(h.FalseRejects)
+	case AtLimit:
+		m.Score = float64(h.FalseRejects) + float64(h.Rejected)/float64(h.Offered+1)
+	case Fault:
+		var after []time.Duration
+		for _, t := range sv.accepted {
+			if t >= recovered {
+				after = append(after, t)
+			}
+		}
+		slices.Sort(after)
+		h.AfterRecovery = float64(accounting.Busiest(after, env.Window)) / float64(env.Limit)
+		h.Replicas = env.Replicas
+		h.Checks = faultChecks(h.Checks, h, env)
+		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/accounting.OvershootLimit) + float64(h.FalseRejects)
+	}
+	return h, m
+}
+
+// faultChecks are loadtest's fail-open gates in place of its 1.1× gate: at most one limit per
+// node while the store is away, 1.1× once it is back.
+func faultChecks(checks []result.Check, h result.HuntVariant, env Env) []result.Check {
+	var out []result.Check
+	for _, c := range checks {
+		if c.Name == "max overshoot" {
+			out = append(out,
+				accounting.NewCheck("overshoot during the outage", h.Overshoot, accounting.OpAtMost, float64(env.Replicas),
+					fmt.Sprintf("at most one limit per node (%d nodes) while the store is away; %s", env.Replicas, c.Detail)),
+				accounting.NewCheck("overshoot after recovery", h.AfterRecovery, accounting.OpAtMost, accounting.OvershootLimit,
+					fmt.Sprintf("%s: accepted in one window after the store returned", h.Client)))
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// breaks says whether a judged variant broke a promise, by its family's kind.
+func breaks(kind Kind, h result.HuntVariant, maxOvershoot float64) bool {
+	switch kind {
+	case AtLimit:
+		return h.FalseRejects > 0
+	case Fault:
+		return h.Overshoot > float64(h.Replicas) || h.AfterRecovery > maxOvershoot || h.FalseRejects > 0
+	}
+	return h.Overshoot > maxOvershoot || h.FalseRejects > 0
+}

@@ -1,0 +1,202 @@
+package result
+
+import (
+	"fmt"
+	"time"
+)
+
+// HuntFile is the name of harness hunt's result in its run directory.
+const HuntFile = "hunt.json"
+
+// Hunt is what harness hunt found: for every system it hunted, per family of aimed traffic,
+// the worst case and the schedule file that replays it.
+type Hunt struct {
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"`
+	Commit     string       `json:"commit,omitempty"`
+	Cores      int          `json:"cores"`
+	Config     HuntConfig   `json:"config"`
+	Systems    []HuntSystem `json:"systems"`
+	// Pass: no family broke 1.1× (or a fault's bounds) and no client was rejected within
+	// its limit, on traffic the generator sent faithfully.
+	Pass bool `json:"pass"`
+	// GeneratorBound: no family broke a promise, and some family's every variant was sent
+	// late or slow, so the hunt has no evidence for it either way.
+	GeneratorBound bool     `json:"generator_bound"`
+	Failed         []string `json:"failed,omitempty"`
+	Interrupted    bool     `json:"interrupted,omitempty"`
+}
+
+// HuntConfig is what the hunt was asked for.
+type HuntConfig struct {
+	Provider string        `json:"provider"`
+	Network  string        `json:"network"`
+	Budget   time.Duration `json:"budget_ns"`       // wall time per system
+	Requests int           `json:"budget_requests"` // requests per system
+	MaxRate  float64       `json:"max_rate"`        // the generator's burst rate asked, req/s
+	Seed     uint64        `json:"seed"`
+	Families []string      `json:"families"`          // the families hunted
+	Coarse   int           `json:"coarse_per_family"` // most points of a family's coarse sweep
+	Levels   int           `json:"refine_levels"`
+}
+
+// HuntSystem is one system under test and what the hunt found on it.
+type HuntSystem struct {
+	System       string        `json:"system"` // "replica" or a target file's name
+	Design       string        `json:"design,omitempty"`
+	TimeScale    float64       `json:"time_scale"`
+	Window       time.Duration `json:"window_ns"`
+	Limit        int           `json:"limit"`
+	Replicas     int           `json:"replicas"`
+	SyncInterval time.Duration `json:"sync_interval_ns,omitempty"`
+	Conditions   Conditions    `json:"conditions"`
+	Learned      HuntLearned   `json:"learned"`
+	Rounds       []HuntRound   `json:"rounds"`
+	Families     []HuntFamily  `json:"families"`
+	Requests     int           `json:"requests"` // sent, over every round
+	Elapsed      time.Duration `json:"elapsed_ns"`
+	// Stopped says why the search ended: "searched" when every family was refined, or
+	// which budget ran out.
+	Stopped string `json:"stopped"`
+	Error   string `json:"error,omitempty"`
+}
+
+// HuntLearned is what the learning step found from the responses to its probes.
+type HuntLearned struct {
+	// EdgePhase is where window edges fall, as an offset into the window since the epoch;
+	// Edge says how it was found.
+	EdgePhase time.Duration `json:"edge_phase_ns"`
+	Edge      string        `json:"edge"`
+	// TickPhases[i] is replica i's sync tick, as an offset into the sync interval since the
+	// epoch; nil when no tick showed. Ticks says how they were found or why not.
+	TickPhases []time.Duration `json:"tick_phases_ns,omitempty"`
+	Ticks      string          `json:"ticks"`
+}
+
+// HuntRound is one run of many variants at once.
+type HuntRound struct {
+	Round    int           `json:"round"`
+	Kind     string        `json:"kind"` // learn | search | fault
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_ns"`
+	Variants int           `json:"variants"`
+	Requests int           `json:"requests"`
+	Bound    int           `json:"generator_bound"` // variants sent late or slow
+	Fault    *HuntFault    `json:"fault,omitempty"`
+	Outcomes string        `json:"outcomes,omitempty"` // the round's outcomes.csv, relative to the run directory
+	Schedule string        `json:"schedule,omitempty"` // the round's whole schedule file
+	// Pace is the most requests per second the round asked for where its variants
+	// overlap: the burst rate, lowered after a round whose variants fell behind.
+	Pace     float64     `json:"pace"`
+	Lateness Percentiles `json:"lateness"`
+	Error    string      `json:"error,omitempty"`
+}
+
+// HuntFault is a round's store fault: as planned (From, To) and as made (Timing).
+type HuntFault struct {
+	Kind   string        `json:"kind"`
+	From   time.Duration `json:"from_ns"`
+	To     time.Duration `json:"to_ns"`
+	Timing *FaultTiming  `json:"timing,omitempty"`
+}
+
+// HuntFamily is one family's search: every variant tried and the worst.
+type HuntFamily struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"` // attack | at-limit | fault
+	Doc  string `json:"doc"`
+	// NotRun says why the family did not run ("" when it did).
+	NotRun string `json:"not_run,omitempty"`
+	// Note qualifies the figures (e.g. a phase that was not learned).
+	Note string `json:"note,omitempty"`
+	// Worst is the variant that did the most harm, preferring variants the generator sent
+	// faithfully; nil when none was measured.
+	Worst *HuntVariant `json:"worst,omitempty"`
+	// Breaks: the worst variant broke a promise on traffic sent faithfully.
+	Breaks bool `json:"breaks"`
+	// GeneratorBound: every variant of the family was sent late or slow.
+	GeneratorBound bool `json:"generator_bound"`
+	// Schedule is the worst variant's schedule file, relative to the run directory.
+	Schedule string        `json:"schedule,omitempty"`
+	Tried    []HuntVariant `json:"tried"`
+}
+
+// Verdict is the family's outcome in words.
+func (f HuntFamily) Verdict() string {
+	w := f.Worst
+	switch {
+	case f.NotRun != "":
+		return "not run: " + f.NotRun
+	case w == nil:
+		return "not measured: no variant was sent"
+	case f.GeneratorBound:
+		return "not measured: every variant was generator-bound"
+	case f.Breaks && f.Kind == "at-limit":
+		return fmt.Sprintf("BREAKS: %d false rejects of a client within its limit", w.FalseRejects)
+	case f.Breaks && f.Kind == "fault":
+		return fmt.Sprintf("BREAKS: x%.3f while the store was away (bound x%d), x%.3f after it returned (bound x1.1), %d false rejects",
+			w.Overshoot, f.replicas(), w.AfterRecovery, w.FalseRejects)
+	case f.Breaks:
+		return fmt.Sprintf("BREAKS: x%.3f the limit in one window, %d false rejects", w.Overshoot, w.FalseRejects)
+	case f.Kind == "at-limit":
+		return fmt.Sprintf("holds: 0 false rejects (%d rejected)", w.Rejected)
+	case f.Kind == "fault":
+		return fmt.Sprintf("holds: x%.3f while the store was away, x%.3f after it returned", w.Overshoot, w.AfterRecovery)
+	}
+	return fmt.Sprintf("holds: x%.3f at worst", w.Overshoot)
+}
+
+func (f HuntFamily) replicas() int {
+	if f.Worst == nil {
+		return 0
+	}
+	return f.Worst.Replicas
+}
+
+// HuntVariant is one variant as sent and judged: its parameters and loadtest's figures for
+// its client.
+type HuntVariant struct {
+	Round   int         `json:"round"`
+	Client  string      `json:"client"`
+	Params  []HuntParam `json:"params"`
+	Level   int         `json:"level"` // 0 coarse sweep, k k-th refinement
+	Offered int         `json:"offered"`
+	// Accepted, Rejected, Errors as accounting counts them.
+	Accepted int `json:"accepted"`
+	Rejected int `json:"rejected"`
+	Errors   int `json:"errors"`
+	// Busiest is the most acceptances in any window-long interval; Overshoot it over the
+	// limit (loadtest's "max overshoot").
+	Busiest   int     `json:"busiest_accepted"`
+	Overshoot float64 `json:"overshoot"`
+	// AfterRecovery is a fault variant's busiest window over the limit counting only
+	// acceptances after the store returned and the recovery grace passed.
+	AfterRecovery float64 `json:"after_recovery,omitempty"`
+	Replicas      int     `json:"replicas,omitempty"` // the fault's bound while the store is away
+	FalseRejects  int     `json:"false_rejects"`
+	// GeneratorBound: loadtest's generator checks failed on this variant's own sends.
+	GeneratorBound bool    `json:"generator_bound"`
+	Checks         []Check `json:"checks"`
+}
+
+// HuntParam is one parameter's value.
+type HuntParam struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// ParamString is the parameters on one line: "rate=2000 req/s gap=0 ms".
+func (v HuntVariant) ParamString() string {
+	s := ""
+	for i, p := range v.Params {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s=%.4g", p.Name, p.Value)
+		if p.Unit != "" {
+			s += " " + p.Unit
+		}
+	}
+	return s
+}
