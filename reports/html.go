@@ -44,18 +44,7 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	// code rendering the report: an old run's page shows what it was judged against.
 	m := sum.Model
 	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath, NoModel: m == nil}
-	switch {
-	case sum.Incomplete:
-		p.Verdict, p.VerdictClass = "INCOMPLETE: "+sum.IncompleteWhy, "fail"
-	case sum.Interrupted:
-		p.Verdict, p.VerdictClass = "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
-	case sum.GeneratorBound:
-		p.Verdict, p.VerdictClass = "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
-	case sum.Pass:
-		p.Verdict, p.VerdictClass = "PASS", "pass"
-	default:
-		p.Verdict, p.VerdictClass = "FAIL", "fail"
-	}
+	p.Verdict, p.VerdictClass = verdict(sum)
 	for _, d := range deltas {
 		if d.Regressed {
 			p.Regressed++
@@ -70,92 +59,130 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	if window <= 0 {
 		window = time.Minute
 	}
-	var gated int
-	var names []string
-	var store, asked, achieved, late []float64
 	for _, sc := range sum.Scenarios {
 		if sc.Target != "" {
 			p.Peers = result.PeerTable(sum.Scenarios)
 		}
 	}
+	var gated int
 	for _, sc := range sum.Scenarios {
-		window := window
-		if len(sc.Probes) > 0 && sc.Probes[0].Window > 0 { // a target's window is its own
-			window = sc.Probes[0].Window
-		}
-		sp := scenarioPage{ScenarioResult: sc, Windows: windowRows(m, sc), Dist: distRows(m, sc)}
-		if pr, ok := sync90(sc); ok {
-			sp.Sync90 = &pr
+		sp, err := newScenarioPage(dir, m, sc, window)
+		if err != nil {
+			return nil, err
 		}
 		if sc.Gated {
 			p.Achieved += sc.AchievedRate
 			gated++
 		}
-		if sc.Error == "" {
-			sync, err := newSyncPanel(sc)
-			if err != nil {
-				return nil, err
-			}
-			sp.Sync = sync
-			if c, err := probeChart(sc, window); err != nil {
-				return nil, err
-			} else {
-				sp.Charts = append(sp.Charts, template.HTML(c))
-			}
-			o, ok, err := readOutcomes(filepath.Join(sc.Dir(dir), "outcomes.csv"), max(window/60, time.Millisecond))
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				c, err := trafficChart(sc.Name, o, sc.Faults)
-				if err != nil {
-					return nil, err
-				}
-				sp.Charts = append(sp.Charts, template.HTML(c))
-			} else {
-				sp.Outcomes = "no outcomes.csv in the run directory: no traffic chart"
-			}
-			c, err := latencyChart(sc)
-			if err != nil {
-				return nil, err
-			}
-			sp.Charts = append(sp.Charts, template.HTML(c))
-			if len(sc.PeakRatios) > 0 {
-				c, err := peakChart(sc)
-				if err != nil {
-					return nil, err
-				}
-				sp.Charts = append(sp.Charts, template.HTML(c))
-			}
-		}
 		p.Scenarios = append(p.Scenarios, sp)
+	}
+	if gated > 0 {
+		p.Achieved /= float64(gated)
+	}
+	var err error
+	if p.Overview, err = overview(sum.Scenarios); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// verdict is the run's verdict as the page heads it, and its style class.
+func verdict(sum result.Summary) (text, class string) {
+	switch {
+	case sum.Incomplete:
+		return "INCOMPLETE: " + sum.IncompleteWhy, "fail"
+	case sum.Interrupted:
+		return "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
+	case sum.GeneratorBound:
+		return "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
+	case sum.Pass:
+		return "PASS", "pass"
+	}
+	return "FAIL", "fail"
+}
+
+// newScenarioPage is one scenario's section: the model's tables beside its figures, its sync
+// health and its charts (none for a scenario that failed to run). window is the run's, unless
+// the scenario's probes declare their own (a target's).
+func newScenarioPage(dir string, m *result.RateLimitModel, sc result.ScenarioResult, window time.Duration) (scenarioPage, error) {
+	if len(sc.Probes) > 0 && sc.Probes[0].Window > 0 { // a target's window is its own
+		window = sc.Probes[0].Window
+	}
+	sp := scenarioPage{ScenarioResult: sc, Windows: windowRows(m, sc), Dist: distRows(m, sc)}
+	if pr, ok := sync90(sc); ok {
+		sp.Sync90 = &pr
+	}
+	if sc.Error != "" {
+		return sp, nil
+	}
+	sync, err := newSyncPanel(sc)
+	if err != nil {
+		return sp, err
+	}
+	sp.Sync = sync
+	c, err := probeChart(sc, window)
+	if err != nil {
+		return sp, err
+	}
+	sp.Charts = append(sp.Charts, template.HTML(c))
+	o, ok, err := readOutcomes(filepath.Join(sc.Dir(dir), "outcomes.csv"), max(window/60, time.Millisecond))
+	if err != nil {
+		return sp, err
+	}
+	if ok {
+		c, err := trafficChart(sc.Name, o, sc.Faults)
+		if err != nil {
+			return sp, err
+		}
+		sp.Charts = append(sp.Charts, template.HTML(c))
+	} else {
+		sp.Outcomes = "no outcomes.csv in the run directory: no traffic chart"
+	}
+	if c, err = latencyChart(sc); err != nil {
+		return sp, err
+	}
+	sp.Charts = append(sp.Charts, template.HTML(c))
+	if len(sc.PeakRatios) > 0 {
+		if c, err = peakChart(sc); err != nil {
+			return sp, err
+		}
+		sp.Charts = append(sp.Charts, template.HTML(c))
+	}
+	return sp, nil
+}
+
+// overview is the charts over every scenario: store commands, rate asked and achieved, the
+// generator's lateness; none for a run without scenarios.
+func overview(scenarios []result.ScenarioResult) ([]template.HTML, error) {
+	if len(scenarios) == 0 {
+		return nil, nil
+	}
+	var names []string
+	var store, asked, achieved, late []float64
+	for _, sc := range scenarios {
 		names = append(names, sc.Name)
 		store = append(store, sc.StoreCmdPerSec)
 		asked = append(asked, sc.AskedRate)
 		achieved = append(achieved, sc.AchievedRate)
 		late = append(late, ms(sc.Lateness.P99))
 	}
-	if gated > 0 {
-		p.Achieved /= float64(gated)
-	}
-	if len(names) > 0 {
-		for _, c := range []struct {
-			title, unit string
-			series      []string
-			values      [][]float64
-		}{
-			{"Store commands per second", "commands/s", []string{"store"}, [][]float64{store}},
-			{"Rate asked and achieved", "requests/s", []string{"asked", "achieved"}, [][]float64{asked, achieved}},
-			{"Generator lateness, p99", "ms", []string{"p99 lateness"}, [][]float64{late}},
-		} {
-			s, err := scenarioBars(c.title, c.unit, names, c.series, c.values)
-			if err != nil {
-				return nil, err
-			}
-			p.Overview = append(p.Overview, template.HTML(s))
+	var out []template.HTML
+	for _, c := range []struct {
+		title, unit string
+		series      []string
+		values      [][]float64
+	}{
+		{"Store commands per second", "commands/s", []string{"store"}, [][]float64{store}},
+		{"Rate asked and achieved", "requests/s", []string{"asked", "achieved"}, [][]float64{asked, achieved}},
+		{"Generator lateness, p99", "ms", []string{"p99 lateness"}, [][]float64{late}},
+	} {
+		s, err := scenarioBars(c.title, c.unit, names, c.series, c.values)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, template.HTML(s))
 	}
-	return p, nil
+	return out, nil
 }
 
 func (p *page) render(w io.Writer) error {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
@@ -53,24 +51,6 @@ func classOf(o traffic.Outcome) class {
 	return otherErr
 }
 
-// Histogram bounds: microseconds from 1 µs to one hour, three significant
-// digits (a relative error of at most 0.1 %).
-const (
-	histLowest  = 1
-	histHighest = int64(time.Hour / time.Microsecond)
-	histDigits  = 3
-)
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
-
-// record adds d, clamped into the histogram's range, and keeps the exact
-// maximum beside it (the histogram's own is rounded).
-func record(h *hdrhistogram.Histogram, exactMax *time.Duration, d time.Duration) {
-	*exactMax = max(*exactMax, d)
-	us := min(max(int64(d/time.Microsecond), histLowest), histHighest)
-	_ = h.RecordValue(us) // in range by construction
-}
-
 // Accumulator takes a run's outcomes one at a time and turns them into a
 // Report. It keeps nine bytes per scheduled request, so ten million
 // requests cost 90 MB beside the schedule. It is not safe for concurrent use.
@@ -85,10 +65,8 @@ type Accumulator struct {
 	outcomes, duplicates int
 	lastSent             time.Duration
 
-	latency, lateness       *hdrhistogram.Histogram
-	latencyMax, latenessMax time.Duration
-	replica                 []*hdrhistogram.Histogram
-	replicaMax              []time.Duration
+	latency, lateness *Latency
+	replica           []*Latency // by replica index
 }
 
 // New accounts for a run of s with the given fault windows (offsets from the
@@ -104,17 +82,16 @@ func New(s *schedule.Schedule, faults []Interval) (*Accumulator, error) {
 	}
 	k := max(1, s.Replicas())
 	a := &Accumulator{
-		s:          s,
-		faults:     slices.Clone(faults),
-		sent:       make([]time.Duration, len(s.Requests)),
-		class:      make([]class, len(s.Requests)),
-		latency:    newHist(),
-		lateness:   newHist(),
-		replica:    make([]*hdrhistogram.Histogram, k),
-		replicaMax: make([]time.Duration, k),
+		s:        s,
+		faults:   slices.Clone(faults),
+		sent:     make([]time.Duration, len(s.Requests)),
+		class:    make([]class, len(s.Requests)),
+		latency:  NewLatency(),
+		lateness: NewLatency(),
+		replica:  make([]*Latency, k),
 	}
 	for i := range a.replica {
-		a.replica[i] = newHist()
+		a.replica[i] = NewLatency()
 	}
 	return a, nil
 }
@@ -136,13 +113,12 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 	a.lastSent = max(a.lastSent, o.Sent)
 	// A request sent a hair before its offset (a worker took the targeter's
 	// next entry) counts as on time.
-	record(a.lateness, &a.latenessMax, max(0, o.Lateness))
+	a.lateness.Record(max(0, o.Lateness))
 	// Latency is the replicas' answer time; requests without an answer are
 	// counted as errors instead.
 	if o.Code != 0 {
-		record(a.latency, &a.latencyMax, o.Latency)
-		k := a.s.Requests[o.Index].Replica
-		record(a.replica[k], &a.replicaMax[k], o.Latency)
+		a.latency.Record(o.Latency)
+		a.replica[a.s.Requests[o.Index].Replica].Record(o.Latency)
 	}
 	return nil
 }
@@ -190,14 +166,6 @@ func (a *Accumulator) inFault(t time.Duration) bool {
 
 // Percentiles summarise a distribution of durations (result.Percentiles).
 type Percentiles = result.Percentiles
-
-func percentiles(h *hdrhistogram.Histogram, exactMax time.Duration) Percentiles {
-	if h.TotalCount() == 0 {
-		return Percentiles{}
-	}
-	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) * time.Microsecond }
-	return Percentiles{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: exactMax}
-}
 
 // Errors counts the outcomes that are neither an acceptance nor a rejection (result.Errors).
 type Errors = result.Errors
@@ -269,106 +237,127 @@ func (a *Accumulator) Report() Report {
 		Unsent:     len(s.Requests) - a.outcomes,
 		Duplicates: a.duplicates,
 		Clients:    make([]ClientReport, len(s.Clients)),
-		Latency:    percentiles(a.latency, a.latencyMax),
-		Lateness:   percentiles(a.lateness, a.latenessMax),
+		Latency:    a.latency.Percentiles(),
+		Lateness:   a.lateness.Percentiles(),
 		LastSent:   a.lastSent,
 	}
 	if s.Duration > 0 {
 		r.AskedRate = float64(len(s.Requests)) / s.Duration.Seconds()
 	}
 	r.AchievedRate = traffic.AchievedRate(a.outcomes, s.Duration, a.lastSent)
-	for k, h := range a.replica {
-		r.ReplicaLatency = append(r.ReplicaLatency, percentiles(h, a.replicaMax[k]))
+	for _, l := range a.replica {
+		r.ReplicaLatency = append(r.ReplicaLatency, l.Percentiles())
 	}
+	start, order := byClient(s)
+	var b sends
+	for c, cl := range s.Clients {
+		cr := a.client(c, cl, order[start[c]:start[c+1]], &r.Errors, &b)
+		r.add(cr)
+		r.Clients[c] = cr
+	}
+	return r
+}
 
-	// Group request indexes by client (a counting sort), so that each
-	// client's sends can be put in time order and scanned once.
-	start := make([]int32, len(s.Clients)+1)
+// byClient groups request indexes by client (a counting sort), so that each client's sends
+// can be put in time order and scanned once: client c's requests are order[start[c]:start[c+1]],
+// in schedule order.
+func byClient(s *schedule.Schedule) (start, order []int32) {
+	start = make([]int32, len(s.Clients)+1)
 	for _, q := range s.Requests {
 		start[q.Client+1]++
 	}
 	for c := range s.Clients {
 		start[c+1] += start[c]
 	}
-	order := make([]int32, len(s.Requests))
+	order = make([]int32, len(s.Requests))
 	next := slices.Clone(start[:len(s.Clients)])
 	for i, q := range s.Requests {
 		order[next[q.Client]] = int32(i)
 		next[q.Client]++
 	}
+	return start, order
+}
 
-	var offered, scheduled, acc, rej []time.Duration
-	for c, cl := range s.Clients {
-		cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
-		offered, scheduled, acc, rej = offered[:0], scheduled[:0], acc[:0], rej[:0]
-		for _, i := range order[start[c]:start[c+1]] {
-			k := a.class[i]
-			if k == unseen {
-				continue
-			}
-			t := a.sent[i]
-			if a.routing(i, k, t) {
-				cr.RoutingErrors++
-				r.Errors.Routing++
-				continue
-			}
-			offered = append(offered, t)
-			scheduled = append(scheduled, s.Requests[i].At) // in order: indexes ascend
-			fault := a.inFault(t)
-			switch k {
-			case accepted:
-				cr.Accepted++
-				acc = append(acc, t)
-			case rejected:
-				cr.Rejected++
-				rej = append(rej, t)
-				if fault {
-					cr.RejectsInFault++
-				}
-			default:
-				cr.Errors++
-				addError(&r.Errors, k)
-				if fault {
-					cr.ErrorsInFault++
-				} else {
-					cr.ErrorsOutsideFault++
-				}
-			}
-		}
-		cr.Offered = len(offered)
-		// Sends are nearly in order already; sorting them is cheap.
-		slices.Sort(offered)
-		slices.Sort(acc)
-		cr.BusiestOffered = Busiest(offered, cl.Window)
-		cr.BusiestAccepted = Busiest(acc, cl.Window)
-		cr.BusiestScheduled = Busiest(scheduled, cl.Window)
-		cr.OverLimit = cr.BusiestOffered > cl.Limit && cr.BusiestScheduled > cl.Limit
-		if cl.Limit > 0 {
-			cr.Overshoot = float64(cr.BusiestAccepted) / float64(cl.Limit)
-		} else {
-			cr.Overshoot = math.Inf(1)
-		}
-		cr.FalseRejects = unearned(offered, rej, cl.Window, cl.Limit)
+// sends are one client's send times by what became of them, kept between clients so that
+// a population of clients costs four slices, not four per client.
+type sends struct {
+	offered, scheduled, accepted, rejected []time.Duration
+}
 
-		r.Accepted += cr.Accepted
-		r.Rejected += cr.Rejected
-		r.ErrorsInFault += cr.ErrorsInFault
-		r.ErrorsOutsideFault += cr.ErrorsOutsideFault
-		r.RejectsInFault += cr.RejectsInFault
-		r.RoutingErrors += cr.RoutingErrors
-		r.FalseRejects += cr.FalseRejects
-		if cr.FalseRejects > 0 {
-			r.FalseRejectClients++
+// client is the account of client c, whose requests are idx (in schedule order); its errors
+// are added to errs as well, and a routing error counts there alone.
+func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *Errors, b *sends) ClientReport {
+	cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
+	b.offered, b.scheduled, b.accepted, b.rejected = b.offered[:0], b.scheduled[:0], b.accepted[:0], b.rejected[:0]
+	for _, i := range idx {
+		k := a.class[i]
+		if k == unseen {
+			continue
 		}
-		if cr.OverLimit {
-			r.OverLimitClients++
+		t := a.sent[i]
+		if a.routing(i, k, t) {
+			cr.RoutingErrors++
+			errs.Routing++
+			continue
 		}
-		if cr.Overshoot > r.MaxOvershoot {
-			r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+		b.offered = append(b.offered, t)
+		b.scheduled = append(b.scheduled, a.s.Requests[i].At) // in order: indexes ascend
+		fault := a.inFault(t)
+		switch k {
+		case accepted:
+			cr.Accepted++
+			b.accepted = append(b.accepted, t)
+		case rejected:
+			cr.Rejected++
+			b.rejected = append(b.rejected, t)
+			if fault {
+				cr.RejectsInFault++
+			}
+		default:
+			cr.Errors++
+			addError(errs, k)
+			if fault {
+				cr.ErrorsInFault++
+			} else {
+				cr.ErrorsOutsideFault++
+			}
 		}
-		r.Clients[c] = cr
 	}
-	return r
+	cr.Offered = len(b.offered)
+	// Sends are nearly in order already; sorting them is cheap.
+	slices.Sort(b.offered)
+	slices.Sort(b.accepted)
+	cr.BusiestOffered = Busiest(b.offered, cl.Window)
+	cr.BusiestAccepted = Busiest(b.accepted, cl.Window)
+	cr.BusiestScheduled = Busiest(b.scheduled, cl.Window)
+	cr.OverLimit = cr.BusiestOffered > cl.Limit && cr.BusiestScheduled > cl.Limit
+	if cl.Limit > 0 {
+		cr.Overshoot = float64(cr.BusiestAccepted) / float64(cl.Limit)
+	} else {
+		cr.Overshoot = math.Inf(1)
+	}
+	cr.FalseRejects = unearned(b.offered, b.rejected, cl.Window, cl.Limit)
+	return cr
+}
+
+// add sums a client's account into the run's.
+func (r *Report) add(cr ClientReport) {
+	r.Accepted += cr.Accepted
+	r.Rejected += cr.Rejected
+	r.ErrorsInFault += cr.ErrorsInFault
+	r.ErrorsOutsideFault += cr.ErrorsOutsideFault
+	r.RejectsInFault += cr.RejectsInFault
+	r.RoutingErrors += cr.RoutingErrors
+	r.FalseRejects += cr.FalseRejects
+	if cr.FalseRejects > 0 {
+		r.FalseRejectClients++
+	}
+	if cr.OverLimit {
+		r.OverLimitClients++
+	}
+	if cr.Overshoot > r.MaxOvershoot {
+		r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+	}
 }
 
 // unearned counts the rejections at times rej (any order) for which the sends, sorted,

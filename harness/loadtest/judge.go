@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
@@ -40,32 +38,9 @@ func (p *probeTimes) add(o traffic.Outcome) {
 	}
 }
 
-// latency is an HDR histogram of latencies in microseconds.
-type latency struct {
-	h   *hdrhistogram.Histogram
-	max time.Duration
-}
-
-func newLatency() *latency {
-	return &latency{h: hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)}
-}
-
-func (l *latency) record(d time.Duration) {
-	l.max = max(l.max, d)
-	_ = l.h.RecordValue(max(int64(d/time.Microsecond), 1))
-}
-
-func (l *latency) percentiles() accounting.Percentiles {
-	if l.h.TotalCount() == 0 {
-		return accounting.Percentiles{}
-	}
-	q := func(p float64) time.Duration { return time.Duration(l.h.ValueAtQuantile(p)) * time.Microsecond }
-	return accounting.Percentiles{Count: l.h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: l.max}
-}
-
 // fillResult judges a measured scenario: its gates and the document's claims about it.
 func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scenario, probes *probeTimes,
-	outage accounting.Interval, faultLat *latency) {
+	outage accounting.Interval, faultLat *accounting.Latency) {
 	res.Requests, res.Accepted, res.Rejected, res.Errors = rep.Scheduled, rep.Accepted, rep.Rejected, rep.Errors
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
@@ -94,7 +69,7 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	res.GeneratorBound = v.GeneratorBound
 	checks := v.Checks
 	if sc.Fault != FaultNone {
-		fl := faultLat.percentiles()
+		fl := faultLat.Percentiles()
 		res.FaultLatency = &fl
 		checks = faultChecks(checks, rep, res, cfg, outage)
 	}

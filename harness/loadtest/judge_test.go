@@ -66,7 +66,7 @@ func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outco
 	if len(faults) > 0 {
 		outage = accounting.Interval{From: faults[0].From, To: faults[0].To - cfg.RecoveryGrace}
 	}
-	fillResult(&res, &rep, cfg, sc, probes, outage, newLatency())
+	fillResult(&res, &rep, cfg, sc, probes, outage, accounting.NewLatency())
 	return res
 }
 
@@ -401,7 +401,7 @@ func TestDecisionsWithoutTheStoreVoidTheAlgorithmsClaims(t *testing.T) {
 	r := &ScenarioResult{Scenario: sc, Sync: &result.SyncHealth{Degraded: deg}}
 	c := DefaultConfig()
 	c.TimeScale = 1.0 / 60
-	fillResult(r, &rep, c, sc, newProbeTimes(s), accounting.Interval{}, newLatency())
+	fillResult(r, &rep, c, sc, newProbeTimes(s), accounting.Interval{}, accounting.NewLatency())
 	if oc := check(t, *r, "max overshoot"); oc.Pass || !strings.Contains(oc.Detail, "145 decisions without the store") {
 		t.Errorf("overshoot check %+v: want it failed, naming the decisions made without the store", oc)
 	}

@@ -220,7 +220,7 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult
 		return ScenarioResult{}, err
 	}
 	probes := newProbeTimes(&sched)
-	faultLat := newLatency()
+	faultLat := accounting.NewLatency()
 	for _, o := range outcomes {
 		if o.Index >= len(sched.Requests) {
 			continue
@@ -228,7 +228,7 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult
 		probes.add(o)
 		for _, f := range st.Faults {
 			if f.Contains(o.Sent) && o.Code != 0 {
-				faultLat.record(o.Latency)
+				faultLat.Record(o.Latency)
 			}
 		}
 		if err := acc.Add(o); err != nil {

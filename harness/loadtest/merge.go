@@ -206,7 +206,7 @@ func (r *shardedRun) judge(w *traffic.Writer) (ScenarioResult, error) {
 	if limiters.Mode(claimed.Mode) != limiters.ModeSplit {
 		claimed.Mode = ""
 	}
-	fillResult(&res, &rep, r.cfg, claimed, probes, accounting.Interval{}, newLatency())
+	fillResult(&res, &rep, r.cfg, claimed, probes, accounting.Interval{}, accounting.NewLatency())
 	judgeSkew(&res, r.shards, r.cfg.Gates.LatenessP99)
 	return res, nil
 }
