@@ -11,9 +11,6 @@ import (
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
-// Interval is a half-open span of offsets from the run's start (result.Interval).
-type Interval = result.Interval
-
 // class is what an outcome amounts to, stored in one byte per request.
 type class uint8
 
@@ -56,7 +53,7 @@ func classOf(o traffic.Outcome) class {
 // requests cost 90 MB beside the schedule. It is not safe for concurrent use.
 type Accumulator struct {
 	s      *schedule.Schedule
-	faults []Interval
+	faults []result.Interval
 	dead   *deadReplica
 
 	sent  []time.Duration // by schedule index
@@ -71,7 +68,7 @@ type Accumulator struct {
 
 // New accounts for a run of s with the given fault windows (offsets from the
 // run's start).
-func New(s *schedule.Schedule, faults []Interval) (*Accumulator, error) {
+func New(s *schedule.Schedule, faults []result.Interval) (*Accumulator, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -125,7 +122,7 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 
 // SetFaults replaces the fault windows given to New: a fault's measured span is known only
 // once the run is over (a member's return takes as long as it takes). Call it before Report.
-func (a *Accumulator) SetFaults(faults []Interval) error {
+func (a *Accumulator) SetFaults(faults []result.Interval) error {
 	for _, iv := range faults {
 		if iv.To <= iv.From {
 			return fmt.Errorf("fault window [%v, %v) is empty; give From < To", iv.From, iv.To)
@@ -138,14 +135,14 @@ func (a *Accumulator) SetFaults(faults []Interval) error {
 // deadReplica is a replica the harness killed, and when.
 type deadReplica struct {
 	replica int16
-	during  Interval
+	during  result.Interval
 }
 
 // SetDeadReplica says replica k was killed by the harness during iv: a request sent to it in
 // iv that failed to connect (refused, reset, cut off) never reached a limiter, and is counted
 // as the harness's routing error (Errors.Routing), in no other count. A replica's own errors
 // (a status, a timeout) stay the limiter's. Call it before Report.
-func (a *Accumulator) SetDeadReplica(k int, iv Interval) {
+func (a *Accumulator) SetDeadReplica(k int, iv result.Interval) {
 	a.dead = &deadReplica{replica: int16(k), during: iv}
 }
 
@@ -164,14 +161,8 @@ func (a *Accumulator) inFault(t time.Duration) bool {
 	return false
 }
 
-// Percentiles summarise a distribution of durations (result.Percentiles).
-type Percentiles = result.Percentiles
-
-// Errors counts the outcomes that are neither an acceptance nor a rejection (result.Errors).
-type Errors = result.Errors
-
 // addError counts an outcome of class c in e.
-func addError(e *Errors, c class) {
+func addError(e *result.Errors, c class) {
 	switch c {
 	case status5xx:
 		e.Status5xx++
@@ -188,9 +179,6 @@ func addError(e *Errors, c class) {
 	}
 }
 
-// ClientReport is one client's account (result.ClientReport).
-type ClientReport = result.ClientReport
-
 // Report is a run's account.
 type Report struct {
 	Scheduled  int // requests in the schedule
@@ -200,7 +188,7 @@ type Report struct {
 
 	Accepted int
 	Rejected int
-	Errors   Errors
+	Errors   result.Errors
 
 	ErrorsInFault      int
 	ErrorsOutsideFault int
@@ -216,11 +204,11 @@ type Report struct {
 	MaxOvershoot       float64 // over all clients; requirement 1 wants ≤ 1.1
 	MaxOvershootClient string
 
-	Clients []ClientReport // one per schedule client, in schedule order
+	Clients []result.ClientReport // one per schedule client, in schedule order
 
-	Latency        Percentiles   // requests that got a status
-	ReplicaLatency []Percentiles // by replica index
-	Lateness       Percentiles   // all sent requests; early sends count as 0
+	Latency        result.Percentiles   // requests that got a status
+	ReplicaLatency []result.Percentiles // by replica index
+	Lateness       result.Percentiles   // all sent requests; early sends count as 0
 
 	AskedRate    float64 // scheduled requests per second of the schedule
 	AchievedRate float64 // traffic.AchievedRate
@@ -236,7 +224,7 @@ func (a *Accumulator) Report() Report {
 		Outcomes:   a.outcomes,
 		Unsent:     len(s.Requests) - a.outcomes,
 		Duplicates: a.duplicates,
-		Clients:    make([]ClientReport, len(s.Clients)),
+		Clients:    make([]result.ClientReport, len(s.Clients)),
 		Latency:    a.latency.Percentiles(),
 		Lateness:   a.lateness.Percentiles(),
 		LastSent:   a.lastSent,
@@ -286,8 +274,8 @@ type sends struct {
 
 // client is the account of client c, whose requests are idx (in schedule order); its errors
 // are added to errs as well, and a routing error counts there alone.
-func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *Errors, b *sends) ClientReport {
-	cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
+func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *result.Errors, b *sends) result.ClientReport {
+	cr := result.ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
 	b.offered, b.scheduled, b.accepted, b.rejected = b.offered[:0], b.scheduled[:0], b.accepted[:0], b.rejected[:0]
 	for _, i := range idx {
 		k := a.class[i]
@@ -341,7 +329,7 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *Error
 }
 
 // add sums a client's account into the run's.
-func (r *Report) add(cr ClientReport) {
+func (r *Report) add(cr result.ClientReport) {
 	r.Accepted += cr.Accepted
 	r.Rejected += cr.Rejected
 	r.ErrorsInFault += cr.ErrorsInFault

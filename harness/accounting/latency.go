@@ -4,6 +4,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // Histogram bounds: microseconds from 1 µs to one hour, three significant digits (a relative
@@ -37,10 +39,10 @@ func (l *Latency) Record(d time.Duration) {
 
 // Percentiles are the distribution's count, p50, p90, p99, p99.9 and exact maximum; zero
 // when nothing was recorded.
-func (l *Latency) Percentiles() Percentiles {
+func (l *Latency) Percentiles() result.Percentiles {
 	if l.h.TotalCount() == 0 {
-		return Percentiles{}
+		return result.Percentiles{}
 	}
 	q := func(p float64) time.Duration { return time.Duration(l.h.ValueAtQuantile(p)) * time.Microsecond }
-	return Percentiles{Count: l.h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: l.max}
+	return result.Percentiles{Count: l.h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: l.max}
 }

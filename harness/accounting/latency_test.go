@@ -3,6 +3,8 @@ package accounting
 import (
 	"testing"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 func TestLatency(t *testing.T) {
@@ -10,17 +12,17 @@ func TestLatency(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   []time.Duration
-		want Percentiles
+		want result.Percentiles
 	}{
-		{"empty", nil, Percentiles{}},
-		{"one", []time.Duration{1500 * time.Microsecond}, Percentiles{Count: 1, P50: 1500 * time.Microsecond, P90: 1500 * time.Microsecond,
+		{"empty", nil, result.Percentiles{}},
+		{"one", []time.Duration{1500 * time.Microsecond}, result.Percentiles{Count: 1, P50: 1500 * time.Microsecond, P90: 1500 * time.Microsecond,
 			P99: 1500 * time.Microsecond, P999: 1500 * time.Microsecond, Max: 1500 * time.Microsecond}},
 		// Below a microsecond and below zero count as the lowest bucket; the maximum is exact.
-		{"tiny and negative", []time.Duration{-time.Second, 0, 300 * time.Nanosecond}, Percentiles{Count: 3, P50: time.Microsecond,
+		{"tiny and negative", []time.Duration{-time.Second, 0, 300 * time.Nanosecond}, result.Percentiles{Count: 3, P50: time.Microsecond,
 			P90: time.Microsecond, P99: time.Microsecond, P999: time.Microsecond, Max: 300 * time.Nanosecond}},
 		// Past an hour a duration is counted at an hour (the histogram's top bucket, whose
 		// highest equivalent value is 3,600,809,983 µs), its maximum kept.
-		{"past an hour", []time.Duration{2 * time.Hour}, Percentiles{Count: 1, P50: top, P90: top, P99: top, P999: top, Max: 2 * time.Hour}},
+		{"past an hour", []time.Duration{2 * time.Hour}, result.Percentiles{Count: 1, P50: top, P90: top, P99: top, P999: top, Max: 2 * time.Hour}},
 	} {
 		l := NewLatency()
 		for _, d := range tc.in {

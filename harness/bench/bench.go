@@ -47,7 +47,10 @@ type Config struct {
 	Seed     uint64
 	// MemoryClients are loaded into each counter layout (HS1: 200,000).
 	MemoryClients int
-	RedisServer   string // redis-server for the memory figure; default from PATH
+	RedisServer   string // redis-server for the memory figure; default BinDir's, else from PATH
+	// BinDir holds prebuilt programs for the local provider (the HS2 kit's bin/): the
+	// targets, redis-server and redis-cli, in place of go build and PATH.
+	BinDir string
 	// Skip parts of the run.
 	NoDecisions, NoMemory, NoFleet, NoPeer bool
 	// NoCluster skips figure 7 (a Redis Cluster store); ClusterRate is its offered rate.
@@ -111,6 +114,12 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	if cfg.RedisServer == "" && cfg.BinDir != "" {
+		var err error
+		if cfg.RedisServer, err = fleet.ToolIn(cfg.BinDir, "redis-server"); err != nil {
+			return result.Bench{}, err
+		}
+	}
 	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
 	if cfg.Baseline != "" {
 		old, err := result.Read[result.Bench](filepath.Dir(cfg.Baseline), filepath.Base(cfg.Baseline))
@@ -141,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		}
 	}
 	if !cfg.NoFleet {
-		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 		if err != nil {
 			return b, err
 		}
@@ -163,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		}
 	}
 	if !cfg.NoCluster && !cfg.GeneratorOnly && ctx.Err() == nil {
-		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 		if err != nil {
 			return b, err
 		}
@@ -270,7 +279,7 @@ func (b *fleetBench) ceilings(ctx context.Context) error {
 			sends = append(sends, vegetaSender(cfg, b.noop.vegeta(cfg)))
 		}
 	}
-	fmt.Fprintf(cfg.Progress, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", b.network, cfg.Replicas, strings.Join(names, ", "), cfg.Step)
+	fmt.Fprintf(cfg.Progress, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", fleet.Networking(cfg.Provider, b.network), cfg.Replicas, strings.Join(names, ", "), cfg.Step)
 	cs, errs := cfg.Search.Interleave(ctx, sends...)
 	k := 0
 	for _, m := range b.searched {
@@ -304,7 +313,7 @@ func (b *fleetBench) ceilings(ctx context.Context) error {
 func (b *fleetBench) steadyRuns(ctx context.Context) error {
 	cfg := b.cfg
 	shared := sharedRate(b.noop.res.Ceiling, b.delayed.res.Ceiling, cfg.Search.Min)
-	fmt.Fprintf(cfg.Progress, "== 3/4/6. steady runs at %.0f req/s (half the lower ceiling), %s networking\n", shared, b.network)
+	fmt.Fprintf(cfg.Progress, "== 3/4/6. steady runs at %s req/s (half the lower ceiling), %s networking\n", result.Rate(shared), fleet.Networking(cfg.Provider, b.network))
 	for _, m := range b.searched {
 		if err := m.steady(ctx, cfg, shared); err != nil {
 			return err
@@ -394,8 +403,8 @@ func (m *member) sender(cfg Config) Sender {
 }
 
 func printStep(cfg Config, name string, st result.Step) {
-	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
-		name, st.Rate, st.Achieved, ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
+		name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
 }
 
 // steady runs the fleet at rate for one step and counts the store's commands over it.
@@ -431,8 +440,8 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 		}
 		m.res.StoreCPU, m.res.StoreCPUWhy = cpu.result(context.WithoutCancel(ctx), m.rdb, st.Answered)
 	}
-	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
-		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
+		m.name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
 	return nil
 }
 

@@ -140,7 +140,7 @@ func TestSearchIsBoundedAndStopsOnErrors(t *testing.T) {
 		t.Errorf("ceiling %v capped %v after %d steps (%v), want 3375 after 4, not capped", c.Rate, c.Capped, len(f.asked), err)
 	}
 	f = &fakeSender{ceiling: 1e12, failAt: 2}
-	if _, err := s.Run(context.Background(), f.send); err == nil || !strings.Contains(err.Error(), "step at 1500 req/s: fleet gone") {
+	if _, err := s.Run(context.Background(), f.send); err == nil || !strings.Contains(err.Error(), "step at 1,500 req/s: fleet gone") {
 		t.Errorf("err = %v, want the step's error", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -164,10 +164,10 @@ func TestJudge(t *testing.T) {
 		ok   bool
 		why  string
 	}{
-		{"kept up", result.Step{Rate: 1000, Achieved: 990, Lateness: accounting.Percentiles{P99: 2 * time.Millisecond}}, true, ""},
+		{"kept up", result.Step{Rate: 1000, Achieved: 990, Lateness: result.Percentiles{P99: 2 * time.Millisecond}}, true, ""},
 		{"errors", result.Step{Rate: 1000, Achieved: 1000, Errors: 3}, false, "3 errors"},
 		{"behind", result.Step{Rate: 1000, Achieved: 900}, false, "achieved 900 of 1,000 req/s (< 95 %)"},
-		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: accounting.Percentiles{P99: 12 * time.Millisecond}}, false, "generator p99 lateness 12ms > 10ms"},
+		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: result.Percentiles{P99: 12 * time.Millisecond}}, false, "generator p99 lateness 12ms > 10ms"},
 	}
 	for _, tt := range tests {
 		st := tt.st
@@ -198,7 +198,7 @@ func TestSharedRate(t *testing.T) {
 func measured() result.Bench {
 	step := func(rate, p99ms float64) *result.Step {
 		return &result.Step{Rate: rate, Achieved: rate, Duration: 5 * time.Second, Answered: int(rate * 5), Sustained: true,
-			Latency: accounting.Percentiles{P99: time.Duration(p99ms * float64(time.Millisecond))}}
+			Latency: result.Percentiles{P99: time.Duration(p99ms * float64(time.Millisecond))}}
 	}
 	cond := func(mode string) result.Conditions {
 		return result.Conditions{Provider: "docker", Network: "host", Replicas: 8, Mode: mode, SyncInterval: 200 * time.Millisecond}
@@ -463,7 +463,7 @@ func TestLatencyFiguresTakeMediansAndShowTheSpread(t *testing.T) {
 		var out []result.Step
 		for _, v := range p99ms {
 			out = append(out, result.Step{Rate: rate, Achieved: rate, Duration: 5 * time.Second, Sustained: true,
-				Latency: accounting.Percentiles{P50: time.Millisecond, P99: time.Duration(v * float64(time.Millisecond))}})
+				Latency: result.Percentiles{P50: time.Millisecond, P99: time.Duration(v * float64(time.Millisecond))}})
 		}
 		return out
 	}

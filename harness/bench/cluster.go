@@ -36,7 +36,7 @@ func Cluster(ctx context.Context, cfg Config, provider fleet.Provider) *result.C
 	var errs []error
 	{
 		fmt.Fprintf(cfg.Progress, "== 7. cluster memory: %d clients through the exchange into %d shards\n", cfg.MemoryClients, cb.Masters)
-		m, err := shardMemory(ctx, cfg.RedisServer, cfg.MemoryClients, cb.Masters)
+		m, err := shardMemory(ctx, cfg.RedisServer, cfg.BinDir, cfg.MemoryClients, cb.Masters)
 		cb.Memory = m
 		if err != nil {
 			errs = append(errs, fmt.Errorf("memory per shard: %w", err))
@@ -118,15 +118,15 @@ func clusterSteady(ctx context.Context, cfg Config, provider fleet.Provider, nam
 	if st.Answered > 0 {
 		m.res.StoreCmdPerRequest = float64(m.res.StoreCommands) / float64(st.Answered)
 	}
-	fmt.Fprintf(cfg.Progress, "   %-16s %7.0f req/s asked  %7.0f achieved  store %8.1f commands/s  %.4f per request  %s\n",
-		name, st.Rate, st.Achieved, m.res.StoreCmdPerSec, m.res.StoreCmdPerRequest, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-16s %7s req/s asked  %7s achieved  store %8.1f commands/s  %.4f per request  %s\n",
+		name, result.Rate(st.Rate), result.Rate(st.Achieved), m.res.StoreCmdPerSec, m.res.StoreCmdPerRequest, verdict(st))
 	return m.res
 }
 
 // shardMemory starts a cluster of masters redis-server processes, loads clients into it
 // through the delayed-sync exchange (every slice of the window counted) and measures each
 // master: its keys and used_memory after the load minus before.
-func shardMemory(ctx context.Context, redisBin string, clients, masters int) ([]result.ShardMemory, error) {
+func shardMemory(ctx context.Context, redisBin, binDir string, clients, masters int) ([]result.ShardMemory, error) {
 	if redisBin == "" {
 		redisBin = "redis-server"
 	}
@@ -134,7 +134,7 @@ func shardMemory(ctx context.Context, redisBin string, clients, masters int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not found (%w): install it (apt-get install -y redis-server)", err)
 	}
-	cli, err := exec.LookPath("redis-cli")
+	cli, err := fleet.ToolIn(binDir, "redis-cli")
 	if err != nil {
 		return nil, fmt.Errorf("redis-cli not found (%w): apt-get install -y redis-tools", err)
 	}

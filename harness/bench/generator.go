@@ -153,7 +153,7 @@ func profileGenerators(ctx context.Context, cfg Config, noop *member, vegetaCeil
 	if rate <= 0 {
 		rate = max(noop.res.Ceiling, vegetaCeiling, cfg.Search.Min)
 	}
-	fmt.Fprintf(cfg.Progress, "== 2. generator profiles: one %s step each at %.0f req/s against the no-op fleet (CPU and allocations of this process)\n", cfg.Step, rate)
+	fmt.Fprintf(cfg.Progress, "== 2. generator profiles: one %s step each at %s req/s against the no-op fleet (CPU and allocations of this process)\n", cfg.Step, result.Rate(rate))
 	var out []result.Profile
 	for _, g := range []struct {
 		name string

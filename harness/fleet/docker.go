@@ -23,6 +23,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -71,7 +72,7 @@ type dockerRun struct {
 
 // prepare connects to Docker, removes leftovers of killed runs and checks that
 // both images are here: none is ever pulled.
-func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
+func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (result.Conditions, error) {
 	d.spec, d.log = spec, log
 	if d.redisImage == "" {
 		d.redisImage = DefaultRedisImage
@@ -82,7 +83,7 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (C
 	}
 	cli, err := dockerClient(ctx)
 	if err != nil {
-		return Conditions{}, err
+		return result.Conditions{}, err
 	}
 	d.cli = cli
 	if err := cleanupOrphans(ctx, cli, log); err != nil {
@@ -91,9 +92,9 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (C
 	for _, img := range []string{d.redisImage, d.targetImage} {
 		if _, err := cli.ImageInspect(ctx, img); err != nil {
 			if cerrdefs.IsNotFound(err) {
-				return Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
+				return result.Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
 			}
-			return Conditions{}, fmt.Errorf("inspect docker image %s: %w", img, err)
+			return result.Conditions{}, fmt.Errorf("inspect docker image %s: %w", img, err)
 		}
 	}
 	cond := spec.conditions("docker", spec.Network)

@@ -130,15 +130,11 @@ type Spec struct {
 	Custom *target.Start
 }
 
-// Conditions records how a fleet runs, for a run's summary. The type lives with the
-// summary's others in harness/result, which readers of a run import without Docker.
-type Conditions = result.Conditions
-
 // Fleet is a running Redis plus replicas. Members are named by RedisMember
 // and ReplicaMember. Every method is safe for concurrent use.
 type Fleet interface {
 	// Conditions describes the provider, network mode, replicas and images or binaries.
-	Conditions() Conditions
+	Conditions() result.Conditions
 	// RedisAddr is Redis's 127.0.0.1:port, reachable from the host; it stays
 	// the same when Redis is stopped, started or restarted.
 	RedisAddr() string
@@ -185,13 +181,30 @@ const (
 	ProviderLocal  = "local"
 )
 
-// NewProvider returns the provider a command line names: "docker" or "local".
-func NewProvider(name string, logger *slog.Logger) (Provider, error) {
+// Option is a command line's setting of a provider beyond its name.
+type Option func(*options)
+
+type options struct{ binDir string }
+
+// WithBinDir runs the local provider's programs from dir (LocalProvider.BinDir, --bin-dir);
+// empty is none.
+func WithBinDir(dir string) Option { return func(o *options) { o.binDir = dir } }
+
+// NewProvider returns the provider a command line names: "docker" or "local". The Docker
+// provider refuses a bin directory: it runs images.
+func NewProvider(name string, logger *slog.Logger, opts ...Option) (Provider, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	switch name {
 	case ProviderDocker, "":
+		if o.binDir != "" {
+			return nil, fmt.Errorf("--bin-dir %s is for --provider local (prebuilt binaries run as processes); the Docker provider runs images", o.binDir)
+		}
 		return DockerProvider{Logger: logger}, nil
 	case ProviderLocal:
-		return LocalProvider{Logger: logger}, nil
+		return LocalProvider{Logger: logger, BinDir: o.binDir}, nil
 	default:
 		return nil, fmt.Errorf("unknown fleet provider %q: use docker or local", name)
 	}
@@ -255,8 +268,8 @@ func (s Spec) withDefaults() (Spec, error) {
 }
 
 // conditions is the part of Conditions that follows from the spec alone.
-func (s Spec) conditions(provider, network string) Conditions {
-	c := Conditions{
+func (s Spec) conditions(provider, network string) result.Conditions {
+	c := result.Conditions{
 		Provider:     provider,
 		Network:      network,
 		RunID:        s.RunID,

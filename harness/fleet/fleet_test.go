@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/internal/dockertest"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -121,7 +122,7 @@ type testProvider struct {
 	start func(t *testing.T, images ...string) Provider
 	// noopConditions says whether c is what the provider records of a noop fleet on the
 	// default network.
-	noopConditions func(c Conditions) bool
+	noopConditions func(c result.Conditions) bool
 	// exiting makes spec's target one that exits at once.
 	exiting func(spec Spec) Spec
 	// ruleFile is the rule file as replica i of f sees it.
@@ -141,7 +142,7 @@ func providers(t *testing.T) []testProvider {
 				dockertest.Require(t, images...)
 				return DockerProvider{Logger: testLogger(t)}
 			},
-			noopConditions: func(c Conditions) bool {
+			noopConditions: func(c result.Conditions) bool {
 				return c.Provider == "docker" && c.Network == "bridge" && c.RedisImage == DefaultRedisImage && c.TargetImage == DefaultNoopImage
 			},
 			exiting: func(s Spec) Spec {
@@ -169,7 +170,7 @@ func providers(t *testing.T) []testProvider {
 		{
 			name:  "local",
 			start: func(t *testing.T, _ ...string) Provider { return LocalProvider{Logger: testLogger(t)} },
-			noopConditions: func(c Conditions) bool {
+			noopConditions: func(c result.Conditions) bool {
 				return c.Provider == "local" && c.Network == "loopback" && c.RedisBinary != "" && c.TargetBinary != ""
 			},
 			exiting: func(s Spec) Spec {

@@ -14,16 +14,10 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Faults of a Redis Cluster store: one master, not the whole store.
-const (
-	FaultMasterKill  = result.FaultMasterKill
-	FaultMasterPause = result.FaultMasterPause
-)
-
 // faultMember is the fleet member a fault hits: the whole store, or on a cluster the
 // node that is master 0 when the cluster is created (slots 0-5460).
 func faultMember(fault string) string {
-	if fault == FaultMasterKill || fault == FaultMasterPause {
+	if fault == result.FaultMasterKill || fault == result.FaultMasterPause {
 		return fleet.RedisNodeMember(0)
 	}
 	return fleet.RedisMember
@@ -31,15 +25,15 @@ func faultMember(fault string) string {
 
 // scenarios is what the run does: on one Redis, Scenarios; on a cluster store, the design
 // and, with fail-open, its two master faults in place of the whole-store ones.
-func (c Config) scenarios() []Scenario {
+func (c Config) scenarios() []result.Scenario {
 	if c.Store != fleet.StoreCluster {
 		return Scenarios(c.Algorithm, c.Mode, c.FailOpen, c.Matrix)
 	}
 	all := Scenarios(c.Algorithm, c.Mode, false, c.Matrix)
-	out := []Scenario{all[0]}
+	out := []result.Scenario{all[0]}
 	if c.FailOpen {
-		for _, f := range []string{FaultMasterKill, FaultMasterPause} {
-			out = append(out, Scenario{Name: all[0].Name + "/" + f, Algorithm: string(c.Algorithm), Mode: string(c.Mode), Fault: f, Gated: true})
+		for _, f := range []string{result.FaultMasterKill, result.FaultMasterPause} {
+			out = append(out, result.Scenario{Name: all[0].Name + "/" + f, Algorithm: string(c.Algorithm), Mode: string(c.Mode), Fault: f, Gated: true})
 		}
 	}
 	return append(out, all[1:]...)
@@ -60,9 +54,9 @@ const clusterPoll = 100 * time.Millisecond
 // watchCluster polls a cluster store's slot map through a master fault, from a second
 // before it until stop is called; stop returns what it saw, with offsets from the start of
 // the traffic. On one Redis, or without a master fault, it watches nothing.
-func watchCluster(ctx context.Context, fl fleet.Fleet, sc Scenario, start time.Time, outage time.Duration) (stop func() *result.ClusterFault) {
+func watchCluster(ctx context.Context, fl fleet.Fleet, sc result.Scenario, start time.Time, outage time.Duration) (stop func() *result.ClusterFault) {
 	cf, ok := fl.(fleet.ClusterFleet)
-	if !ok || len(cf.StoreNodes()) == 0 || sc.Fault == FaultNone || faultMember(sc.Fault) == fleet.RedisMember { // a fault's slot map only
+	if !ok || len(cf.StoreNodes()) == 0 || sc.Fault == result.FaultNone || faultMember(sc.Fault) == fleet.RedisMember { // a fault's slot map only
 		return func() *result.ClusterFault { return nil }
 	}
 	nodes := cf.StoreNodes()
@@ -206,17 +200,17 @@ const agreementGuard = 100 * time.Millisecond
 // cluster may take with it the writes of its last sync intervals that had not reached its
 // replica (asynchronous replication): those acceptances are the allowance, and so are the
 // ones sent within agreementGuard of the oldest slice's edge.
-func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario, res *ScenarioResult,
-	start time.Time, outage accounting.Interval) (accounting.Check, bool) {
+func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc result.Scenario, res *result.ScenarioResult,
+	start time.Time, outage result.Interval) (result.Check, bool) {
 	if limiters.Mode(sc.Mode) != limiters.ModeDelayed || limiters.Algorithm(sc.Algorithm) == limiters.TokenBucket {
-		return accounting.Check{}, false
+		return result.Check{}, false
 	}
 	iv := cfg.scaled(cfg.SyncInterval)
 	t := time.NewTimer(3 * iv)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return accounting.Check{}, false
+		return result.Check{}, false
 	case <-t.C:
 	}
 	rdb := fleet.StoreClient(fl)
@@ -259,7 +253,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario
 			if at-first*sliceLen <= int64(agreementGuard) {
 				slack++
 			}
-			if sc.Fault == FaultMasterKill && off <= outage.From && off > outage.From-2*iv {
+			if sc.Fault == result.FaultMasterKill && off <= outage.From && off > outage.From-2*iv {
 				slack++
 			}
 		}

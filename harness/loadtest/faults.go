@@ -13,17 +13,10 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Faults a scenario can inject beside store-stop and store-pause (docs/faults.md).
-const (
-	FaultSlow    = result.FaultSlow
-	FaultRestart = result.FaultRestart
-	FaultKill    = result.FaultKill
-)
-
 // FailOpenFaults are the fault scenarios of the design under test on one Redis, in the order
 // they run: the store stopped, paused, slowed, and killed and started again empty, then one
 // replica killed.
-var FailOpenFaults = []string{FaultStop, FaultPause, FaultSlow, FaultRestart, FaultKill}
+var FailOpenFaults = []string{result.FaultStop, result.FaultPause, result.FaultSlow, result.FaultRestart, result.FaultKill}
 
 // ParseFaults reads --faults: a comma-separated list of FailOpenFaults, or "all".
 func ParseFaults(list []string) ([]string, error) {
@@ -45,14 +38,14 @@ func ParseFaults(list []string) ([]string, error) {
 // list holds when --faults names none, else the faults it names (a cluster store's master
 // faults are its store-stop and store-pause).
 func (c Config) wantsFault(f string) bool {
-	if f == FaultNone || len(c.Faults) == 0 {
+	if f == result.FaultNone || len(c.Faults) == 0 {
 		return true
 	}
 	switch f {
-	case FaultMasterKill:
-		f = FaultStop
-	case FaultMasterPause:
-		f = FaultPause
+	case result.FaultMasterKill:
+		f = result.FaultStop
+	case result.FaultMasterPause:
+		f = result.FaultPause
 	}
 	return slices.Contains(c.Faults, f)
 }
@@ -62,10 +55,10 @@ func (c Config) wantsFault(f string) bool {
 func targetFaults(t *target.Target) []string {
 	var out []string
 	if t.Store.Managed {
-		out = append(out, FaultStop, FaultPause, FaultSlow, FaultRestart)
+		out = append(out, result.FaultStop, result.FaultPause, result.FaultSlow, result.FaultRestart)
 	}
 	if t.Start.Kind != target.StartURL && t.Start.Replicas > 1 {
-		out = append(out, FaultKill)
+		out = append(out, result.FaultKill)
 	}
 	return out
 }
@@ -82,17 +75,17 @@ func (c Config) storeDelay(t *target.Target) time.Duration {
 // planFault is the scenario's fault on the traffic's clock: taken down inside the second
 // window, clear of the boundary burst, for the outage; a store-restart is started again at
 // once. Nil without a fault.
-func (c Config) planFault(sc Scenario, t *target.Target) *fault.Plan {
-	if sc.Fault == FaultNone {
+func (c Config) planFault(sc result.Scenario, t *target.Target) *fault.Plan {
+	if sc.Fault == result.FaultNone {
 		return nil
 	}
 	window := c.scaled(limiters.DefaultWindow)
 	from := window + window/5
 	p := &fault.Plan{Fault: sc.Fault, Member: fault.Member(sc.Fault, c.Replicas), At: from, Until: from + c.scaled(c.Outage)}
 	switch sc.Fault {
-	case FaultSlow:
+	case result.FaultSlow:
 		p.Delay = c.storeDelay(t)
-	case FaultRestart:
+	case result.FaultRestart:
 		p.Until = from
 	}
 	return p
@@ -101,9 +94,9 @@ func (c Config) planFault(sc Scenario, t *target.Target) *fault.Plan {
 // routedAway is the replica a replica-kill scenario's schedule sends around, and when: from
 // fault.Drain before the kill until the recovery grace after the replica is started again.
 // Nil for every other scenario.
-func (c Config) routedAway(sc Scenario, t *target.Target) *schedule.Away {
+func (c Config) routedAway(sc result.Scenario, t *target.Target) *schedule.Away {
 	p := c.planFault(sc, t)
-	if p == nil || p.Fault != FaultKill {
+	if p == nil || p.Fault != result.FaultKill {
 		return nil
 	}
 	w := p.RouteWindow(c.RecoveryGrace)
@@ -129,9 +122,9 @@ func (c Config) killedNodeRefusals() string {
 // recoveredAt is when the 1.1x bound applies again after a store fault: the recovery grace
 // after the store returned, and for a store that came back empty (store-restart) one sync
 // interval more, in which the replicas push again what the store forgot.
-func (c Config) recoveredAt(f string, outage accounting.Interval) time.Duration {
+func (c Config) recoveredAt(f string, outage result.Interval) time.Duration {
 	at := outage.To + c.RecoveryGrace
-	if f == FaultRestart {
+	if f == result.FaultRestart {
 		at += c.scaled(c.SyncInterval)
 	}
 	return at
@@ -139,17 +132,17 @@ func (c Config) recoveredAt(f string, outage accounting.Interval) time.Duration 
 
 // slowChecks are store-slow's own: a replica answers within its store timeout, not after
 // the store's delay, while the store is slow.
-func slowChecks(res *ScenarioResult) []accounting.Check {
+func slowChecks(res *result.ScenarioResult) []result.Check {
 	delay := time.Duration(0)
 	if res.FaultTiming != nil {
 		delay = res.FaultTiming.Delay
 	}
 	if res.FaultLatency == nil || res.FaultLatency.Count == 0 || delay <= 0 {
-		return []accounting.Check{accounting.NewCheck("answer time while the store is slow (ms)", 0, accounting.OpAtLeast, 1,
+		return []result.Check{accounting.NewCheck("answer time while the store is slow (ms)", 0, accounting.OpAtLeast, 1,
 			"not measured: no request was answered while the store was slow")}
 	}
 	l := res.FaultLatency
-	return []accounting.Check{accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(delay),
+	return []result.Check{accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(delay),
 		fmt.Sprintf("p99 of %d answers while every store reply took %v more (and the recovery grace): a replica that waits for its store answers after that, one that keeps its timeout before it; p50 %v, max %v",
 			l.Count, delay, l.P50.Round(time.Millisecond/10), l.Max.Round(time.Millisecond)))}
 }
@@ -158,9 +151,9 @@ func slowChecks(res *ScenarioResult) []accounting.Check {
 // store forgot, no probe gets more than 1.1x its limit in a window counting what it was given
 // before the store died: the acceptances of the outage itself, decided without the store,
 // are left out (the per-node bound judges them).
-func restartChecks(res *ScenarioResult, cfg Config, outage accounting.Interval) []accounting.Check {
+func restartChecks(res *result.ScenarioResult, cfg Config, outage result.Interval) []result.Check {
 	window := cfg.scaled(limiters.DefaultWindow)
-	recovered := cfg.recoveredAt(FaultRestart, outage)
+	recovered := cfg.recoveredAt(result.FaultRestart, outage)
 	worst, who := 0.0, "no probe accepted a request"
 	for _, p := range res.Probes {
 		lo, _ := slices.BinarySearch(p.AcceptedAt, outage.From)
@@ -172,14 +165,14 @@ func restartChecks(res *ScenarioResult, cfg Config, outage accounting.Interval) 
 				p.ID, n, (outage.To-outage.From).Round(time.Millisecond), (recovered-outage.To).Round(time.Millisecond))
 		}
 	}
-	return []accounting.Check{accounting.NewCheck("overshoot across the restart", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who)}
+	return []result.Check{accounting.NewCheck("overshoot across the restart", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who)}
 }
 
 // killChecks judge replica-kill: the 1.1x bound and zero false rejects hold throughout (the
 // requirement checks, unchanged), and every request the live replicas got while the node was
 // down is answered; refused connections to the dead node are the harness's routing errors,
 // counted apart, unless the target says they are its own.
-func killChecks(checks []accounting.Check, rep *accounting.Report, res *ScenarioResult, cfg Config) []accounting.Check {
+func killChecks(checks []result.Check, rep *accounting.Report, res *result.ScenarioResult, cfg Config) []result.Check {
 	routing := fmt.Sprintf("%d refused connections to the killed node counted as the harness's routing errors, not the limiter's", rep.RoutingErrors)
 	if cfg.killedNodeRefusals() == target.BlameLimiter {
 		routing = "refused connections to the killed node counted as the limiter's (the target file's faults.killed_node: limiter)"
@@ -197,7 +190,7 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 
 // faultLine is a scenario's fault on one line, as planned and as it happened, with the
 // routing errors kept apart; "" without a fault.
-func faultLine(r ScenarioResult) string {
+func faultLine(r result.ScenarioResult) string {
 	f := r.FaultTiming
 	if f == nil {
 		return ""
@@ -229,10 +222,10 @@ func faultLine(r ScenarioResult) string {
 // grace; to the end of the run when it never returned), in res and the accounting, and a
 // killed replica's refusals as routing errors where the harness answers for them. It returns
 // the outage as measured, and the error that kept the fault from being made or mended.
-func measuredFault(res *ScenarioResult, acc *accounting.Accumulator, a *fault.Armed, cfg Config, sc Scenario) (accounting.Interval, error) {
+func measuredFault(res *result.ScenarioResult, acc *accounting.Accumulator, a *fault.Armed, cfg Config, sc result.Scenario) (result.Interval, error) {
 	timing, err := a.Wait()
 	if cfg.away != nil {
-		routed := accounting.Interval{From: cfg.away.From, To: cfg.away.To}
+		routed := result.Interval{From: cfg.away.From, To: cfg.away.To}
 		timing.Routed = &routed
 	}
 	res.FaultTiming = &timing
@@ -241,19 +234,19 @@ func measuredFault(res *ScenarioResult, acc *accounting.Accumulator, a *fault.Ar
 		outage.To = max(res.Duration, outage.From+1)
 	}
 	if timing.Began > 0 {
-		res.Faults = []accounting.Interval{{From: outage.From, To: max(cfg.recoveredAt(sc.Fault, outage), outage.From+1)}}
+		res.Faults = []result.Interval{{From: outage.From, To: max(cfg.recoveredAt(sc.Fault, outage), outage.From+1)}}
 	}
 	if serr := acc.SetFaults(res.Faults); serr != nil && err == nil {
 		err = serr
 	}
-	if sc.Fault == FaultKill && timing.Began > 0 && cfg.killedNodeRefusals() == target.BlameHarness {
+	if sc.Fault == result.FaultKill && timing.Began > 0 && cfg.killedNodeRefusals() == target.BlameHarness {
 		// From the first request the schedule moved (or the kill, if earlier) to the
 		// replica's return: a refusal then is the dead replica's.
 		from := outage.From
 		if cfg.away != nil {
 			from = min(from, cfg.away.From)
 		}
-		acc.SetDeadReplica(cfg.Replicas-1, accounting.Interval{From: from, To: outage.To})
+		acc.SetDeadReplica(cfg.Replicas-1, result.Interval{From: from, To: outage.To})
 	}
 	return outage, err
 }

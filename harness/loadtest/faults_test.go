@@ -70,13 +70,13 @@ func TestPlanFault(t *testing.T) {
 		t     *target.Target
 		want  fault.Plan
 	}{
-		{FaultStop, nil, fault.Plan{Fault: FaultStop, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond}},
-		{FaultSlow, nil, fault.Plan{Fault: FaultSlow, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond, Delay: 100 * time.Millisecond}},
-		{FaultSlow, slowTarget, fault.Plan{Fault: FaultSlow, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond, Delay: 300 * time.Millisecond}},
-		{FaultRestart, nil, fault.Plan{Fault: FaultRestart, Member: "redis", At: 14400 * time.Millisecond, Until: 14400 * time.Millisecond}},
-		{FaultKill, nil, fault.Plan{Fault: FaultKill, Member: "replica-7", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond}},
+		{result.FaultStop, nil, fault.Plan{Fault: result.FaultStop, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond}},
+		{result.FaultSlow, nil, fault.Plan{Fault: result.FaultSlow, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond, Delay: 100 * time.Millisecond}},
+		{result.FaultSlow, slowTarget, fault.Plan{Fault: result.FaultSlow, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond, Delay: 300 * time.Millisecond}},
+		{result.FaultRestart, nil, fault.Plan{Fault: result.FaultRestart, Member: "redis", At: 14400 * time.Millisecond, Until: 14400 * time.Millisecond}},
+		{result.FaultKill, nil, fault.Plan{Fault: result.FaultKill, Member: "replica-7", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond}},
 	} {
-		got := cfg.planFault(Scenario{Fault: c.fault}, c.t)
+		got := cfg.planFault(result.Scenario{Fault: c.fault}, c.t)
 		if got == nil || *got != c.want {
 			t.Errorf("%s: plan %+v, want %+v", c.fault, got, c.want)
 		}
@@ -84,35 +84,35 @@ func TestPlanFault(t *testing.T) {
 			t.Errorf("%s: %v", c.fault, err)
 		}
 	}
-	if cfg.planFault(Scenario{}, nil) != nil || cfg.routedAway(Scenario{Fault: FaultStop}, nil) != nil {
+	if cfg.planFault(result.Scenario{}, nil) != nil || cfg.routedAway(result.Scenario{Fault: result.FaultStop}, nil) != nil {
 		t.Error("a plan or a route around for a scenario without a node fault")
 	}
-	if a := cfg.routedAway(Scenario{Fault: FaultKill}, nil); a == nil || *a != (schedule.Away{Replica: 7, From: 14400*time.Millisecond - fault.Drain, To: 22400 * time.Millisecond}) {
+	if a := cfg.routedAway(result.Scenario{Fault: result.FaultKill}, nil); a == nil || *a != (schedule.Away{Replica: 7, From: 14400*time.Millisecond - fault.Drain, To: 22400 * time.Millisecond}) {
 		t.Errorf("route around %+v", a)
 	}
 	if cfg.killedNodeRefusals() != target.BlameHarness || cfg.forTarget(slowTarget, 0).killedNodeRefusals() != target.BlameLimiter {
 		t.Error("who answers for a refused connection to a killed node: the harness by default, the limiter where the target says")
 	}
-	out := accounting.Interval{From: 14 * time.Second, To: 15 * time.Second}
-	if got := cfg.recoveredAt(FaultStop, out); got != 17*time.Second {
+	out := result.Interval{From: 14 * time.Second, To: 15 * time.Second}
+	if got := cfg.recoveredAt(result.FaultStop, out); got != 17*time.Second {
 		t.Errorf("store-stop recovered at %v, want 17s (2 s grace)", got)
 	}
-	if got := cfg.recoveredAt(FaultRestart, out); got != 17*time.Second+40*time.Millisecond {
+	if got := cfg.recoveredAt(result.FaultRestart, out); got != 17*time.Second+40*time.Millisecond {
 		t.Errorf("store-restart recovered at %v, want 17.04s (2 s grace and one 40 ms sync interval)", got)
 	}
 }
 
 func TestSlowChecks(t *testing.T) {
-	res := func(p99 time.Duration, n int64) *ScenarioResult {
-		r := &ScenarioResult{FaultTiming: &result.FaultTiming{Delay: 100 * time.Millisecond}}
+	res := func(p99 time.Duration, n int64) *result.ScenarioResult {
+		r := &result.ScenarioResult{FaultTiming: &result.FaultTiming{Delay: 100 * time.Millisecond}}
 		if n > 0 {
-			r.FaultLatency = &accounting.Percentiles{Count: n, P50: time.Millisecond, P99: p99, Max: 2 * p99}
+			r.FaultLatency = &result.Percentiles{Count: n, P50: time.Millisecond, P99: p99, Max: 2 * p99}
 		}
 		return r
 	}
 	for _, c := range []struct {
 		name   string
-		r      *ScenarioResult
+		r      *result.ScenarioResult
 		pass   bool
 		figure float64
 	}{
@@ -136,7 +136,7 @@ func TestSlowChecks(t *testing.T) {
 func TestRestartChecks(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TimeScale = 0.2 // window 12 s, sync interval 40 ms
-	outage := accounting.Interval{From: 14 * time.Second, To: 15 * time.Second}
+	outage := result.Interval{From: 14 * time.Second, To: 15 * time.Second}
 	at := func(from time.Duration, n int, every time.Duration) []time.Duration {
 		var out []time.Duration
 		for i := range n {
@@ -144,16 +144,16 @@ func TestRestartChecks(t *testing.T) {
 		}
 		return out
 	}
-	probe := func(times ...[]time.Duration) ProbeResult {
+	probe := func(times ...[]time.Duration) result.ProbeResult {
 		var all []time.Duration
 		for _, t := range times {
 			all = append(all, t...)
 		}
-		return ProbeResult{ClientReport: accounting.ClientReport{ID: "probe-uniform2x", Limit: 600}, AcceptedAt: all}
+		return result.ProbeResult{ClientReport: result.ClientReport{ID: "probe-uniform2x", Limit: 600}, AcceptedAt: all}
 	}
 	for _, c := range []struct {
 		name  string
-		p     ProbeResult
+		p     result.ProbeResult
 		pass  bool
 		worst float64
 	}{
@@ -164,7 +164,7 @@ func TestRestartChecks(t *testing.T) {
 		// 300 during the outage and its grace, decided alone: not counted here.
 		{"the outage left out", probe(at(9*time.Second, 500, 10*time.Millisecond), at(14*time.Second, 300, 10*time.Millisecond), at(18*time.Second, 100, 10*time.Millisecond)), true, 1},
 	} {
-		got := restartChecks(&ScenarioResult{Probes: []ProbeResult{c.p}}, cfg, outage)
+		got := restartChecks(&result.ScenarioResult{Probes: []result.ProbeResult{c.p}}, cfg, outage)
 		if len(got) != 1 || got[0].Pass != c.pass || got[0].Figure != c.worst {
 			t.Errorf("%s: %+v, want pass %v at %.3f", c.name, got, c.pass, c.worst)
 		}
@@ -172,15 +172,15 @@ func TestRestartChecks(t *testing.T) {
 }
 
 func TestKillChecks(t *testing.T) {
-	base := []accounting.Check{accounting.NewCheck("max overshoot", 1.05, accounting.OpAtMost, 1.1, "")}
-	res := &ScenarioResult{FaultTiming: &result.FaultTiming{Member: "replica-7"}}
+	base := []result.Check{accounting.NewCheck("max overshoot", 1.05, accounting.OpAtMost, 1.1, "")}
+	res := &result.ScenarioResult{FaultTiming: &result.FaultTiming{Member: "replica-7"}}
 	rep := &accounting.Report{RoutingErrors: 4}
 	got := killChecks(base, rep, res, DefaultConfig())
 	if len(got) != 2 || got[0].Name != "max overshoot" || !got[1].Pass || !strings.Contains(got[1].Detail, "4 refused connections to the killed node counted as the harness's routing errors") ||
 		!strings.Contains(got[1].Detail, "replica-7") {
 		t.Errorf("a clean kill: %+v", got)
 	}
-	rep = &accounting.Report{ErrorsInFault: 329, Errors: accounting.Errors{Status5xx: 329}}
+	rep = &accounting.Report{ErrorsInFault: 329, Errors: result.Errors{Status5xx: 329}}
 	cfg := DefaultConfig()
 	cfg.killedNode = target.BlameLimiter
 	got = killChecks(base, rep, res, cfg)
@@ -190,18 +190,18 @@ func TestKillChecks(t *testing.T) {
 }
 
 func TestFaultLine(t *testing.T) {
-	kill := ScenarioResult{FaultTiming: &result.FaultTiming{Fault: FaultKill, Member: "replica-7",
+	kill := result.ScenarioResult{FaultTiming: &result.FaultTiming{Fault: result.FaultKill, Member: "replica-7",
 		Planned: result.Interval{From: 14400 * time.Millisecond, To: 20400 * time.Millisecond}, Began: 14401 * time.Millisecond, Back: 20950 * time.Millisecond,
 		Routed: &result.Interval{From: 14300 * time.Millisecond, To: 22400 * time.Millisecond}}, Errors: result.Errors{Routing: 2}}
-	restart := ScenarioResult{FaultTiming: &result.FaultTiming{Fault: FaultRestart, Member: "redis",
+	restart := result.ScenarioResult{FaultTiming: &result.FaultTiming{Fault: result.FaultRestart, Member: "redis",
 		Planned: result.Interval{From: 14400 * time.Millisecond, To: 14400 * time.Millisecond}, Began: 14402 * time.Millisecond, Error: "bring redis back: it failed"}}
-	slow := ScenarioResult{FaultTiming: &result.FaultTiming{Fault: FaultSlow, Member: "redis", Delay: 100 * time.Millisecond,
+	slow := result.ScenarioResult{FaultTiming: &result.FaultTiming{Fault: result.FaultSlow, Member: "redis", Delay: 100 * time.Millisecond,
 		Planned: result.Interval{From: 14400 * time.Millisecond, To: 20400 * time.Millisecond}, Began: 14400 * time.Millisecond, Back: 20401 * time.Millisecond}}
 	for _, c := range []struct {
-		r    ScenarioResult
+		r    result.ScenarioResult
 		want string
 	}{
-		{ScenarioResult{}, ""},
+		{result.ScenarioResult{}, ""},
 		{kill, "replica-kill on replica-7: planned 14.4s..20.4s; down 14.401s..20.95s; its requests sent to the others 14.3s..22.4s, 2 routing errors (the harness's, in no other count)"},
 		{restart, "store-restart on redis: planned at 14.4s, started again at once; down from 14.402s, never back; bring redis back: it failed"},
 		{slow, "store-slow on redis: planned 14.4s..20.4s; down 14.4s..20.401s; every store reply +100ms"},

@@ -39,8 +39,8 @@ func (p *probeTimes) add(o traffic.Outcome) {
 }
 
 // fillResult judges a measured scenario: its gates and the document's claims about it.
-func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scenario, probes *probeTimes,
-	outage accounting.Interval, faultLat *accounting.Latency) {
+func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, sc result.Scenario, probes *probeTimes,
+	outage result.Interval, faultLat *accounting.Latency) {
 	res.Requests, res.Accepted, res.Rejected, res.Errors = rep.Scheduled, rep.Accepted, rep.Rejected, rep.Errors
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
@@ -57,8 +57,8 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 		}
 		times := probes.accepted[int32(c.Client)]
 		slices.Sort(times)
-		pr := ProbeResult{ClientReport: c, AcceptedAt: times}
-		if sc.Fault != FaultNone {
+		pr := result.ProbeResult{ClientReport: c, AcceptedAt: times}
+		if sc.Fault != result.FaultNone {
 			i, _ := slices.BinarySearch(times, recovered)
 			pr.AfterRecovery = accounting.Busiest(times[i:], window)
 		}
@@ -68,7 +68,7 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 	v := accounting.Evaluate(rep, cfg.Gates)
 	res.GeneratorBound = v.GeneratorBound
 	checks := v.Checks
-	if sc.Fault != FaultNone {
+	if sc.Fault != result.FaultNone {
 		fl := faultLat.Percentiles()
 		res.FaultLatency = &fl
 		checks = faultChecks(checks, rep, res, cfg, outage)
@@ -100,8 +100,8 @@ func fillResult(res *ScenarioResult, rep *accounting.Report, cfg Config, sc Scen
 // through at the boundary burst, "claim not confirmed": its excess acceptances were the
 // fallback's, answered after the 50 ms store timeout or while the breaker was open.) Empty
 // when every decision was made with the store, or when that is not known.
-func withoutStore(res *ScenarioResult, sc Scenario) string {
-	if res.Sync == nil || res.Sync.Degraded == nil || res.Sync.Degraded.Decisions == 0 || sc.Fault != FaultNone {
+func withoutStore(res *result.ScenarioResult, sc result.Scenario) string {
+	if res.Sync == nil || res.Sync.Degraded == nil || res.Sync.Degraded.Decisions == 0 || sc.Fault != result.FaultNone {
 		return ""
 	}
 	return res.Sync.Degraded.String() + ": the fail-open fallback, not the algorithm over the store, decided those, one limit per node"
@@ -113,11 +113,11 @@ func withoutStore(res *ScenarioResult, sc Scenario) string {
 // ever, and no request left unanswered while the store is away; a slow store is not waited
 // for (slowChecks), and one that came back empty is told again what it forgot
 // (restartChecks). A killed replica changes no requirement (killChecks).
-func faultChecks(checks []accounting.Check, rep *accounting.Report, res *ScenarioResult, cfg Config, outage accounting.Interval) []accounting.Check {
-	if res.Fault == FaultKill {
+func faultChecks(checks []result.Check, rep *accounting.Report, res *result.ScenarioResult, cfg Config, outage result.Interval) []result.Check {
+	if res.Fault == result.FaultKill {
 		return killChecks(checks, rep, res, cfg)
 	}
-	out := make([]accounting.Check, 0, len(checks)+4)
+	out := make([]result.Check, 0, len(checks)+4)
 	for _, c := range checks {
 		if c.Name == "max overshoot" {
 			out = append(out, accounting.NewCheck("overshoot during the outage", rep.MaxOvershoot, accounting.OpAtMost,
@@ -142,9 +142,9 @@ func faultChecks(checks []accounting.Check, rep *accounting.Report, res *Scenari
 		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d timeouts, %d connection errors in the whole run",
 			rep.Errors.Timeout, rep.Errors.Connection)))
 	switch res.Fault {
-	case FaultSlow:
+	case result.FaultSlow:
 		out = append(out, slowChecks(res)...)
-	case FaultRestart:
+	case result.FaultRestart:
 		out = append(out, restartChecks(res, cfg, outage)...)
 	}
 	return out
@@ -152,41 +152,41 @@ func faultChecks(checks []accounting.Check, rep *accounting.Report, res *Scenari
 
 // claims states what the document says of the scenario's design and whether the run
 // confirmed it.
-func claims(res *ScenarioResult, cfg Config, sc Scenario) []Claim {
-	probe := func(pattern string) ProbeResult {
+func claims(res *result.ScenarioResult, cfg Config, sc result.Scenario) []result.Claim {
+	probe := func(pattern string) result.ProbeResult {
 		for _, p := range res.Probes {
 			if strings.HasSuffix(p.ID, pattern) {
 				return p
 			}
 		}
-		return ProbeResult{}
+		return result.ProbeResult{}
 	}
-	var out []Claim
+	var out []result.Claim
 	switch limiters.Algorithm(sc.Algorithm) {
 	case limiters.FixedWindow:
 		p := probe(schedule.PatternBoundary)
-		out = append(out, Claim{Text: "fixed window lets up to 2x the limit through around a window edge (document: x2.000)",
+		out = append(out, result.Claim{Text: "fixed window lets up to 2x the limit through around a window edge (document: x2.000)",
 			Figure: fmt.Sprintf("boundary burst: %d accepted in one window, x%.3f", p.BusiestAccepted, p.Overshoot), Confirmed: p.Overshoot > accounting.OvershootLimit})
 	case limiters.TokenBucket:
 		p := probe(schedule.PatternIntermittent)
-		out = append(out, Claim{Text: "token bucket rejects a client that sends exactly its limit in bursts (document: 1473 of 1800 rejected)",
+		out = append(out, result.Claim{Text: "token bucket rejects a client that sends exactly its limit in bursts (document: 1473 of 1800 rejected)",
 			Figure: fmt.Sprintf("intermittent at limit: %d of %d rejected", p.Rejected, p.Offered), Confirmed: p.Rejected > 0})
 	case algorithmGCRA:
 		w := worstProbe(res)
-		out = append(out, Claim{Text: "GCRA with burst = limit (go-redis/redis_rate) lets a client past 1.1x its limit in some window-long interval: a full burst, then a window of refill",
+		out = append(out, result.Claim{Text: "GCRA with burst = limit (go-redis/redis_rate) lets a client past 1.1x its limit in some window-long interval: a full burst, then a window of refill",
 			Figure: fmt.Sprintf("%s: %d accepted in one window, x%.3f", w.ID, w.BusiestAccepted, w.Overshoot), Confirmed: w.Overshoot > accounting.OvershootLimit})
 	case limiters.SlidingWindow:
-		if sc.Fault == FaultNone {
-			out = append(out, Claim{Text: "sliced sliding window keeps the boundary burst at the limit (document: 600, x1.000)",
+		if sc.Fault == result.FaultNone {
+			out = append(out, result.Claim{Text: "sliced sliding window keeps the boundary burst at the limit (document: 600, x1.000)",
 				Figure: fmt.Sprintf("boundary burst: x%.3f", probe(schedule.PatternBoundary).Overshoot), Confirmed: probe(schedule.PatternBoundary).Overshoot <= accounting.OvershootLimit})
 		}
 	}
 	switch limiters.Mode(sc.Mode) {
 	case limiters.ModeSplit:
-		out = append(out, Claim{Text: "split quota rejects clients under their limit when their requests spread unevenly over nodes (document: 25 of 600)",
+		out = append(out, result.Claim{Text: "split quota rejects clients under their limit when their requests spread unevenly over nodes (document: 25 of 600)",
 			Figure: fmt.Sprintf("%d false rejects of %d clients", res.FalseRejects, countFalse(res)), Confirmed: res.FalseRejects > 0})
 	case limiters.ModeCentral:
-		out = append(out, Claim{Text: "a central counter costs the store one command per request (document: 40,000/s at 40,000 req/s)",
+		out = append(out, result.Claim{Text: "a central counter costs the store one command per request (document: 40,000/s at 40,000 req/s)",
 			Figure: fmt.Sprintf("%s store commands/s at %s req/s", result.Rate(res.StoreCmdPerSec), result.Rate(res.AchievedRate)), Confirmed: res.StoreCmdPerSec >= 0.9*res.AchievedRate})
 	}
 	if why := withoutStore(res, sc); why != "" {
@@ -212,7 +212,7 @@ const (
 
 // delayedCostClaim judges "delayed sync costs the store about nodes / interval commands"
 // on both sides of the figure and on the exchanges that carried it.
-func delayedCostClaim(res *ScenarioResult, cfg Config) Claim {
+func delayedCostClaim(res *result.ScenarioResult, cfg Config) result.Claim {
 	iv := cfg.scaled(cfg.SyncInterval)
 	bound := float64(cfg.Replicas*cfg.shards()) / iv.Seconds()
 	text := fmt.Sprintf("delayed sync costs the store about nodes / interval commands, %.0f/s here (document: 40/s at 0.2 s)", bound)
@@ -221,7 +221,7 @@ func delayedCostClaim(res *ScenarioResult, cfg Config) Claim {
 	}
 	text += fmt.Sprintf("; confirmed within %.1fx..%.1fx of it with >= %.0f %% of exchanges succeeded", syncCostLow, syncCostHigh, syncOKPercent)
 	ratio := res.StoreCmdPerSec / bound
-	c := Claim{Text: text, Figure: fmt.Sprintf("%s store commands/s at %s req/s, x%.2f", result.Rate(res.StoreCmdPerSec), result.Rate(res.AchievedRate), ratio)}
+	c := result.Claim{Text: text, Figure: fmt.Sprintf("%s store commands/s at %s req/s, x%.2f", result.Rate(res.StoreCmdPerSec), result.Rate(res.AchievedRate), ratio)}
 	var ex *result.Exchanges
 	if res.Sync != nil {
 		ex = res.Sync.Exchanges
@@ -254,8 +254,8 @@ func delayedCostClaim(res *ScenarioResult, cfg Config) Claim {
 const algorithmGCRA limiters.Algorithm = "gcra"
 
 // worstProbe is the probe with the busiest window over its limit.
-func worstProbe(res *ScenarioResult) ProbeResult {
-	var w ProbeResult
+func worstProbe(res *result.ScenarioResult) result.ProbeResult {
+	var w result.ProbeResult
 	for _, p := range res.Probes {
 		if p.Overshoot >= w.Overshoot {
 			w = p
@@ -264,7 +264,7 @@ func worstProbe(res *ScenarioResult) ProbeResult {
 	return w
 }
 
-func countFalse(res *ScenarioResult) int {
+func countFalse(res *result.ScenarioResult) int {
 	n := 0
 	for _, p := range res.Probes {
 		if p.FalseRejects > 0 {
@@ -275,7 +275,7 @@ func countFalse(res *ScenarioResult) int {
 }
 
 // printScenario writes the scenario's verdict rows to the terminal.
-func printScenario(w io.Writer, r ScenarioResult) {
+func printScenario(w io.Writer, r result.ScenarioResult) {
 	kind := "comparison"
 	if r.Gated {
 		kind = "GATED"
@@ -311,7 +311,7 @@ func printScenario(w io.Writer, r ScenarioResult) {
 
 // storeCost is what the store's work cost in a scenario: round trips and the commands
 // scripts ran inside it, per request, and its CPU.
-func storeCost(r ScenarioResult) string {
+func storeCost(r result.ScenarioResult) string {
 	s := fmt.Sprintf("store: %s commands/s; per request %.3f round trips, %.3f commands inside scripts; ",
 		result.Rate(r.StoreCmdPerSec), r.RoundTripsPerRequest(), r.ScriptCmdPerRequest())
 	if c := r.StoreCPU; c != nil {
@@ -333,7 +333,7 @@ func syncLine(h *result.SyncHealth) string {
 }
 
 // WriteVerdict prints the run's verdict table.
-func WriteVerdict(w io.Writer, s Summary) {
+func WriteVerdict(w io.Writer, s result.Summary) {
 	fmt.Fprintf(w, "\nVerdict (%s provider, %s network, %d replicas, time scale %g, %d cores)\n",
 		s.Config.Provider, s.Config.Network, s.Config.Replicas, s.Config.TimeScale, s.Cores)
 	fmt.Fprintf(w, "%-44s %-34s %12s %4s %10s  %s\n", "scenario", "check", "figure", "op", "threshold", "result")

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/limiters"
 	"github.com/edgeproof/rlharness/reports"
 )
@@ -46,7 +46,7 @@ func quickConfig(t *testing.T) Config {
 // machine did not keep the schedule (CI saw one stall of 235 ms in the first scenario after
 // the unit tests), and the harness itself gives no verdict on the limiter from it. The
 // second run is judged whatever it says.
-func runMeasured(ctx context.Context, t *testing.T, cfg Config) Summary {
+func runMeasured(ctx context.Context, t *testing.T, cfg Config) result.Summary {
 	t.Helper()
 	sum, err := Run(ctx, cfg)
 	if err != nil {
@@ -65,7 +65,7 @@ func TestLoadtestDesignKeepsItsWord(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cfg := quickConfig(t)
-	cfg.Faults = []string{FaultStop, FaultPause} // the others: TestLoadtestFaults
+	cfg.Faults = []string{result.FaultStop, result.FaultPause} // the others: TestLoadtestFaults
 	sum := runMeasured(ctx, t, cfg)
 	if len(sum.Scenarios) != 3 {
 		t.Fatalf("%d scenarios, want the design and its two fail-open scenarios", len(sum.Scenarios))
@@ -92,7 +92,7 @@ func TestLoadtestDesignKeepsItsWord(t *testing.T) {
 		} else if sc.Fault == "" && s.Exchanges.OKShare() < 0.9 || sc.Fault != "" && s.Exchanges.Unsuccessful() == 0 {
 			t.Errorf("%s: exchanges %+v: want >= 90 %% ok without a fault (a loaded CI machine times a few out), failures with one", sc.Name, *s.Exchanges)
 		}
-		if sc.Fault != FaultStop && (sc.StoreCPU == nil || sc.StoreCPU.Seconds <= 0) {
+		if sc.Fault != result.FaultStop && (sc.StoreCPU == nil || sc.StoreCPU.Seconds <= 0) {
 			t.Errorf("%s: store CPU %+v (%s): want the store's CPU over the traffic", sc.Name, sc.StoreCPU, sc.StoreCPUWhy)
 		}
 	}
@@ -132,7 +132,7 @@ func TestLoadtestFixedWindowFailsAtTheBoundary(t *testing.T) {
 // judged by its own gates (docs/faults.md). Each fault is its own run, so that one that was
 // generator-bound is run again alone. About two and a half minutes.
 func TestLoadtestFaults(t *testing.T) {
-	for _, f := range []string{FaultSlow, FaultRestart, FaultKill} {
+	for _, f := range []string{result.FaultSlow, result.FaultRestart, result.FaultKill} {
 		t.Run(f, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -152,7 +152,7 @@ func TestLoadtestFaults(t *testing.T) {
 }
 
 // checkFaultScenario asserts what a fault scenario must show beside its gates.
-func checkFaultScenario(t *testing.T, cfg Config, sc ScenarioResult) {
+func checkFaultScenario(t *testing.T, cfg Config, sc result.ScenarioResult) {
 	t.Helper()
 	window := cfg.scaled(limiters.DefaultWindow)
 	f := sc.FaultTiming
@@ -174,7 +174,7 @@ func checkFaultScenario(t *testing.T, cfg Config, sc ScenarioResult) {
 	}
 	t.Logf("%s: %s", sc.Name, faultLine(sc))
 	switch sc.Fault {
-	case FaultSlow:
+	case result.FaultSlow:
 		// The replicas reached Redis through the proxy, and their syncs ran into its delay.
 		if sc.Conditions.StoreProxy == "" || f.Delay != 2*cfg.StoreTimeout {
 			t.Errorf("store-slow: proxy %q, delay %v: want a proxy and twice the store timeout", sc.Conditions.StoreProxy, f.Delay)
@@ -185,7 +185,7 @@ func checkFaultScenario(t *testing.T, cfg Config, sc ScenarioResult) {
 		if l := sc.FaultLatency; l == nil || l.Count < 1000 || l.P99 >= f.Delay {
 			t.Errorf("store-slow: answers while slow %+v: want over a thousand, p99 under %v", l, f.Delay)
 		}
-	case FaultRestart:
+	case result.FaultRestart:
 		// Started again at once: back in seconds, and checked across the restart.
 		if d := f.Back - f.Began; d > 5*time.Second {
 			t.Errorf("store-restart: the store was away %v", d)
@@ -193,7 +193,7 @@ func checkFaultScenario(t *testing.T, cfg Config, sc ScenarioResult) {
 		if !hasCheck(sc, "overshoot across the restart") {
 			t.Error("store-restart: no check across the restart")
 		}
-	case FaultKill:
+	case result.FaultKill:
 		// The dead replica's share went to the others: it answered far fewer requests than
 		// each of them, the limiter no error, and the harness few routing errors.
 		if f.Routed == nil || f.Member != "replica-7" {
@@ -209,7 +209,7 @@ func checkFaultScenario(t *testing.T, cfg Config, sc ScenarioResult) {
 	}
 }
 
-func hasCheck(sc ScenarioResult, name string) bool {
+func hasCheck(sc result.ScenarioResult, name string) bool {
 	for _, c := range sc.Checks {
 		if c.Name == name {
 			return true
@@ -218,7 +218,7 @@ func hasCheck(sc ScenarioResult, name string) bool {
 	return false
 }
 
-func counts(ps []accounting.Percentiles) []int64 {
+func counts(ps []result.Percentiles) []int64 {
 	out := make([]int64, len(ps))
 	for i, p := range ps {
 		out[i] = p.Count

@@ -73,6 +73,9 @@ type Config struct {
 	ShardRunner   string
 	HarnessBinary string
 	HarnessImage  string
+	// BinDir holds prebuilt programs for the local provider (the HS2 kit's bin/): the
+	// targets, redis-server and redis-cli, in place of go build and PATH.
+	BinDir string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit string
 	// started is when Run began: it names the run in every scenario's scenario.json.
@@ -163,20 +166,11 @@ func (c Config) latenessTolerance() time.Duration {
 // the faults and the checks are timed as the schedule is.
 func (c Config) scaled(d time.Duration) time.Duration { return c.ScheduleSpec().Scale(d) }
 
-// The summary's types live in harness/result, which a report can read without Docker.
-type (
-	Summary        = result.Summary
-	ConfigSummary  = result.ConfigSummary
-	GateCheck      = result.GateCheck
-	ScenarioResult = result.ScenarioResult
-	ProbeResult    = result.ProbeResult
-)
-
 // Run runs every scenario the config asks for, writes summary.json into OutDir and returns
 // it. A gate that fails is not an error: the summary says so (Pass false).
-func Run(ctx context.Context, cfg Config) (Summary, error) {
+func Run(ctx context.Context, cfg Config) (result.Summary, error) {
 	if err := cfg.check(); err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -187,15 +181,15 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	askedLateness := cfg.Gates.LatenessP99
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("create the run directory: %w", err)
+		return result.Summary{}, fmt.Errorf("create the run directory: %w", err)
 	}
-	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 	if err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	sum, err := cfg.newSummary(askedLateness)
 	if err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	cfg.started = sum.StartedAt
 	for _, run := range cfg.runs() {
@@ -233,10 +227,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 
 // newSummary is the run's summary before its first scenario: its conditions, which are the
 // gated system's, and the document's model figures the run is judged beside.
-func (c Config) newSummary(askedLateness time.Duration) (Summary, error) {
+func (c Config) newSummary(askedLateness time.Duration) (result.Summary, error) {
 	m, err := model.RunRateLimit()
 	if err != nil {
-		return Summary{}, fmt.Errorf("run the document's model the run is judged beside: %w", err)
+		return result.Summary{}, fmt.Errorf("run the document's model the run is judged beside: %w", err)
 	}
 	figures := m.Figures()
 	gated := c.Targets[:min(len(c.Targets), 1)]
@@ -246,9 +240,9 @@ func (c Config) newSummary(askedLateness time.Duration) (Summary, error) {
 		c.Logger.Info("target", "name", gated[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
 	}
 	window := first.ScheduleSpec().Window()
-	sum := Summary{Model: &figures,
+	sum := result.Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: c.Commit,
-		Config: ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network), Replicas: first.Replicas,
+		Config: result.ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network), Replicas: first.Replicas,
 			Algorithm: string(c.Algorithm), Mode: string(c.Mode), Design: c.Design, SyncInterval: c.scaled(c.SyncInterval),
 			StoreTimeout: c.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Outage: first.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
@@ -263,10 +257,10 @@ func (c Config) newSummary(askedLateness time.Duration) (Summary, error) {
 
 // addScenario adds a judged scenario to the summary: its checks, and, when it is gated, its
 // verdict.
-func addScenario(sum *Summary, res ScenarioResult) {
+func addScenario(sum *result.Summary, res result.ScenarioResult) {
 	sum.Scenarios = append(sum.Scenarios, res)
 	for _, c := range res.Checks {
-		sum.Checks = append(sum.Checks, GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
+		sum.Checks = append(sum.Checks, result.GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
 		if res.Gated && !c.Pass {
 			sum.Failed = append(sum.Failed, res.Name+": "+c.Name)
 		}
@@ -280,7 +274,9 @@ func addScenario(sum *Summary, res ScenarioResult) {
 	}
 }
 
-func writeSummary(dir string, s Summary) error { return result.Write(dir, result.SummaryFile, s) }
+func writeSummary(dir string, s result.Summary) error {
+	return result.Write(dir, result.SummaryFile, s)
+}
 
 // ScheduleSpec is what the config's schedule is built from, as shards and the judge see it:
 // the built-in replica's, the document's rule for every client.
@@ -299,7 +295,7 @@ func (c Config) withSchedule(s schedule.Spec) Config {
 // shards' records.
 type sendFunc func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error)
 
-func (c Config) send(sc Scenario) sendFunc {
+func (c Config) send(sc result.Scenario) sendFunc {
 	if c.Shards > 1 {
 		return c.sendShards(sc)
 	}
@@ -311,8 +307,8 @@ func (c Config) send(sc Scenario) sendFunc {
 
 // runScenario runs one scenario on a fresh fleet and judges it: start the fleet, arm the
 // faults, send the schedule, collect the store's figures, judge.
-func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario, sys sut) (ScenarioResult, error) {
-	res := ScenarioResult{Scenario: sc}
+func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc result.Scenario, sys sut) (result.ScenarioResult, error) {
+	res := result.ScenarioResult{Scenario: sc}
 	// A killed replica's requests go to the others in the schedule itself, so that shards and
 	// judges send and rebuild the same.
 	cfg.away = cfg.routedAway(sc, sys.t)
@@ -357,7 +353,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Sc
 // steps share.
 type scenarioRun struct {
 	cfg   Config
-	sc    Scenario
+	sc    result.Scenario
 	sys   sut
 	sched schedule.Schedule
 	fl    fleet.Fleet
@@ -367,7 +363,7 @@ type scenarioRun struct {
 	// armed is the fault from the traffic's origin on; outage is its span, planned until
 	// end measures it.
 	armed  atomic.Pointer[fault.Armed]
-	outage accounting.Interval
+	outage result.Interval
 
 	// What runs on the traffic's origin, from begin to end.
 	start     time.Time
@@ -391,7 +387,7 @@ func (r *scenarioRun) terminate(ctx context.Context) {
 // edge of the replicas' epoch-aligned windows, so the schedule's window edges (the boundary
 // burst's) are the limiters' own, and calls begin on that origin, the clock of every outcome.
 // The sync health, the cluster's fault and the duration go into res.
-func (r *scenarioRun) send(ctx context.Context, res *ScenarioResult) ([]result.Shard, error) {
+func (r *scenarioRun) send(ctx context.Context, res *result.ScenarioResult) ([]result.Shard, error) {
 	r.scraper, r.syncWhy = r.sys.syncScraper(r.cfg, r.sc, r.fl.ReplicaURLs())
 	r.progress = closed()
 	r.stopWatch = func() *result.ClusterFault { return nil }
@@ -440,7 +436,7 @@ func (r *scenarioRun) begin(ctx, runCtx context.Context, origin time.Time) error
 // end stops what begin started once the traffic is over and records it in res: the sync
 // health, the duration, the cluster's fault and the fault as it happened (measuredFault);
 // its error is the fault injection's.
-func (r *scenarioRun) end(ctx context.Context, res *ScenarioResult) error {
+func (r *scenarioRun) end(ctx context.Context, res *result.ScenarioResult) error {
 	res.Sync = &result.SyncHealth{Why: r.syncWhy}
 	if r.scraping != nil {
 		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -469,7 +465,7 @@ func (r *scenarioRun) end(ctx context.Context, res *ScenarioResult) error {
 // judge accounts for the outcomes and judges them: the gates and the document's claims, on a
 // cluster store whether the store agrees with what the replicas accepted, and the shards'
 // clock skew.
-func (r *scenarioRun) judge(ctx context.Context, res *ScenarioResult, shards []result.Shard) {
+func (r *scenarioRun) judge(ctx context.Context, res *result.ScenarioResult, shards []result.Shard) {
 	rep := r.col.acc.Report()
 	fillResult(res, &rep, r.cfg, r.sc, r.col.probes, r.outage, r.col.faultLat)
 	if r.cfg.Store == fleet.StoreCluster {
@@ -489,17 +485,17 @@ func (r *scenarioRun) judge(ctx context.Context, res *ScenarioResult, shards []r
 // the measured ones replace them. A scenario without a fault has none of them.
 type faultPlan struct {
 	fault   *fault.Plan
-	outage  accounting.Interval
-	windows []accounting.Interval
+	outage  result.Interval
+	windows []result.Interval
 }
 
-func (c Config) faultPlan(sc Scenario, t *target.Target) faultPlan {
+func (c Config) faultPlan(sc result.Scenario, t *target.Target) faultPlan {
 	p := c.planFault(sc, t)
 	if p == nil {
 		return faultPlan{}
 	}
-	outage := accounting.Interval{From: p.At, To: p.Until}
-	return faultPlan{fault: p, outage: outage, windows: []accounting.Interval{{From: outage.From, To: c.recoveredAt(sc.Fault, outage)}}}
+	outage := result.Interval{From: p.At, To: p.Until}
+	return faultPlan{fault: p, outage: outage, windows: []result.Interval{{From: outage.From, To: c.recoveredAt(sc.Fault, outage)}}}
 }
 
 // collector takes a scenario's outcomes one at a time: the target's status as the harness's,
@@ -517,7 +513,7 @@ type collector struct {
 	sent, errs atomic.Int64
 }
 
-func newCollector(sched *schedule.Schedule, faults []accounting.Interval, dir string, status func(uint16) uint16) (*collector, error) {
+func newCollector(sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
 	acc, err := accounting.New(sched, faults)
 	if err != nil {
 		return nil, err
@@ -608,7 +604,7 @@ func (m *storeMeter) reset(ctx context.Context) error {
 // figures reads what the store did over the traffic into res: its commands and ops, per
 // second of the schedule's duration d, and its CPU; a failed read is logged and its figures
 // left at zero.
-func (m *storeMeter) figures(ctx context.Context, res *ScenarioResult, requests int, d time.Duration, log *slog.Logger) {
+func (m *storeMeter) figures(ctx context.Context, res *result.ScenarioResult, requests int, d time.Duration, log *slog.Logger) {
 	var err error
 	if m.cluster {
 		if res.StoreCommands, res.StoreOps, err = storeCommandsAll(ctx, m.fl, m.scripts); err != nil {

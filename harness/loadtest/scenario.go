@@ -11,23 +11,9 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Faults a scenario can inject into the counter store.
-const (
-	FaultNone  = result.FaultNone
-	FaultStop  = result.FaultStop
-	FaultPause = result.FaultPause
-)
-
-// Scenario and Claim live in harness/result with the rest of summary.json.
-type (
-	Scenario = result.Scenario
-	Claim    = result.Claim
-)
-
 // Scenarios lists what a run does: the design under test, its fault scenarios
-// (FailOpenFaults), and,
-// with matrix, every other algorithm × mode as a comparison.
-func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix bool) []Scenario {
+// (FailOpenFaults), and, with matrix, every other algorithm × mode as a comparison.
+func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix bool) []result.Scenario {
 	name := func(a limiters.Algorithm, m limiters.Mode, f string) string {
 		n := fmt.Sprintf("%s/%s", a, m)
 		if f != "" {
@@ -35,10 +21,10 @@ func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix b
 		}
 		return n
 	}
-	out := []Scenario{{Name: name(design, mode, ""), Algorithm: string(design), Mode: string(mode), Gated: true}}
+	out := []result.Scenario{{Name: name(design, mode, ""), Algorithm: string(design), Mode: string(mode), Gated: true}}
 	if failOpen {
 		for _, f := range FailOpenFaults {
-			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: string(design), Mode: string(mode), Fault: f, Gated: true})
+			out = append(out, result.Scenario{Name: name(design, mode, f), Algorithm: string(design), Mode: string(mode), Fault: f, Gated: true})
 		}
 	}
 	if matrix {
@@ -47,7 +33,7 @@ func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix b
 				if a == design && m == mode {
 					continue
 				}
-				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: string(m)})
+				out = append(out, result.Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: string(m)})
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -74,7 +75,7 @@ func TestLoadtestCentralOnASlowStoreSaysItsReplicasDecidedAlone(t *testing.T) {
 	cfg.Provider, cfg.Replicas, cfg.TimeScale, cfg.Rate, cfg.Clients = fleet.ProviderLocal, 4, 0.1, 200, 2000
 	cfg.Algorithm, cfg.Mode = limiters.SlidingWindow, limiters.ModeCentral
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
-	sc := Scenario{Name: "sliding_window/central", Algorithm: string(limiters.SlidingWindow), Mode: string(limiters.ModeCentral)}
+	sc := result.Scenario{Name: "sliding_window/central", Algorithm: string(limiters.SlidingWindow), Mode: string(limiters.ModeCentral)}
 	p := stallingProvider{Provider: fleet.LocalProvider{}, ctx: ctx, every: 400 * time.Millisecond, hold: 150 * time.Millisecond}
 	res, err := runScenario(ctx, cfg, p, sc, sut{})
 	if err != nil {
@@ -102,11 +103,11 @@ func TestLoadtestCentralOnASlowStoreSaysItsReplicasDecidedAlone(t *testing.T) {
 	}
 }
 
-func probeOf(res ScenarioResult, pattern string) ProbeResult {
+func probeOf(res result.ScenarioResult, pattern string) result.ProbeResult {
 	for _, p := range res.Probes {
 		if strings.HasSuffix(p.ID, pattern) {
 			return p
 		}
 	}
-	return ProbeResult{}
+	return result.ProbeResult{}
 }

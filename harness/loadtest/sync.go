@@ -18,7 +18,7 @@ import (
 // built-in replica is scraped in every mode for its decisions made without the store (a
 // central replica whose store calls time out decides alone): in the modes that do not sync,
 // the scraper reads those alone and why says there is no sync.
-func (s sut) syncScraper(cfg Config, sc Scenario, urls []string) (synchealth.Scraper, string) {
+func (s sut) syncScraper(cfg Config, sc result.Scenario, urls []string) (synchealth.Scraper, string) {
 	if s.t == nil {
 		if limiters.Mode(sc.Mode) != limiters.ModeDelayed {
 			r := synchealth.Replica()

@@ -24,7 +24,7 @@ import (
 type System struct {
 	cfg Config // the run's config as the system's scenarios use it (forTarget)
 	sys sut
-	sc  Scenario
+	sc  result.Scenario
 	fl  fleet.Fleet
 }
 
@@ -40,11 +40,11 @@ func StartSystem(ctx context.Context, cfg Config, t *target.Target) (*System, er
 	asked := cfg.Gates.LatenessP99
 	cfg = cfg.forTarget(t, asked)
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
-	s := &System{cfg: cfg, sys: sut{t: t}, sc: Scenario{Name: string(cfg.Algorithm) + "/" + string(cfg.Mode), Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode)}}
+	s := &System{cfg: cfg, sys: sut{t: t}, sc: result.Scenario{Name: string(cfg.Algorithm) + "/" + string(cfg.Mode), Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode)}}
 	if t != nil {
-		s.sc = Scenario{Name: t.Name, Algorithm: t.Algorithm, Target: t.Name}
+		s.sc = result.Scenario{Name: t.Name, Algorithm: t.Algorithm, Target: t.Name}
 	}
-	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 	if err != nil {
 		return nil, err
 	}

@@ -59,12 +59,12 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 // targetScenarios are a target's scenarios: the documents' traffic, and with failOpen its
 // fault scenarios (targetFaults): the store's where the harness runs it, a killed node where
 // it starts several.
-func targetScenarios(t *target.Target, gated, failOpen bool) []Scenario {
+func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
 	a := t.Algorithm
-	out := []Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
+	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
 	if failOpen {
 		for _, f := range targetFaults(t) {
-			out = append(out, Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
+			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
 	return out
@@ -84,7 +84,7 @@ func (s sut) classes() []schedule.Class {
 }
 
 // spec is the fleet a scenario starts.
-func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
+func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 	if s.t == nil {
 		window := cfg.ScheduleSpec().Window()
 		rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
@@ -94,7 +94,7 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 		spec := fleet.Spec{
 			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreProxy: sc.Fault == FaultSlow,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreProxy: sc.Fault == result.FaultSlow,
 		}
 		if cfg.Design != "" {
 			spec.ExtraEnv = map[string]string{DesignEnv: cfg.Design}
@@ -108,7 +108,7 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == FaultSlow}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow}
 }
 
 // start brings the system up: a fleet, or for a url target the address it already answers on.
@@ -235,8 +235,8 @@ type urlFleet struct{ t *target.Target }
 
 var errNotStarted = errors.New("the target was not started by the harness (start: url), so it cannot stop, pause or restart it")
 
-func (u urlFleet) Conditions() fleet.Conditions {
-	return fleet.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
+func (u urlFleet) Conditions() result.Conditions {
+	return result.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
 }
 func (u urlFleet) RedisAddr() string                  { return u.t.Store.Redis }
 func (u urlFleet) ReplicaURLs() []string              { return []string{u.t.Start.URL} }
@@ -253,7 +253,7 @@ func (u urlFleet) Terminate(context.Context) error       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {
-	sc  Scenario
+	sc  result.Scenario
 	sys sut
 }
 
@@ -287,7 +287,7 @@ func (c Config) runs() []run {
 // WritePeers prints the systems under test side by side when a run has more than the
 // built-in design, or a target file's: overshoot at the boundary burst and at worst, false
 // rejects, p99, store commands per request, and what clients saw in each fault scenario.
-func WritePeers(w io.Writer, s Summary) {
+func WritePeers(w io.Writer, s result.Summary) {
 	rows := result.PeerTable(s.Scenarios)
 	targeted := false
 	for _, sc := range s.Scenarios {

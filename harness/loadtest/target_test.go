@@ -130,7 +130,7 @@ func TestRunsGateTheFirstSystemOnly(t *testing.T) {
 		t.Errorf("runs %q, want %q", got, want)
 	}
 	// --faults picks some of them, for every system.
-	cfg.Faults = []string{FaultSlow, FaultKill}
+	cfg.Faults = []string{result.FaultSlow, result.FaultKill}
 	names = nil
 	for _, r := range cfg.runs() {
 		names = append(names, r.sc.Name)
@@ -189,10 +189,10 @@ func TestPeerTable(t *testing.T) {
 		{Scenario: result.Scenario{Name: "fixed_window/central", Algorithm: "fixed_window", Mode: "central"}},
 		{Scenario: result.Scenario{Name: "envoy", Target: "envoy"}, Requests: 50, StoreCommands: 100,
 			Probes: []result.ProbeResult{probe("probe-uniform2x", 1.2), probe("probe-boundary-burst", 1.98)}},
-		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: FaultStop}, Accepted: 5, Error: "x"},
-		{Scenario: result.Scenario{Name: "envoy/store-slow", Target: "envoy", Fault: FaultSlow}, Accepted: 6, Pass: true,
+		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: result.FaultStop}, Accepted: 5, Error: "x"},
+		{Scenario: result.Scenario{Name: "envoy/store-slow", Target: "envoy", Fault: result.FaultSlow}, Accepted: 6, Pass: true,
 			FaultLatency: &result.Percentiles{P99: 52 * time.Millisecond}},
-		{Scenario: result.Scenario{Name: "envoy/replica-kill", Target: "envoy", Fault: FaultKill}, Accepted: 7, Pass: true,
+		{Scenario: result.Scenario{Name: "envoy/replica-kill", Target: "envoy", Fault: result.FaultKill}, Accepted: 7, Pass: true,
 			Errors: result.Errors{Connection: 1, Routing: 3}},
 	}
 	rows := result.PeerTable(scs)

@@ -64,11 +64,15 @@ type Degraded struct {
 
 // String is the figure in words: "23 decisions without the store (store calls: 3 timed out, 20 skipped by the open breaker)".
 func (d *Degraded) String() string {
-	s := fmt.Sprintf("%d decisions without the store", d.Decisions)
-	if n := d.TimedOut + d.Failed + d.BreakerOpen; n > 0 {
-		s += fmt.Sprintf(" (store calls: %d timed out, %d failed, %d skipped by the open breaker)", d.TimedOut, d.Failed, d.BreakerOpen)
+	return fmt.Sprintf("%d decisions without the store", d.Decisions) + d.calls()
+}
+
+// calls is why, in the decision path's store calls: " (store calls: 3 timed out, ...)".
+func (d *Degraded) calls() string {
+	if d.TimedOut+d.Failed+d.BreakerOpen == 0 {
+		return ""
 	}
-	return s
+	return fmt.Sprintf(" (store calls: %d timed out, %d failed, %d skipped by the open breaker)", d.TimedOut, d.Failed, d.BreakerOpen)
 }
 
 // Exchanges count a scenario's syncs by result. Attempted is their sum.
@@ -145,7 +149,7 @@ func (h *SyncHealth) Rows() []SyncRow {
 	}
 	var degraded []SyncRow
 	if h.Degraded != nil {
-		degraded = []SyncRow{{"decisions without the store", h.Degraded.String() + " [" + h.Degraded.From + "]"}}
+		degraded = []SyncRow{{"decisions without the store", fmt.Sprintf("%d%s [%s]", h.Degraded.Decisions, h.Degraded.calls(), h.Degraded.From)}}
 	}
 	if !h.Available {
 		return append([]SyncRow{{"sync health", NotAvailable + ": " + h.Why}}, degraded...)

@@ -120,6 +120,7 @@ The first is gated, the others are comparisons.`,
 	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "generator shards per scenario, each sending its share of the clients (1: in this process)")
 	f.StringVar(&cfg.ShardRunner, "shard-runner", cfg.ShardRunner, "how shards run: process (harness attack on this machine) or container (the harness image, host networking)")
 	f.StringVar(&cfg.HarnessImage, "harness-image", loadtest.DefaultHarnessImage, "the container runner's image (scripts/build-images.sh harness)")
+	f.StringVar(&cfg.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, noop, redis-server, redis-cli: the HS2 kit's bin/) instead of go build and PATH")
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringArrayVar(&targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")
