@@ -138,7 +138,7 @@ func shardMemory(ctx context.Context, redisBin, binDir string, clients, masters 
 	if err != nil {
 		return nil, fmt.Errorf("redis-cli not found (%w): apt-get install -y redis-tools", err)
 	}
-	dir, err := os.MkdirTemp("", "rlharness-bench-cluster-")
+	dir, err := fleet.OwnedTempDir("bench-cluster") // a killed bench's is removed by the next local run
 	if err != nil {
 		return nil, err
 	}

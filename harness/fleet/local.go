@@ -78,11 +78,8 @@ func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (resu
 	} else if n > 0 {
 		log.Info("removed the directories of killed runs", "dirs", n)
 	}
-	if l.dir, err = os.MkdirTemp("", localDirPrefix+spec.RunID+"-"); err != nil {
+	if l.dir, err = OwnedTempDir(spec.RunID); err != nil {
 		return result.Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
-	}
-	if err := os.WriteFile(filepath.Join(l.dir, ownerFile), []byte(ownerID()+"\n"), 0o644); err != nil {
-		return result.Conditions{}, fmt.Errorf("name the owner of run %s's directory: %w", spec.RunID, err)
 	}
 	l.rules = filepath.Join(l.dir, "rules.yaml")
 	return spec.conditions(ProviderLocal, NetworkLoopback), nil
@@ -95,6 +92,20 @@ const (
 	localDirPrefix = "rlharness-"
 	ownerFile      = "owner"
 )
+
+// OwnedTempDir makes a run's temporary directory, localDirPrefix + name + a random suffix,
+// with the owner file that lets the next local run remove it if this process is killed.
+func OwnedTempDir(name string) (string, error) {
+	dir, err := os.MkdirTemp("", localDirPrefix+name+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(ownerID()+"\n"), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("name the owner of %s: %w", dir, err)
+	}
+	return dir, nil
+}
 
 // removeDeadRunDirs removes the local runs' directories under tmp whose owner no longer
 // runs on this host: what a run killed with SIGKILL leaves (its built target and logs,

@@ -114,6 +114,43 @@ func TestJudgeKilledRun(t *testing.T) {
 		}
 	})
 
+	t.Run("killed with its shards' outcomes not yet merged", func(t *testing.T) {
+		dir := t.TempDir()
+		n := killedScenario(t, dir, run, design, spec, run.Add(5*time.Second), 4*time.Second)
+		// The shards write their own outcomes; the scenario's file is merged as they finish,
+		// so after a kill it may hold nothing: the judge reads the shards'.
+		whole, err := schedule.Build(spec, schedule.DefaultClasses())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws [2]*traffic.Writer
+		for i := range ws {
+			if ws[i], err = traffic.Replace(ShardDir(design.Dir(dir), i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, q := range whole.Requests[:n] {
+			if err := ws[int(q.Client)%2].Write(traffic.Outcome{Index: i, Code: 200, Sent: q.At, Latency: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, w := range ws {
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := traffic.Replace(design.Dir(dir)); err != nil { // the merged file, empty
+			t.Fatal(err)
+		}
+		sum, err := JudgeKilled(dir, JudgeConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := sum.Scenarios[0]; r.Requests != n || r.Accepted != n {
+			t.Errorf("judged %d requests, %d accepted; want the shards' %d", r.Requests, r.Accepted, n)
+		}
+	})
+
 	t.Run("a finished run has nothing to judge", func(t *testing.T) {
 		dir := t.TempDir()
 		killedScenario(t, dir, run, design, spec, run.Add(5*time.Second), time.Hour)
