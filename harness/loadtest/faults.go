@@ -233,8 +233,8 @@ func measuredFault(res *result.ScenarioResult, acc *accounting.Accumulator, a *f
 	if outage.To == 0 { // never back: away to the end
 		outage.To = max(res.Duration, outage.From+1)
 	}
-	if timing.Began > 0 {
-		res.Faults = []result.Interval{{From: outage.From, To: max(cfg.recoveredAt(sc.Fault, outage), outage.From+1)}}
+	if w := fault.Windows(timing, cfg.recoveredAt(sc.Fault, outage)-outage.To, res.Duration); w != nil {
+		res.Faults = w
 	}
 	if serr := acc.SetFaults(res.Faults); serr != nil && err == nil {
 		err = serr

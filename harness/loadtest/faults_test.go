@@ -1,15 +1,18 @@
 package loadtest
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/fault"
+	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
 func TestParseFaults(t *testing.T) {
@@ -209,5 +212,50 @@ func TestFaultLine(t *testing.T) {
 		if got := faultLine(c.r); got != c.want {
 			t.Errorf("fault line\n got %q\nwant %q", got, c.want)
 		}
+	}
+}
+
+// nodeFleet is a fleet whose members come and go on request, and nothing else.
+type nodeFleet struct{ fleet.Fleet }
+
+func (nodeFleet) Kill(context.Context, string) error  { return nil }
+func (nodeFleet) Start(context.Context, string) error { return nil }
+
+// A replica-kill measured: the timing with the route-around window, the fault's window from
+// the kill to the return plus the grace, and a refused connection to the dead replica as
+// the harness's routing error, one to a live replica as the limiter's.
+func TestMeasuredFault(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Replicas, cfg.RecoveryGrace = 2, 50*time.Millisecond
+	sc := result.Scenario{Fault: result.FaultKill}
+	plan := fault.Plan{Fault: result.FaultKill, Member: fault.Member(result.FaultKill, 2), At: 20 * time.Millisecond, Until: 60 * time.Millisecond}
+	cfg.away = &schedule.Away{Replica: 1, From: 0, To: 110 * time.Millisecond}
+	s := schedule.Schedule{Clients: []schedule.Client{{ID: "c", Limit: 10, Window: time.Second}}, Duration: time.Second,
+		Requests: []schedule.Request{{At: 30 * time.Millisecond, Replica: 1}, {At: 40 * time.Millisecond, Replica: 0}, {At: 500 * time.Millisecond, Replica: 1}}}
+	acc, err := accounting.New(&s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sent := range []time.Duration{30 * time.Millisecond, 40 * time.Millisecond, 500 * time.Millisecond} {
+		if err := acc.Add(traffic.Outcome{Index: i, Err: traffic.ErrConnection, Sent: sent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := fault.Arm(context.Background(), nodeFleet{}, plan, time.Now(), nil)
+	res := result.ScenarioResult{Scenario: sc, Duration: time.Second}
+	outage, err := measuredFault(&res, acc, a, cfg, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.FaultTiming
+	if f == nil || f.Routed == nil || *f.Routed != (result.Interval{To: 110 * time.Millisecond}) || outage.From < 20*time.Millisecond || outage.To < 60*time.Millisecond {
+		t.Fatalf("timing %+v, outage %+v", f, outage)
+	}
+	if len(res.Faults) != 1 || res.Faults[0] != (result.Interval{From: outage.From, To: outage.To + 50*time.Millisecond}) {
+		t.Errorf("windows %+v, want the outage %+v and the 50 ms grace", res.Faults, outage)
+	}
+	rep := acc.Report()
+	if rep.RoutingErrors != 1 || rep.Errors.Connection != 2 || rep.ErrorsInFault != 1 || rep.ErrorsOutsideFault != 1 {
+		t.Errorf("routing %d, connection %d, in the fault %d, outside %d: want 1, 2, 1, 1", rep.RoutingErrors, rep.Errors.Connection, rep.ErrorsInFault, rep.ErrorsOutsideFault)
 	}
 }
