@@ -108,10 +108,15 @@ loadtest-hs2: hs2-kit
 # (gated), envoyproxy/ratelimit (fixed window, 600 per minute, at the documents' own time: its
 # windows are whole minutes), go-redis/redis_rate (GCRA, burst = rate), gubernator in its
 # BATCHING and GLOBAL behaviours (8 nodes, no store) and ulule/limiter (a library's fixed
-# window in Redis, no fallback), each with Redis stopped and paused where it has one. The
-# README's peer table is `$(BIN)/harness report --peer-table-md $(PEERS_DIR)` of this run.
-# The old three took about 15 minutes on 2 cores, most of it envoy's; gubernator's and ulule's
-# six scenarios add about 4.5 minutes. PEERS narrows the list.
+# window in Redis, no fallback), each through the faults it can have (docs/faults.md): Redis
+# stopped, paused, slowed and restarted empty where the harness runs it, one node killed where
+# it has several. The README's peer table is `$(BIN)/harness report --peer-table-md $(PEERS_DIR)`
+# of this run. Before the store-slow, store-restart and replica-kill scenarios the old three
+# took about 15 minutes on 2 cores, most of it envoy's, and gubernator's and ulule's six
+# scenarios about 4.5 more; the new ones add three scenarios a system with a store (envoy's
+# schedule alone is three minutes long at time scale 1) and one a gubernator, not timed as a
+# whole here.
+# PEERS narrows the list, LOADTEST_FLAGS='--faults store-stop,store-pause' the faults.
 PEERS_DIR ?= runs/peers
 PEERS ?= replica targets/peers/envoy-ratelimit.yaml targets/peers/redis-rate.yaml targets/peers/gubernator-batching.yaml \
 	targets/peers/gubernator-global.yaml targets/peers/ulule.yaml

@@ -68,7 +68,7 @@ func shadeFaults(p *plot.Plot, faults []result.Interval, ymax float64) error {
 		p.Add(poly)
 	}
 	if len(faults) > 0 {
-		p.Legend.Add("store fault", &plotter.Polygon{Color: faultShade})
+		p.Legend.Add("fault window", &plotter.Polygon{Color: faultShade})
 	}
 	return nil
 }

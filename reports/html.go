@@ -248,10 +248,9 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 {{end}}</table>{{end}}
 
 {{with .Peers}}<h2>Systems side by side</h2>
-<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th></tr>
+<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
 {{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}})</td><td>{{.Verdict}}</td>
-<td>{{with .Stop}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td>
-<td>{{with .Pause}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td></tr>
+{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row.NoStore}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 
 <h2>Across scenarios</h2>
@@ -262,7 +261,8 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 {{with .Incomplete}}<p class="fail">INCOMPLETE: {{.}}</p>{{end}}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; store {{f .StoreCmdPerSec}} commands/s; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
-{{range .Faults}}Store fault from {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}</p>
+{{with .FaultTiming}}{{.Fault}} on {{.Member}}: planned from {{ms .Planned.From}} ms{{if ne .Planned.To .Planned.From}} to {{ms .Planned.To}} ms{{else}}, started again at once{{end}}; taken down from {{ms .Began}} ms (down at {{ms .Down}} ms), brought back from {{ms .Mending}} ms, {{if .Back}}answering again at {{ms .Back}} ms{{else}}never answering again{{end}}{{with .Delay}}; every store reply delayed {{ms .}} ms{{end}}{{with .Routed}}; the harness sent its requests to the other replicas from {{ms .From}} ms to {{ms .To}} ms{{end}}{{with .Error}}; <span class="fail">{{.}}</span>{{end}}.
+{{end}}{{range .Faults}}Judged as the fault: {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}{{with .Errors.Routing}}{{.}} requests sent to the killed replica are the harness's routing errors, in no other count.{{end}}</p>
 {{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
 {{else}}<h3>Window algorithms: the document's model beside the fleet</h3>
 <table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>

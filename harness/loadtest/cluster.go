@@ -25,9 +25,6 @@ func faultMember(fault string) string {
 	return fleet.RedisMember
 }
 
-// pauses reports whether a fault freezes its member rather than stopping it.
-func pauses(fault string) bool { return fault == result.FaultPause || fault == result.FaultMasterPause }
-
 // scenarios is what the run does: on one Redis, Scenarios; on a cluster store, the design
 // and, with fail-open, its two master faults in place of the whole-store ones.
 func (c Config) scenarios() []result.Scenario {

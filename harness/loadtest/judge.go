@@ -46,7 +46,7 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
 	res.MaxOvershoot, res.FalseRejects, res.OverLimit = rep.MaxOvershoot, rep.FalseRejects, rep.OverLimitClients
 	window := cfg.ScheduleSpec().Window()
-	recovered := outage.To + cfg.RecoveryGrace
+	recovered := cfg.recoveredAt(sc.Fault, outage)
 	res.PeakRatios = make([]int, result.PeakRatioBins)
 	for _, c := range rep.Clients {
 		if !c.Probe {
@@ -71,7 +71,7 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	if sc.Fault != result.FaultNone {
 		fl := faultLat.Percentiles()
 		res.FaultLatency = &fl
-		checks = faultChecks(checks, rep, res, cfg)
+		checks = faultChecks(checks, rep, res, cfg, outage)
 	}
 	res.Checks = checks
 	res.Pass = true
@@ -107,11 +107,17 @@ func withoutStore(res *result.ScenarioResult, sc result.Scenario) string {
 	return res.Sync.Degraded.String() + ": the fail-open fallback, not the algorithm over the store, decided those, one limit per node"
 }
 
-// faultChecks replaces the 1.1× gate of a fail-open scenario: during the outage a replica
-// decides alone, so the bound is one limit per node (the document); 1.1× applies again once
-// the store is back. No 5xx, ever, and no request left unanswered while the store is away.
-func faultChecks(checks []result.Check, rep *accounting.Report, res *result.ScenarioResult, cfg Config) []result.Check {
-	out := make([]result.Check, 0, len(checks)+3)
+// faultChecks judges a fault scenario. A store fault replaces the 1.1× gate: during the
+// outage a replica decides alone, so the bound is one limit per node (the document); 1.1×
+// applies again once the store is back (store-restart: one sync interval later). No 5xx,
+// ever, and no request left unanswered while the store is away; a slow store is not waited
+// for (slowChecks), and one that came back empty is told again what it forgot
+// (restartChecks). A killed replica changes no requirement (killChecks).
+func faultChecks(checks []result.Check, rep *accounting.Report, res *result.ScenarioResult, cfg Config, outage result.Interval) []result.Check {
+	if res.Fault == result.FaultKill {
+		return killChecks(checks, rep, res, cfg)
+	}
+	out := make([]result.Check, 0, len(checks)+4)
 	for _, c := range checks {
 		if c.Name == "max overshoot" {
 			out = append(out, accounting.NewCheck("overshoot during the outage", rep.MaxOvershoot, accounting.OpAtMost,
@@ -119,7 +125,8 @@ func faultChecks(checks []result.Check, rep *accounting.Report, res *result.Scen
 			worst, who := 0.0, ""
 			for _, p := range res.Probes {
 				if r := float64(p.AfterRecovery) / float64(p.Limit); r >= worst {
-					worst, who = r, fmt.Sprintf("%s: %d accepted in one window after the store returned", p.ID, p.AfterRecovery)
+					worst, who = r, fmt.Sprintf("%s: %d accepted in one window from %v after the store returned", p.ID, p.AfterRecovery,
+						(cfg.recoveredAt(res.Fault, outage)-outage.To).Round(time.Millisecond))
 				}
 			}
 			out = append(out, accounting.NewCheck("overshoot after recovery", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who))
@@ -134,6 +141,12 @@ func faultChecks(checks []result.Check, rep *accounting.Report, res *result.Scen
 	out = append(out, accounting.NewCheck("errors while the store is away", float64(rep.ErrorsInFault), accounting.OpEqual, 0,
 		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d timeouts, %d connection errors in the whole run",
 			rep.Errors.Timeout, rep.Errors.Connection)))
+	switch res.Fault {
+	case result.FaultSlow:
+		out = append(out, slowChecks(res)...)
+	case result.FaultRestart:
+		out = append(out, restartChecks(res, cfg, outage)...)
+	}
 	return out
 }
 
@@ -347,6 +360,9 @@ func printScenario(w io.Writer, r result.ScenarioResult) {
 	}
 	fmt.Fprintf(w, "   %s %s: %s; %d requests, %s of %s req/s, store %s cmd/s, p99 %v\n", kind, r.Name, verdict,
 		r.Requests, result.Rate(r.AchievedRate), result.Rate(r.AskedRate), result.Rate(r.StoreCmdPerSec), r.Latency.P99)
+	if l := faultLine(r); l != "" {
+		fmt.Fprintf(w, "     fault: %s\n", l)
+	}
 	if r.Error == "" {
 		fmt.Fprintf(w, "     %s\n", storeCost(r))
 		fmt.Fprintf(w, "     %s\n", syncLine(r.Sync))
@@ -403,6 +419,11 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 			res = "FAIL"
 		}
 		fmt.Fprintf(w, "%-44s %-34s %12.4g %4s %10.4g  %s\n", c.Scenario, c.Name, c.Figure, c.Op, c.Threshold, res)
+	}
+	for _, r := range s.Scenarios {
+		if l := faultLine(r); l != "" && r.Gated {
+			fmt.Fprintf(w, "%-44s fault %s\n", r.Name, l)
+		}
 	}
 	for _, r := range s.Scenarios {
 		for _, c := range r.Claims {

@@ -15,6 +15,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -233,6 +234,10 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 		if err := acc.Add(o); err != nil {
 			return result.ScenarioResult{}, err
 		}
+	}
+	if a := st.Schedule.Away; a != nil && cfg.killedNodeRefusals() == target.BlameHarness {
+		// The planned outage stands for the measured one, which went with the run.
+		acc.SetDeadReplica(a.Replica, result.Interval{From: a.From, To: max(a.To, st.Outage.To)})
 	}
 	res := result.ScenarioResult{Scenario: st.Scenario, Conditions: st.Conditions, Faults: st.Faults, NoStore: true,
 		StoreCPUWhy: "not measured: the run was killed", Sync: &result.SyncHealth{Why: "not measured: the run was killed"}}

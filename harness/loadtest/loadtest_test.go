@@ -68,6 +68,7 @@ func TestLoadtestDesignKeepsItsWord(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cfg := quickConfig(t)
+	cfg.Faults = []string{result.FaultStop, result.FaultPause} // the others: TestLoadtestFaults
 	sum := runMeasured(ctx, t, cfg)
 	if len(sum.Scenarios) != 3 {
 		t.Fatalf("%d scenarios, want the design and its two fail-open scenarios", len(sum.Scenarios))
@@ -183,4 +184,103 @@ rules:
 	if work(document) <= work(central)/2 {
 		t.Errorf("the document's store work %.3f per request, central's %.3f: this run does not show its HS2 failure", work(document), work(central))
 	}
+}
+
+// TestLoadtestFaults runs the design through the newer faults on real containers: the store
+// slowed through the proxy, killed and started again empty, and one replica killed, each
+// judged by its own gates (docs/faults.md). Each fault is its own run, so that one that was
+// generator-bound is run again alone. About two and a half minutes.
+func TestLoadtestFaults(t *testing.T) {
+	for _, f := range []string{result.FaultSlow, result.FaultRestart, result.FaultKill} {
+		t.Run(f, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cfg := quickConfig(t)
+			cfg.Faults = []string{f}
+			cfg.Only = "delayed/" + f // the fault's scenario, not the design alone (TestLoadtestDesignKeepsItsWord runs it)
+			sum := runMeasured(ctx, t, cfg)
+			if len(sum.Scenarios) != 1 {
+				t.Fatalf("%d scenarios, want %s alone", len(sum.Scenarios), f)
+			}
+			checkFaultScenario(t, cfg, sum.Scenarios[0])
+			if !sum.Pass || sum.GeneratorBound {
+				t.Errorf("verdict pass=%v generator-bound=%v failed=%v", sum.Pass, sum.GeneratorBound, sum.Failed)
+			}
+		})
+	}
+}
+
+// checkFaultScenario asserts what a fault scenario must show beside its gates.
+func checkFaultScenario(t *testing.T, cfg Config, sc result.ScenarioResult) {
+	t.Helper()
+	window := cfg.scaled(limiters.DefaultWindow)
+	f := sc.FaultTiming
+	if sc.Error != "" || f == nil || f.Error != "" {
+		t.Fatalf("%s: error %q, fault %+v", sc.Name, sc.Error, f)
+	}
+	for _, c := range sc.Checks {
+		if !c.Pass {
+			t.Errorf("%s: %s", sc.Name, c)
+		}
+	}
+	if sc.Accepted == 0 || sc.Rejected == 0 {
+		t.Errorf("%s: %d accepted, %d rejected: the probes were not limited", sc.Name, sc.Accepted, sc.Rejected)
+	}
+	// The fault began on its plan, within the lateness a loaded machine allows, and its
+	// member was back.
+	if late := f.Began - f.Planned.From; late < 0 || late > 500*time.Millisecond || f.Back <= f.Down || f.Planned.From != window+window/5 {
+		t.Errorf("%s: timing %+v: want it begun within 500 ms of %v and back", sc.Name, *f, window+window/5)
+	}
+	t.Logf("%s: %s", sc.Name, faultLine(sc))
+	switch sc.Fault {
+	case result.FaultSlow:
+		// The replicas reached Redis through the proxy, and their syncs ran into its delay.
+		if sc.Conditions.StoreProxy == "" || f.Delay != 2*cfg.StoreTimeout {
+			t.Errorf("store-slow: proxy %q, delay %v: want a proxy and twice the store timeout", sc.Conditions.StoreProxy, f.Delay)
+		}
+		if s := sc.Sync; s == nil || s.Exchanges == nil || s.Exchanges.Unsuccessful() == 0 {
+			t.Errorf("store-slow: sync %+v: want exchanges that timed out on the slow store", s)
+		}
+		if l := sc.FaultLatency; l == nil || l.Count < 1000 || l.P99 >= f.Delay {
+			t.Errorf("store-slow: answers while slow %+v: want over a thousand, p99 under %v", l, f.Delay)
+		}
+	case result.FaultRestart:
+		// Started again at once: back in seconds, and checked across the restart.
+		if d := f.Back - f.Began; d > 5*time.Second {
+			t.Errorf("store-restart: the store was away %v", d)
+		}
+		if !hasCheck(sc, "overshoot across the restart") {
+			t.Error("store-restart: no check across the restart")
+		}
+	case result.FaultKill:
+		// The dead replica's share went to the others: it answered far fewer requests than
+		// each of them, the limiter no error, and the harness few routing errors.
+		if f.Routed == nil || f.Member != "replica-7" {
+			t.Errorf("replica-kill: %+v: want replica-7, routed around", *f)
+		}
+		lat := sc.ReplicaLatency
+		if len(lat) != cfg.Replicas || lat[7].Count >= lat[0].Count*9/10 {
+			t.Errorf("replica-kill: answers per replica %v: want replica-7 well below replica-0", counts(lat))
+		}
+		if sc.Errors.Total() != 0 || sc.Errors.Routing > 20 || sc.MaxOvershoot > 1.1 || sc.FalseRejects != 0 {
+			t.Errorf("replica-kill: errors %+v, overshoot %.3f, false rejects %d", sc.Errors, sc.MaxOvershoot, sc.FalseRejects)
+		}
+	}
+}
+
+func hasCheck(sc result.ScenarioResult, name string) bool {
+	for _, c := range sc.Checks {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func counts(ps []result.Percentiles) []int64 {
+	out := make([]int64, len(ps))
+	for i, p := range ps {
+		out[i] = p.Count
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
@@ -41,8 +42,8 @@ type Config struct {
 	Rate         float64            // background population's asked aggregate rate, req/s as sent
 	Clients      int                // HS1: 200,000
 	Seed         uint64
-	FailOpen     bool   // run the store-stop and store-pause scenarios
-	Matrix       bool   // run every other algorithm × mode as a comparison
+	FailOpen     bool // run the fault scenarios (Faults)
+	Matrix       bool // run every other algorithm × mode as a comparison
 	Only         string // run only the scenarios whose name contains it, or one of its comma-separated parts
 	// Store is "redis" (one Redis, default) or "cluster" (a Redis Cluster of 3 masters + 3
 	// replicas; the fail-open scenarios then kill and pause one master).
@@ -84,6 +85,14 @@ type Config struct {
 	started  time.Time
 	Logger   *slog.Logger
 	Progress io.Writer
+	// Faults are the fault scenarios FailOpen runs (FailOpenFaults, a target's those that
+	// apply to it); empty is all of them.
+	Faults []string
+	// killedNode is who answers for a refused connection to a killed node: a target file's
+	// faults.killed_node (forTarget); empty is the harness.
+	killedNode string
+	// away is the replica a replica-kill scenario's schedule routes around (routedAway).
+	away *schedule.Away
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -300,12 +309,12 @@ func writeSummary(dir string, s result.Summary) error {
 // ScheduleSpec is what the config's schedule is built from, as shards and the judge see it:
 // the built-in replica's, the document's rule for every client.
 func (c Config) ScheduleSpec() schedule.Spec {
-	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
+	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas, Away: c.away}
 }
 
 // withSchedule is c with the schedule of spec: ScheduleSpec's inverse, for the judge.
 func (c Config) withSchedule(s schedule.Spec) Config {
-	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas
+	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas, c.away = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas, s.Away
 	return c
 }
 
@@ -328,6 +337,9 @@ func (c Config) send(sc result.Scenario) sendFunc {
 // faults, send the schedule, collect the store's figures, judge.
 func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc result.Scenario, sys sut) (result.ScenarioResult, error) {
 	res := result.ScenarioResult{Scenario: sc}
+	// A killed replica's requests go to the others in the schedule itself, so that shards and
+	// judges send and rebuild the same.
+	cfg.away = cfg.routedAway(sc, sys.t)
 	r := &scenarioRun{cfg: cfg, sc: sc, sys: sys}
 	var err error
 	if r.sched, err = sys.schedule(cfg); err != nil {
@@ -344,12 +356,17 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc re
 	defer r.store.close()
 	res.NoStore = r.store.none
 
-	r.plan = cfg.faultPlan(sc)
+	r.plan = cfg.faultPlan(sc, sys.t)
+	r.outage = r.plan.outage
 	res.Faults = r.plan.windows
 	if r.col, err = newCollector(&r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
 		return res, err
 	}
 	defer r.col.close()
+	r.col.inFault = func(t time.Duration) bool {
+		a := r.armed.Load()
+		return a != nil && a.Contains(t, cfg.RecoveryGrace)
+	}
 
 	shards, err := r.send(ctx, &res)
 	if err != nil {
@@ -371,6 +388,10 @@ type scenarioRun struct {
 	store *storeMeter
 	plan  faultPlan
 	col   *collector
+	// armed is the fault from the traffic's origin on; outage is its span, planned until
+	// end measures it.
+	armed  atomic.Pointer[fault.Armed]
+	outage result.Interval
 
 	// What runs on the traffic's origin, from begin to end.
 	start     time.Time
@@ -379,7 +400,6 @@ type scenarioRun struct {
 	scraping  *synchealth.Running
 	progress  <-chan struct{}
 	stopWatch func() *result.ClusterFault
-	faultErr  chan error
 }
 
 // terminate tears the fleet down, on a context that outlives the run's cancel.
@@ -397,7 +417,7 @@ func (r *scenarioRun) terminate(ctx context.Context) {
 // The sync health, the cluster's fault and the duration go into res.
 func (r *scenarioRun) send(ctx context.Context, res *result.ScenarioResult) ([]result.Shard, error) {
 	r.scraper, r.syncWhy = r.sys.syncScraper(r.cfg, r.sc, r.fl.ReplicaURLs())
-	r.progress, r.faultErr = closed(), make(chan error, 1)
+	r.progress = closed()
 	r.stopWatch = func() *result.ClusterFault { return nil }
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -435,16 +455,15 @@ func (r *scenarioRun) begin(ctx, runCtx context.Context, origin time.Time) error
 	if r.cfg.Shards <= 1 { // shards' outcomes arrive once they are done
 		r.progress = progress(runCtx, r.cfg.Progress, origin, &r.col.sent, &r.col.errs, len(r.sched.Requests))
 	}
-	if r.sc.Fault != result.FaultNone {
-		go func() { r.faultErr <- injectFault(runCtx, r.fl, r.sc.Fault, origin, r.plan.outage, r.cfg.Logger) }()
-	} else {
-		r.faultErr <- nil
+	if r.plan.fault != nil {
+		r.armed.Store(fault.Arm(runCtx, r.fl, *r.plan.fault, origin, r.cfg.Logger))
 	}
 	return nil
 }
 
 // end stops what begin started once the traffic is over and records it in res: the sync
-// health, the duration and the cluster's fault; its error is the fault injection's.
+// health, the duration, the cluster's fault and the fault as it happened (measuredFault);
+// its error is the fault injection's.
 func (r *scenarioRun) end(ctx context.Context, res *result.ScenarioResult) error {
 	res.Sync = &result.SyncHealth{Why: r.syncWhy}
 	if r.scraping != nil {
@@ -459,10 +478,13 @@ func (r *scenarioRun) end(ctx context.Context, res *result.ScenarioResult) error
 	<-r.progress
 	var err error
 	if !r.start.IsZero() {
-		if ferr := <-r.faultErr; ferr != nil {
+		res.Duration = time.Since(r.start)
+	}
+	if a := r.armed.Load(); a != nil {
+		var ferr error
+		if r.outage, ferr = measuredFault(res, r.col.acc, a, r.cfg, r.sc); ferr != nil && !errors.Is(ferr, fault.ErrNotMade) {
 			err = fmt.Errorf("inject %s: %w", r.sc.Fault, ferr)
 		}
-		res.Duration = time.Since(r.start)
 	}
 	res.Cluster = r.stopWatch()
 	return err
@@ -476,9 +498,9 @@ func (r *scenarioRun) judge(ctx context.Context, res *result.ScenarioResult, sha
 		res.Budget = budgetLoad(&r.sched, r.cfg.Replicas)
 	}
 	rep := r.col.acc.Report()
-	fillResult(res, &rep, r.cfg, r.sc, r.col.probes, r.plan.outage, r.col.faultLat)
+	fillResult(res, &rep, r.cfg, r.sc, r.col.probes, r.outage, r.col.faultLat)
 	if r.cfg.Store == fleet.StoreCluster {
-		if c, ok := storeAgreement(ctx, r.fl, r.cfg, r.sc, res, r.start, r.plan.outage); ok {
+		if c, ok := storeAgreement(ctx, r.fl, r.cfg, r.sc, res, r.start, r.outage); ok {
 			res.Checks = append(res.Checks, c)
 			res.Pass = res.Pass && c.Pass
 		}
@@ -488,30 +510,33 @@ func (r *scenarioRun) judge(ctx context.Context, res *result.ScenarioResult, sha
 	}
 }
 
-// faultPlan is when a scenario's store fault happens, in offsets from the traffic's origin:
-// the outage, and the windows the checks treat as the fault's (the outage and its recovery
-// grace). A scenario without a fault has neither.
+// faultPlan is a scenario's fault as planned, in offsets from the traffic's origin: what
+// harness/fault arms (planFault), the outage, and the windows the checks treat as the
+// fault's (the outage and its recovery grace; store-restart's a sync interval more) until
+// the measured ones replace them. A scenario without a fault has none of them.
 type faultPlan struct {
+	fault   *fault.Plan
 	outage  result.Interval
 	windows []result.Interval
 }
 
-func (c Config) faultPlan(sc result.Scenario) faultPlan {
-	if sc.Fault == result.FaultNone {
+func (c Config) faultPlan(sc result.Scenario, t *target.Target) faultPlan {
+	p := c.planFault(sc, t)
+	if p == nil {
 		return faultPlan{}
 	}
-	window := c.ScheduleSpec().Window()
-	from := window + window/5 // inside the second window, clear of the boundary burst
-	outage := result.Interval{From: from, To: from + c.scaled(c.Outage)}
-	return faultPlan{outage: outage, windows: []result.Interval{{From: outage.From, To: outage.To + c.RecoveryGrace}}}
+	outage := result.Interval{From: p.At, To: p.Until}
+	return faultPlan{fault: p, outage: outage, windows: []result.Interval{{From: outage.From, To: c.recoveredAt(sc.Fault, outage)}}}
 }
 
 // collector takes a scenario's outcomes one at a time: the target's status as the harness's,
 // then the outcomes file, the accounting, the probes' acceptance times, the latency inside the
 // fault windows, and the counts the progress lines print.
 type collector struct {
-	status     func(uint16) uint16
-	faults     []result.Interval
+	status func(uint16) uint16
+	// inFault says whether an outcome sent at t is in the fault, as far as is known when it
+	// arrives; nil: never.
+	inFault    func(t time.Duration) bool
 	acc        *accounting.Accumulator
 	w          *traffic.Writer
 	probes     *probeTimes
@@ -528,7 +553,7 @@ func newCollector(sched *schedule.Schedule, faults []result.Interval, dir string
 	if err != nil {
 		return nil, err
 	}
-	return &collector{status: status, faults: faults, acc: acc, w: w, probes: newProbeTimes(sched), faultLat: accounting.NewLatency()}, nil
+	return &collector{status: status, acc: acc, w: w, probes: newProbeTimes(sched), faultLat: accounting.NewLatency()}, nil
 }
 
 // add is the sink of the scenario's traffic.
@@ -539,10 +564,8 @@ func (c *collector) add(o traffic.Outcome) error {
 		c.errs.Add(1)
 	}
 	c.probes.add(o)
-	for _, f := range c.faults {
-		if f.Contains(o.Sent) && o.Code != 0 {
-			c.faultLat.Record(o.Latency)
-		}
+	if o.Code != 0 && c.inFault != nil && c.inFault(o.Sent) {
+		c.faultLat.Record(o.Latency)
 	}
 	if err := c.w.Write(o); err != nil {
 		return err
@@ -644,38 +667,6 @@ func (m *storeMeter) close() {
 // (limiters.ScriptCommands). INFO commandstats counts them beside the EVALSHA that ran them;
 // they are work for the store but not round trips, so they are left out of the touches.
 var scriptInternal = commandstats.NewSet(limiters.ScriptCommands...)
-
-// injectFault takes the store down at outage.From and brings it back at outage.To.
-func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.Time, outage result.Interval, log *slog.Logger) error {
-	wait := func(at time.Duration) bool {
-		t := time.NewTimer(time.Until(start.Add(at)))
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		}
-	}
-	if !wait(outage.From) {
-		return nil
-	}
-	down, up := fl.Stop, fl.Start
-	if pauses(fault) {
-		down, up = fl.Pause, fl.Unpause
-	}
-	member := faultMember(fault)
-	log.Info("store fault begins", "fault", fault, "member", member, "at", time.Since(start))
-	if err := down(ctx, member); err != nil {
-		return err
-	}
-	wait(outage.To)
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	err := up(bctx, member)
-	log.Info("store fault ends", "fault", fault, "at", time.Since(start), "err", err)
-	return err
-}
 
 // closed is a channel that is already closed: a progress printer that never started.
 func closed() <-chan struct{} {

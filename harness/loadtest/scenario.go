@@ -11,10 +11,10 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Scenarios lists what a run does: the design under test, its fail-open scenarios, and,
-// with matrix, every other algorithm × mode as a comparison. In delayed mode a scenario runs
-// delayed sync's design (limiters.Design); the matrix's sliding window in delayed mode runs
-// both, the other one as a comparison named for its design
+// Scenarios lists what a run does: the design under test, its fault scenarios
+// (FailOpenFaults), and, with matrix, every other algorithm × mode as a comparison. In
+// delayed mode a scenario runs delayed sync's design (limiters.Design); the matrix's sliding
+// window in delayed mode runs both, the other one as a comparison named for its design
 // ("sliding_window/delayed-document"), so that the report shows them side by side.
 func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters.Design, failOpen, matrix bool) []result.Scenario {
 	if design == "" {
@@ -35,7 +35,7 @@ func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters
 	}
 	out := []result.Scenario{{Name: name(algorithm, mode, ""), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Gated: true}}
 	if failOpen {
-		for _, f := range []string{result.FaultStop, result.FaultPause} {
+		for _, f := range FailOpenFaults {
 			out = append(out, result.Scenario{Name: name(algorithm, mode, f), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Fault: f, Gated: true})
 		}
 	}

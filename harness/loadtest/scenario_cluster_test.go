@@ -26,7 +26,8 @@ func TestClusterScenariosAndConfig(t *testing.T) {
 		network, want string
 		err           string
 	}{
-		{"", true, "host", "sliding_window/delayed* sliding_window/delayed/store-stop* sliding_window/delayed/store-pause*", ""},
+		{"", true, "host", "sliding_window/delayed* sliding_window/delayed/store-stop* sliding_window/delayed/store-pause* sliding_window/delayed/store-slow* " +
+			"sliding_window/delayed/store-restart* sliding_window/delayed/replica-kill*", ""},
 		{fleet.StoreCluster, true, "host", "sliding_window/delayed* sliding_window/delayed/master-kill* sliding_window/delayed/master-pause*", ""},
 		{fleet.StoreCluster, false, "host", "sliding_window/delayed*", ""},
 		{fleet.StoreCluster, true, "bridge", "", "--store cluster runs on Docker's host networking only"},

@@ -16,7 +16,8 @@ func TestScenarios(t *testing.T) {
 	}{
 		{name: "design only", want: "sliding_window/delayed*"},
 		{name: "fail-open", failOpen: true,
-			want: "sliding_window/delayed* sliding_window/delayed/store-stop* sliding_window/delayed/store-pause*"},
+			want: "sliding_window/delayed* sliding_window/delayed/store-stop* sliding_window/delayed/store-pause* sliding_window/delayed/store-slow* " +
+				"sliding_window/delayed/store-restart* sliding_window/delayed/replica-kill*"},
 		{name: "matrix: every other algorithm × mode, in the document's order", matrix: true,
 			want: "sliding_window/delayed* " +
 				"fixed_window/central fixed_window/split fixed_window/delayed " +

@@ -18,7 +18,7 @@ func newLoadtestCmd() *cobra.Command {
 	var algorithm, mode string
 	var verbose bool
 	var baseline string
-	var targets []string
+	var targets, faults []string
 	cmd := &cobra.Command{
 		Use:   "loadtest",
 		Short: "Bring up Redis and the replicas, replay the documents' traffic, gate the run",
@@ -45,6 +45,13 @@ judged as one run.
 --time-scale F shrinks every duration (window, slices, sync interval, pattern timing, outage)
 by F and so raises every rate by 1/F: every ratio the checks test is preserved.
 
+--fail-open runs the fault scenarios (docs/faults.md): store-stop, store-pause, store-slow
+(every store reply delayed twice the store timeout through a TCP proxy), store-restart (Redis
+killed and started again empty) and replica-kill (one replica SIGKILLed, its requests sent to
+the others, started again after the outage); --faults picks some of them. A target file gets
+the store faults where the harness runs its store and replica-kill where it starts several
+nodes.
+
 --target FILE tests a limiter the harness did not write, as a target file describes it (see
 README, "Testing your own limiter"): every scenario and check runs on it, at the time scale
 its declared window implies (a 60 s window runs at the documents' own time). Give --target
@@ -54,6 +61,10 @@ The first is gated, the others are comparisons.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Algorithm = limiters.Algorithm(algorithm)
 			cfg.Mode = limiters.Mode(mode)
+			var err error
+			if cfg.Faults, err = loadtest.ParseFaults(faults); err != nil {
+				return err
+			}
 			for _, path := range targets {
 				if path == loadtest.BuiltinTarget {
 					cfg.Targets = append(cfg.Targets, nil)
@@ -98,13 +109,14 @@ The first is gated, the others are comparisons.`,
 	f.Float64Var(&cfg.Rate, "rate", cfg.Rate, "background population's aggregate rate asked, requests/s as sent (HS2: 40000)")
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients tracked (HS1)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedule (clients, arrivals, replicas)")
-	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the store-stop and store-pause scenarios (on --store cluster: master-kill and master-pause)")
+	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the fault scenarios, those of --faults (on --store cluster: master-kill and master-pause)")
+	f.StringSliceVar(&faults, "faults", []string{"all"}, "the fault scenarios --fail-open runs: all, or some of store-stop, store-pause, store-slow, store-restart, replica-kill")
 	f.StringVar(&cfg.Store, "store", "redis", "counter store: redis (one Redis) or cluster (a Redis Cluster of 3 masters + 3 replicas; docker needs --network host)")
 	f.Float64Var(&cfg.StoreCPU, "store-cpu", 0, "give the one Redis this share of a core (docker provider: its CPU quota), a slow store whose calls take time in proportion to their work; 0: no limit")
 	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
 	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
 	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text (or one of several, comma-separated)")
-	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store stays down in a fail-open scenario, before scaling")
+	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store (or the killed replica) stays down in a fault scenario, before scaling; store-restart starts it again at once")
 	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
 	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this (0: 2% of a slice at the time scale, 20ms at 0.2)")
 	f.Float64Var(&cfg.Gates.MinRateRatio, "min-rate-ratio", cfg.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
