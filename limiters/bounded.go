@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,23 +71,45 @@ type SubCount struct {
 }
 
 // SettleEntry is one client's part of a Settle: the node's unpushed counts go in, with
-// their mark; with Decide, the store also decides one request arriving at At; the store's
-// counts of the client come back.
+// their mark; the store decides the requests of Decide in order; the store's counts of the
+// client come back, as a few numbers whatever the client's traffic.
 type SettleEntry struct {
 	Client string
 	Rule   *Rule
 	Bounds Bounds
 	Push   []SubCount
-	Mark   PushMark
-	Decide bool
-	At     int64 // Unix µs
+	// Mark is the node's push mark: Base and Total count what it pushed before and with
+	// this call; the store adds the requests it admits to the mark too, so that a node
+	// whose call failed after the store decided, and which then decided those requests
+	// alone and pushes them, is not counted twice for them.
+	Mark PushMark
+	// Decide are the arrival times (Unix µs, ascending) of the requests the store decides,
+	// one after the other; At is the call's time: the last of them, or the sync's.
+	Decide []int64
+	At     int64
 
 	// Filled by the store.
-	Allowed bool
+	Allowed []bool // one per Decide
 	// Reset: the store has lost this node's earlier pushes (it restarted empty); nothing
 	// was applied, and the node must push again everything it admitted in the window.
 	Reset bool
-	View  []SubCount
+	// Lenient and Strict are the store's counts of the client after the call, at At;
+	// FullUntil, when the client is full, is the first instant (Unix µs) at which both
+	// counts are under their bounds again with no further admission (0: not full);
+	// ResetAt is when its oldest counted request leaves the strict count (Unix µs; 0: it
+	// holds none).
+	Lenient, Strict, FullUntil, ResetAt int64
+}
+
+// admitted is how many requests of Decide the store admitted.
+func (e *SettleEntry) admitted() int64 {
+	var a int64
+	for _, ok := range e.Allowed {
+		if ok {
+			a++
+		}
+	}
+	return a
 }
 
 // Bounds are the figures a bounded decision runs on, in µs and requests.
@@ -173,23 +194,44 @@ func NewBoundedSync(store BoundedStore, opts ...BoundedOption) *BoundedSync {
 type bstate struct {
 	rule *Rule
 	bd   Bounds
-	// view: the store's counts at the last contact; inflight: pushed, not yet in a view;
-	// unpushed: admitted within the budget, not yet pushed; local: admitted within the
+	// unpushed: admitted by this node alone, not yet pushed; local: admitted within the
 	// budget (the budget's count); own: everything this node admitted (fallback, re-push).
-	view, inflight, unpushed, local, own subRing
-	viewAt, seen                         int64 // Unix ns
-	storeAt                              int64 // Unix µs of the last store contact: 0 never
-	inc, counted                         int64
-	pushing, repush, dirty               bool
+	unpushed, local, own subRing
+	// The store's last answer (SettleEntry): its counts at viewT (Unix µs), when the client
+	// is full until, when its oldest counted request leaves.
+	viewLen, viewStr, fullUntil, resetAt, viewT int64
+	viewAt, seen                                int64 // Unix ns
+	storeAt                                     int64 // Unix µs of the last store contact: 0 never
+	// counted is what this node's push mark stands at: what it pushed, and what the store
+	// admitted of its requests; inc is the mark's incarnation.
+	inc, counted int64
+	// queue are the requests past the budget waiting for the store; busy says a store call
+	// of this client is in flight (a batch of decisions or a push): one at a time, so that
+	// the marks go in order and a burst costs the store one call a round trip, not one a
+	// request.
+	queue               []*waiter
+	busy, repush, dirty bool
+	// epoch is the store's epoch this node last pushed the client again under (a store
+	// that came back empty): the sync that finds the epoch changed pushes again only the
+	// clients a call's vanished mark has not made it push again already.
+	epoch string
 }
+
+// waiter is a request past its node's budget, waiting for the store's decision.
+type waiter struct {
+	at  int64     // arrival, Unix µs
+	res chan bool // allowed
+}
+
+// maxBatch bounds the requests of one client a store call decides.
+const maxBatch = 256
 
 func (n *BoundedSync) state(k stateKey, rule *Rule, nowNs int64) *bstate {
 	s := n.clients[k]
 	if s == nil || *s.rule != *rule {
 		bd := BoundsFor(rule, n.nodes)
 		s = &bstate{rule: rule, bd: bd, viewAt: nowNs}
-		s.view, s.inflight, s.unpushed = newSubRing(bd.Subs), newSubRing(bd.Subs), newSubRing(bd.Subs)
-		s.local, s.own = newSubRing(bd.Subs), newSubRing(bd.Subs)
+		s.unpushed, s.local, s.own = newSubRing(bd.Subs), newSubRing(bd.Subs), newSubRing(bd.Subs)
 		n.incs++
 		s.inc = n.incs
 		n.clients[k] = s
@@ -197,19 +239,10 @@ func (n *BoundedSync) state(k stateKey, rule *Rule, nowNs int64) *bstate {
 	return s
 }
 
-// known is the lenient and strict count of everything the node knows of at t.
-func (s *bstate) known(t int64) (lenient, strict int64) {
-	e := s.bd.edge(t)
-	for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
-		l, st := r.counts(e, s.bd.Sub)
-		lenient, strict = lenient+l, strict+st
-	}
-	return lenient, strict
-}
-
 // Allow implements Limiter. A decision waits for the store only when the client is past its
-// node's budget and not known to be full; it fails never: a store that fails or times out
-// turns into the node's own fallback decision.
+// node's budget and not known to be full, and then for one store call at most: the requests
+// that arrive while a call of their client is in flight go together in the next one. It
+// fails never: a store call that fails or times out turns into the node's own decision.
 func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now time.Time) (Decision, error) {
 	if rule.Algorithm != SlidingWindow {
 		return n.doc.Allow(ctx, client, rule, now)
@@ -224,14 +257,13 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 		n.obs.Decided(time.Duration(max(nowNs-s.viewAt, 0)))
 	}
 	bd := s.bd
-	d := floorDiv(t, bd.Sub)
-	lenient, strict := s.known(t)
-	if lenient >= bd.Limit || strict >= bd.Cap {
+	if s.fullUntil > t { // the store said full until then: no admission anywhere can empty it sooner
 		dec := n.decision(s, t, false)
 		n.mu.Unlock()
 		return dec, nil
 	}
 	if _, used := s.local.counts(bd.edge(t), bd.Sub); used < bd.Budget {
+		d := floorDiv(t, bd.Sub)
 		s.unpushed.add(d, 1, t)
 		s.local.add(d, 1, t)
 		s.own.add(d, 1, t)
@@ -241,177 +273,186 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 		n.mu.Unlock()
 		return dec, nil
 	}
-	// Past the budget: the store decides, with this node's unpushed counts.
-	e := SettleEntry{Client: client, Rule: rule, Bounds: bd, Decide: true, At: t}
-	pushed := n.takePush(s, &e, t)
+	// Past the budget: the store decides, in this client's next call.
+	w := &waiter{at: t, res: make(chan bool, 1)}
+	s.queue = append(s.queue, w)
+	lead := !s.busy
+	s.busy = true
+	n.mu.Unlock()
+	if lead {
+		n.decideQueued(ctx, k, s)
+	}
+	allowed := <-w.res
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.decision(s, t, allowed), nil
+}
+
+// decideQueued sends the client's queued requests (at most maxBatch) to the store in one
+// call, with the node's unpushed counts, and answers each; requests queued meanwhile go in
+// the next call, made by another goroutine, so that no request waits for more than the
+// call in flight when it arrived and its own. A call that fails or times out (StoreCalls:
+// the replica's timeout and breaker) is decided by the node alone: a request is admitted
+// while what this node admitted of the client in the window is under the limit (at most one
+// limit per node). Called with s.busy set by the caller.
+func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
+	n.mu.Lock()
+	batch := s.queue[:min(len(s.queue), maxBatch)]
+	s.queue = append([]*waiter(nil), s.queue[len(batch):]...)
+	e := SettleEntry{Client: k.client, Rule: s.rule, Bounds: s.bd, At: batch[len(batch)-1].at}
+	for _, w := range batch {
+		e.Decide = append(e.Decide, w.at)
+	}
+	n.takePush(s, &e)
 	n.mu.Unlock()
 
 	n.calls.Add(1)
 	one := []SettleEntry{e}
 	err := n.call(ctx, "take", func(ctx context.Context) error {
-		if err := n.store.Settle(ctx, now, one); err != nil {
+		if err := n.store.Settle(ctx, time.UnixMicro(e.At), one); err != nil {
 			return err
 		}
 		if one[0].Reset { // the store forgot us: push everything again, then decide
 			n.mu.Lock()
-			n.putBack(s, &one[0], pushed)
-			one[0] = SettleEntry{Client: client, Rule: rule, Bounds: bd, Decide: true, At: t}
-			pushed = n.takeRepush(s, &one[0], t)
+			n.putBack(s, &one[0])
+			n.takeRepush(s, &one[0])
 			n.mu.Unlock()
-			return n.store.Settle(ctx, now, one)
+			if err := n.store.Settle(ctx, time.UnixMicro(e.At), one); err != nil {
+				return err
+			}
+			// Under which epoch: the sync that finds it new must not push this client again.
+			ep, err := n.store.Epoch(ctx)
+			if err == nil {
+				n.mu.Lock()
+				s.epoch = ep
+				n.mu.Unlock()
+			}
+			return err
 		}
 		return nil
 	})
 	e = one[0]
 
 	n.mu.Lock()
-	defer n.mu.Unlock()
+	bd := s.bd
 	if err != nil || e.Reset {
-		n.putBack(s, &e, pushed)
-		// Fail open on what this node knows: at most one limit per node.
-		ownLen, _ := s.own.counts(bd.edge(t), bd.Sub)
-		lenient, _ := s.known(t)
-		allowed := max(ownLen, lenient) < bd.Limit
-		if allowed {
-			s.unpushed.add(d, 1, t)
-			s.own.add(d, 1, t)
-			s.counted++
-			n.markDirty(k, s)
+		n.putBack(s, &e)
+		for _, w := range batch {
+			ownLen, _ := s.own.counts(bd.edge(w.at), bd.Sub)
+			ok := ownLen < bd.Limit
+			if ok {
+				d := floorDiv(w.at, bd.Sub)
+				s.unpushed.add(d, 1, w.at)
+				s.own.add(d, 1, w.at)
+				s.counted++
+				n.markDirty(k, s)
+			}
+			w.res <- ok
 		}
-		return n.decision(s, t, allowed), nil
+	} else {
+		n.settled(s, &e, time.Now().UnixNano())
+		s.counted += e.admitted()
+		for i, w := range batch {
+			if e.Allowed[i] {
+				s.own.add(floorDiv(w.at, bd.Sub), 1, w.at)
+			}
+			w.res <- e.Allowed[i]
+		}
 	}
-	n.settled(s, &e, pushed, nowNs)
-	if e.Allowed {
-		s.own.add(d, 1, t)
+	more := len(s.queue) > 0
+	s.busy = more
+	n.mu.Unlock()
+	if more {
+		go n.decideQueued(context.WithoutCancel(ctx), k, s)
 	}
-	return n.decision(s, t, e.Allowed), nil
 }
 
-// takePush moves the client's unpushed counts into e, in flight, with their mark, unless
-// another push of the client is in flight (pushes of one client from one node go one at a
-// time, oldest first, as a mark needs). It reports whether it did. Caller holds n.mu.
-func (n *BoundedSync) takePush(s *bstate, e *SettleEntry, t int64) bool {
+// takePush moves the client's unpushed counts into e with their mark (everything it
+// admitted in the window, under a new incarnation, when the store lost it). The caller
+// holds n.mu and owns the client's store call (s.busy).
+func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 	if s.repush {
-		return n.takeRepush(s, e, t)
+		n.takeRepush(s, e)
+		return
 	}
-	if s.pushing {
-		return false
-	}
-	e.Push = s.unpushed.appendCounts(e.Push[:0], floorDiv(t, s.bd.Sub), s.bd.Subs)
+	e.Push = s.unpushed.appendCounts(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
 	var pushed int64
 	for _, c := range e.Push {
-		s.inflight.add(c.Index, c.Count, c.Newest)
 		pushed += c.Count
 	}
 	s.unpushed.reset()
 	if n.node != "" {
 		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted}
 	}
-	s.pushing = true
-	return true
 }
 
 // takeRepush puts everything this node admitted in the window into e under a new
-// incarnation: the store lost it. Caller holds n.mu.
-func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry, t int64) bool {
-	if s.pushing {
-		return false
-	}
+// incarnation: the store lost it. Caller holds n.mu and owns the client's store call.
+func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry) {
 	n.incs++
 	s.inc = n.incs
-	e.Push = s.own.appendCounts(e.Push[:0], floorDiv(t, s.bd.Sub), s.bd.Subs)
+	e.Push = s.own.appendCounts(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
 	var total int64
 	for _, c := range e.Push {
 		total += c.Count
 	}
-	// What is re-pushed replaces what was in flight and unpushed: own holds both.
-	s.inflight.reset()
-	s.unpushed.reset()
-	for _, c := range e.Push {
-		s.inflight.add(c.Index, c.Count, c.Newest)
-	}
+	s.unpushed.reset() // own holds it
 	s.counted = total
 	if n.node != "" {
 		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total}
 	}
-	s.repush, s.pushing = false, true
-	return true
+	s.repush = false
 }
 
 // putBack returns a push that did not land (or may not have) to unpushed; its mark's base
 // is kept, so a push that landed all the same is counted once. Caller holds n.mu.
-func (n *BoundedSync) putBack(s *bstate, e *SettleEntry, pushed bool) {
-	if !pushed {
-		return
-	}
+func (n *BoundedSync) putBack(s *bstate, e *SettleEntry) {
 	for _, c := range e.Push {
-		s.inflight.add(c.Index, -c.Count, 0)
 		s.unpushed.add(c.Index, c.Count, c.Newest)
 	}
-	s.pushing = false
 	if e.Reset {
 		s.repush = true
 	}
 }
 
-// settled installs the store's view after a successful Settle. Caller holds n.mu.
-func (n *BoundedSync) settled(s *bstate, e *SettleEntry, pushed bool, nowNs int64) {
-	if pushed {
-		for _, c := range e.Push {
-			s.inflight.add(c.Index, -c.Count, 0)
-		}
-		s.pushing = false
-	}
-	s.view.reset()
-	for _, c := range e.View {
-		s.view.add(c.Index, c.Count, c.Newest)
-	}
+// settled installs the store's answer after a successful Settle. Caller holds n.mu.
+func (n *BoundedSync) settled(s *bstate, e *SettleEntry, nowNs int64) {
+	s.viewLen, s.viewStr, s.fullUntil, s.resetAt = e.Lenient, e.Strict, e.FullUntil, e.ResetAt
+	s.viewT = e.At
 	s.viewAt = nowNs
 	s.storeAt = e.At
 }
 
-// decision builds the answer from what the node knows after deciding. Caller holds n.mu.
+// decision builds the answer from what the node knows after deciding: the store's last
+// counts and what this node admitted since that it has not pushed. Caller holds n.mu.
 func (n *BoundedSync) decision(s *bstate, t int64, allowed bool) Decision {
 	bd := s.bd
-	lenient, strict := s.known(t)
-	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0)}
-	// Walk the sub-slices oldest first: each leaves both counts by the later of its start
-	// and its newest request plus the window less the margin.
 	e := bd.edge(t)
-	var expired int64
-	retrySet := false
-	var idx []int64
-	for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
-		for _, x := range r.subs {
-			idx = append(idx, x.Index)
-		}
+	lenient, strict := s.unpushed.counts(e, bd.Sub)
+	if s.viewT != 0 && s.viewT+bd.Window-bd.Margin > t { // the store's counts of a window ago have left
+		lenient, strict = lenient+s.viewLen, strict+s.viewStr
 	}
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	for _, j := range idx {
-		var c, newest int64
-		for _, r := range []*subRing{&s.view, &s.inflight, &s.unpushed} {
-			rc, rn := r.at(j)
-			c += rc
-			newest = max(newest, rn)
-		}
-		if c <= 0 || (newest <= e && (j+1)*bd.Sub <= e) {
-			continue
-		}
-		leave := time.Duration(max((j+1)*bd.Sub, newest)+bd.Window-bd.Margin-t) * time.Microsecond
-		if dec.ResetAfter == 0 {
-			dec.ResetAfter = leave
-		}
-		expired += c
-		if !allowed && !retrySet && lenient-expired < bd.Limit && strict-expired < bd.Cap {
-			dec.RetryAfter, retrySet = leave, true
-		}
+	if s.fullUntil > t {
+		lenient, strict = max(lenient, bd.Limit), max(strict, bd.Cap)
 	}
-	if dec.ResetAfter == 0 {
-		dec.ResetAfter = time.Duration(bd.Sub) * time.Microsecond
+	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0)}
+	// The oldest request counted leaves at the store's ResetAt, or, of those this node
+	// admitted itself, at the newest of its oldest sub-slice plus the window less the margin.
+	reset := s.resetAt
+	if o, ok := s.own.oldest(e); ok && (reset <= t || o.Newest+bd.Window-bd.Margin < reset) {
+		reset = o.Newest + bd.Window - bd.Margin
 	}
-	if !allowed && !retrySet {
-		dec.RetryAfter = dec.ResetAfter
+	dec.ResetAfter = time.Duration(bd.Sub) * time.Microsecond
+	if reset > t {
+		dec.ResetAfter = time.Duration(reset-t) * time.Microsecond
+	}
+	if !allowed {
+		switch {
+		case s.fullUntil > t:
+			dec.RetryAfter = time.Duration(s.fullUntil-t) * time.Microsecond
+		default: // the fallback refused: this node's own count leaves the limit
+			dec.RetryAfter = time.Duration(max(s.own.until(e, bd.Limit, bd)-t, bd.Sub)) * time.Microsecond
+		}
 	}
 	return dec
 }
@@ -425,29 +466,44 @@ func (n *BoundedSync) markDirty(k stateKey, s *bstate) {
 }
 
 // syncChunk bounds the clients of one store call of a sync, so that no call grows with
-// the node's backlog and no lock is held for more than a chunk.
+// the node's backlog.
 const syncChunk = 256
 
 // Sync is the node's periodic work with the store: it reads the store's epoch (a changed
 // epoch means the store came back empty: every client the node has store history of is
 // pushed again whole), then pushes, in chunks of at most syncChunk clients, the unpushed
 // counts of the clients near their limit (those the node has consulted the store about
-// within a window). Clients that never went past a budget are never pushed. A failed chunk
-// keeps its counts for the next sync; nothing grows but the counts themselves.
+// within a window). Clients that never went past a budget are never pushed. Each store call
+// (the epoch read, each chunk) goes through StoreCalls on its own, with its own timeout; a
+// failed chunk keeps its counts for the next sync, merged by sub-slice, so nothing grows
+// but the counts themselves, and its push marks make a chunk that landed all the same
+// count once. The node's lock is held for one client at a time, never for a whole chunk.
 func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
+	return n.sync(ctx, now, n.call)
+}
+
+func (n *BoundedSync) sync(ctx context.Context, now time.Time, call func(ctx context.Context, op string, f func(context.Context) error) error) error {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
-	errDoc := n.doc.Sync(ctx, now)
-	// One exchange a sync: the epoch read and the chunks it may need, reported as one, with
-	// the clients that have news (a store back empty adds those pushed again).
-	n.touches.Add(1)
-	if n.obs != nil {
-		n.mu.Lock()
-		news := len(n.dirty)
-		n.mu.Unlock()
-		n.obs.Exchanged(news)
+	var errDoc error
+	if n.doc.Clients() > 0 { // rules that are not sliding windows: the document's design
+		errDoc = call(ctx, "exchange", func(ctx context.Context) error { return n.doc.Sync(ctx, now) })
 	}
-	ep, err := n.store.Epoch(ctx)
+	// One exchange a sync: the epoch read and the chunks it may need, reported as one
+	// when the epoch read goes out, with the clients that have news.
+	n.touches.Add(1)
+	var ep string
+	err := call(ctx, "exchange", func(ctx context.Context) error {
+		if n.obs != nil {
+			n.mu.Lock()
+			news := len(n.dirty)
+			n.mu.Unlock()
+			n.obs.Exchanged(news)
+		}
+		var err error
+		ep, err = n.store.Epoch(ctx)
+		return err
+	})
 	if err != nil {
 		return errors.Join(errDoc, fmt.Errorf("bounded sync: read the store's epoch: %w", err))
 	}
@@ -455,8 +511,9 @@ func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
 	n.mu.Lock()
 	if n.epoch != "" && ep != n.epoch {
 		for k, s := range n.clients {
-			if s.storeAt != 0 && t-s.storeAt < s.bd.Window+s.bd.Sub {
-				s.repush = true
+			if s.storeAt != 0 && t-s.storeAt < s.bd.Window+s.bd.Sub && s.epoch != ep {
+				s.repush, s.epoch = true, ep
+				s.fullUntil = 0 // the store's counts are gone
 				if !s.dirty {
 					s.dirty = true
 					n.dirty = append(n.dirty, k)
@@ -473,52 +530,73 @@ func (n *BoundedSync) Sync(ctx context.Context, now time.Time) error {
 	for len(dirty) > 0 {
 		chunk := dirty[:min(len(dirty), syncChunk)]
 		dirty = dirty[len(chunk):]
-		if err := n.syncChunk(ctx, now, chunk); err != nil {
+		if err := n.syncChunk(ctx, now, chunk, call); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errDoc, errors.Join(errs...))
 }
 
-func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []stateKey) error {
+func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []stateKey, call func(ctx context.Context, op string, f func(context.Context) error) error) error {
 	t := now.UnixMicro()
-	n.mu.Lock()
 	entries := make([]SettleEntry, 0, len(keys))
 	states := make([]*bstate, 0, len(keys))
 	for _, k := range keys {
+		n.mu.Lock()
 		s := n.clients[k]
 		if s == nil || !s.dirty {
+			n.mu.Unlock()
 			continue
 		}
 		s.dirty = false
+		if s.busy { // a decision's call is in flight, which carries the counts: next time
+			n.markDirty(k, s)
+			n.mu.Unlock()
+			continue
+		}
 		e := SettleEntry{Client: k.client, Rule: s.rule, Bounds: s.bd, At: t}
-		if !n.takePush(s, &e, t) {
-			n.markDirty(k, s) // a decision's push is in flight: next time
-			continue
+		n.takePush(s, &e)
+		if len(e.Push) > 0 {
+			s.busy = true
+			entries = append(entries, e)
+			states = append(states, s)
 		}
-		if len(e.Push) == 0 {
-			s.pushing = false
-			continue
-		}
-		entries = append(entries, e)
-		states = append(states, s)
+		n.mu.Unlock()
 	}
-	n.mu.Unlock()
 	if len(entries) == 0 {
 		return nil
 	}
 	n.touches.Add(1)
-	err := n.store.Settle(ctx, now, entries)
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	err := call(ctx, "exchange", func(ctx context.Context) error { return n.store.Settle(ctx, now, entries) })
+	failed := make([]bool, len(entries))
+	var partial *PartialExchangeError
+	switch {
+	case errors.As(err, &partial):
+		for _, i := range partial.Failed {
+			failed[i] = true
+		}
+	case err != nil:
+		for i := range failed {
+			failed[i] = true
+		}
+	}
+	nowNs := now.UnixNano()
 	for i := range entries {
 		s, e := states[i], &entries[i]
-		if err != nil || e.Reset {
-			n.putBack(s, e, true)
-			n.markDirty(stateKey{e.Client, e.Rule.Name}, s)
-			continue
+		k := stateKey{e.Client, e.Rule.Name}
+		n.mu.Lock()
+		if failed[i] || e.Reset {
+			n.putBack(s, e)
+			n.markDirty(k, s)
+		} else {
+			n.settled(s, e, nowNs)
 		}
-		n.settled(s, e, true, now.UnixNano())
+		more := len(s.queue) > 0 // decisions that arrived while the push was in flight
+		s.busy = more
+		n.mu.Unlock()
+		if more {
+			go n.decideQueued(context.WithoutCancel(ctx), k, s)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("bounded sync: push %d clients to the counter store: %w", len(entries), err)
@@ -529,6 +607,8 @@ func (n *BoundedSync) syncChunk(ctx context.Context, now time.Time, keys []state
 // Flush pushes every count the node holds unpushed, those of clients within their budgets
 // included, then syncs: a node that stops hands its counts to the store, so the node that
 // replaces it, with a budget of its own, does not add to what the fleet let through unseen.
+// Its store calls go straight to the store, around StoreCalls (the replica's breaker may
+// still be open when the store is back): it is the last chance to deliver the counts.
 func (n *BoundedSync) Flush(ctx context.Context, now time.Time) error {
 	t := now.UnixMicro()
 	n.mu.Lock()
@@ -539,7 +619,7 @@ func (n *BoundedSync) Flush(ctx context.Context, now time.Time) error {
 		}
 	}
 	n.mu.Unlock()
-	return n.Sync(ctx, now)
+	return n.sync(ctx, now, func(ctx context.Context, _ string, f func(context.Context) error) error { return f(ctx) })
 }
 
 // Prune forgets clients that sent nothing for a window and have nothing in flight. It
@@ -550,7 +630,7 @@ func (n *BoundedSync) Prune(now time.Time) int {
 	defer n.mu.Unlock()
 	nowNs := now.UnixNano()
 	for k, s := range n.clients {
-		if !s.pushing && !s.dirty && nowNs-s.seen > int64(s.rule.Window)+int64(s.bd.Sub)*1000 {
+		if !s.busy && !s.dirty && nowNs-s.seen > int64(s.rule.Window)+int64(s.bd.Sub)*1000 {
 			delete(n.clients, k)
 		}
 	}
@@ -648,3 +728,32 @@ func (w *subRing) appendCounts(dst []SubCount, d int64, n int) []SubCount {
 }
 
 func (w *subRing) reset() { w.subs = w.subs[:0] }
+
+// oldest is the oldest sub-slice still in the strict count at edge.
+func (w *subRing) oldest(edge int64) (SubCount, bool) {
+	for _, x := range w.subs {
+		if x.Count != 0 && x.Newest > edge {
+			return x, true
+		}
+	}
+	return SubCount{}, false
+}
+
+// until is the first instant (Unix µs) at which the ring's lenient count is under limit,
+// with nothing added: a sub-slice leaves it once its start is a window (less the margin) old.
+func (w *subRing) until(edge, limit int64, bd Bounds) int64 {
+	lenient, _ := w.counts(edge, bd.Sub)
+	for _, x := range w.subs {
+		if x.Count == 0 || x.Index*bd.Sub <= edge {
+			continue
+		}
+		if lenient < limit {
+			break
+		}
+		lenient -= x.Count
+		if lenient < limit {
+			return x.Index*bd.Sub + bd.Window - bd.Margin
+		}
+	}
+	return 0
+}

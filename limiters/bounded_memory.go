@@ -2,6 +2,7 @@ package limiters
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -42,11 +43,18 @@ func (m *MemoryStore) Settle(_ context.Context, now time.Time, entries []SettleE
 	return nil
 }
 
-// settleHash is one entry of a Settle on one client's hash.
+// settleHash is one entry of a Settle on one client's hash: what the Redis script does
+// (luaSettle), on every sub-slice at once instead of its moving pointer.
 func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
-	e.Allowed, e.Reset, e.View = false, false, e.View[:0]
-	skip := int64(0)
-	if mk := e.Mark; mk.Node != "" && mk.Total > mk.Base {
+	e.Allowed, e.Reset = make([]bool, len(e.Decide)), false
+	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = 0, 0, 0, 0
+	bd := e.Bounds
+	at := e.At
+	if at == 0 {
+		at = nowUs
+	}
+	skip, mark, marked := int64(0), int64(0), false
+	if mk := e.Mark; mk.Node != "" && (mk.Total > mk.Base || len(e.Decide) > 0) {
 		have, ok := h.marks[mk.Node]
 		if !ok || have.Inc != mk.Inc {
 			if mk.Base > 0 {
@@ -56,55 +64,98 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 			have = PushMark{Inc: mk.Inc}
 		}
 		skip = min(max(have.Total-mk.Base, 0), mk.Total-mk.Base)
-		h.marks[mk.Node] = PushMark{Inc: mk.Inc, Total: max(have.Total, mk.Total)}
+		mark, marked = max(have.Total, mk.Total), true
 	}
+	advance := func(edge int64) {
+		for j, x := range h.subs {
+			if j < floorDiv(edge, bd.Sub) || x.Newest <= edge {
+				delete(h.subs, j)
+			}
+		}
+	}
+	counts := func(edge int64) (lenient, strict int64) {
+		for j, x := range h.subs {
+			strict += x.Count
+			if j*bd.Sub > edge {
+				lenient += x.Count
+			}
+		}
+		return lenient, strict
+	}
+	add := func(j, c, newest int64) {
+		x := h.subs[j]
+		if x == nil {
+			x = &SubCount{Index: j}
+			h.subs[j] = x
+		}
+		x.Count += c
+		x.Newest = max(x.Newest, newest)
+	}
+	t0 := at
+	if len(e.Decide) > 0 {
+		t0 = e.Decide[0]
+	}
+	edge := bd.edge(t0)
+	advance(edge)
 	for _, c := range e.Push {
 		s := min(skip, c.Count)
 		n := c.Count - s
 		skip -= s
-		x := h.subs[c.Index]
-		if x == nil {
-			x = &SubCount{Index: c.Index}
-			h.subs[c.Index] = x
-		}
-		x.Count += n
-		x.Newest = max(x.Newest, c.Newest)
-	}
-	bd := e.Bounds
-	t := nowUs
-	if e.Decide {
-		t = e.At
-	}
-	edge := bd.edge(t)
-	var lenient, strict int64
-	for j, x := range h.subs {
-		if x.Newest <= edge && (j+1)*bd.Sub <= edge {
-			delete(h.subs, j)
-			continue
-		}
-		if j*bd.Sub > edge {
-			lenient += x.Count
-		}
-		if x.Newest > edge {
-			strict += x.Count
+		if n > 0 && c.Index >= floorDiv(edge, bd.Sub) && c.Newest > edge { // else out of both counts already
+			add(c.Index, n, c.Newest)
 		}
 	}
-	if e.Decide && lenient < bd.Limit && strict < bd.Cap {
-		e.Allowed = true
-		d := floorDiv(e.At, bd.Sub)
-		x := h.subs[d]
-		if x == nil {
-			x = &SubCount{Index: d}
-			h.subs[d] = x
-		}
-		x.Count++
-		x.Newest = max(x.Newest, e.At)
-	}
-	for _, x := range h.subs {
-		if x.Count != 0 {
-			e.View = append(e.View, *x)
+	var admitted int64
+	for i, ti := range e.Decide {
+		advance(bd.edge(ti))
+		if lenient, strict := counts(bd.edge(ti)); lenient < bd.Limit && strict < bd.Cap {
+			add(floorDiv(ti, bd.Sub), 1, ti)
+			e.Allowed[i] = true
+			admitted++
 		}
 	}
+	if marked {
+		h.marks[e.Mark.Node] = PushMark{Inc: e.Mark.Inc, Total: mark + admitted}
+	}
+	edge = bd.edge(at)
+	advance(edge)
+	lenient, strict := counts(edge)
+	e.Lenient, e.Strict = lenient, strict
+	idx := make([]int64, 0, len(h.subs))
+	for j := range h.subs {
+		idx = append(idx, j)
+	}
+	slices.Sort(idx)
+	if len(idx) > 0 {
+		e.ResetAt = h.subs[idx[0]].Newest + bd.Window - bd.Margin
+	}
+	e.FullUntil = fullUntil(idx, func(j int64) (int64, int64) { return h.subs[j].Count, h.subs[j].Newest }, lenient, strict, bd)
+}
+
+// fullUntil is when a client whose counts are lenient and strict is under both bounds again
+// with nothing added (0: it is now): the lenient count loses a sub-slice once its start is
+// a window (less the margin) old, the strict one once its newest request is. idx are the
+// client's sub-slices, oldest first; at gives each one's count and newest arrival.
+func fullUntil(idx []int64, at func(int64) (count, newest int64), lenient, strict int64, bd Bounds) int64 {
+	if lenient < bd.Limit && strict < bd.Cap {
+		return 0
+	}
+	var tl, tc int64
+	total := strict // every sub-slice held is in the strict count
+	for _, j := range idx {
+		c, nw := at(j)
+		total -= c
+		if tl == 0 && lenient >= bd.Limit && total < bd.Limit {
+			tl = j*bd.Sub + bd.Window - bd.Margin
+		}
+		if tc == 0 && strict >= bd.Cap && total < bd.Cap {
+			tc = nw + bd.Window - bd.Margin
+		}
+		if (tl != 0 || lenient < bd.Limit) && (tc != 0 || strict < bd.Cap) {
+			break
+		}
+	}
+	return max(tl, tc)
 }
 
 // Epoch implements BoundedStore.

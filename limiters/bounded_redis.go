@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,7 +16,8 @@ import (
 
 // BoundedKey is the Redis key of client's counts under rule for BoundedSync: beside the
 // document's layout (Key), since its hash holds sub-slices with their newest arrival.
-// Fields: "c<sub-slice>" count, "t<sub-slice>" newest arrival (µs), "n:<node>" push marks.
+// Fields: "c<sub-slice>" count, "t<sub-slice>" newest arrival (µs), "_tot" the total of the
+// sub-slices held, "_lo" the oldest sub-slice still counted, "n:<node>" push marks.
 func BoundedKey(client string, rule *Rule) string { return Key(client, rule) + ":b" }
 
 // epochKey holds the store's epoch: set by the first node that finds it missing, so it
@@ -23,22 +25,31 @@ func BoundedKey(client string, rule *Rule) string { return Key(client, rule) + "
 const epochKey = "rl:epoch"
 
 // luaSettle is one client's part of a Settle: settle(key, a) reads its arguments from
-// ARGV[a] on (mark field, inc, base, total, sub, window, margin, limit, cap, decide, at,
-// current sub-slice, push count, then sub-slice, count, newest per push) and returns {-1}
-// when the store lost the node's earlier pushes (nothing applied), else {allowed, sub-slice,
-// count, newest, ...}, and the index of the next key's arguments.
+// ARGV[a] on (mark field, inc, base, total, sub, window, margin, limit, cap, decisions,
+// at, push count, then sub-slice, count, newest per push, then the decisions' arrival
+// times) and returns {-1} when the store lost the node's earlier pushes (nothing applied),
+// else {admitted, lenient, strict, full until, reset at, then 1 or 0 per decision}
+// (SettleEntry), and the index of the next key's arguments.
+//
+// Its work does not grow with the client's traffic: the hash keeps the total of what it
+// holds and a pointer to the oldest sub-slice still counted; each call moves the pointer
+// over what has left the window (deleting it), and each sub-slice is passed once in the
+// key's life. Only a full client's call walks on from the pointer, to the sub-slice whose
+// leaving puts it under its bounds again: a few, for a client at or over its limit.
 const luaSettle = `
+local function fmt(j) return string.format('%d', j) end
 local function settle(key, a)
   local field, inc = ARGV[a], ARGV[a+1]
   local base, total = tonumber(ARGV[a+2]), tonumber(ARGV[a+3])
   local sub, win, margin = tonumber(ARGV[a+4]), tonumber(ARGV[a+5]), tonumber(ARGV[a+6])
   local limit, cap = tonumber(ARGV[a+7]), tonumber(ARGV[a+8])
-  local decide, t, d = ARGV[a+9] == '1', tonumber(ARGV[a+10]), tonumber(ARGV[a+11])
-  local np = tonumber(ARGV[a+12])
-  local p = a + 13
-  local nexta = p + 3 * np
-  local skip = 0
-  if field ~= '' and total > base then
+  local nd, at = tonumber(ARGV[a+9]), tonumber(ARGV[a+10])
+  local np = tonumber(ARGV[a+11])
+  local p = a + 12
+  local q = p + 3 * np
+  local nexta = q + nd
+  local skip, mark = 0, nil
+  if field ~= '' and (total > base or nd > 0) then
     local have = nil
     local v = redis.call('HGET', key, field)
     if v then
@@ -50,57 +61,112 @@ local function settle(key, a)
       have = 0
     end
     skip = math.min(math.max(have - base, 0), total - base)
-    redis.call('HSET', key, field, inc .. ':' .. string.format('%d', math.max(have, total)))
+    mark = math.max(have, total)
   end
-  local cnt, nw = {}, {}
-  local kv = redis.call('HGETALL', key)
-  for i = 1, #kv, 2 do
-    local pre = string.sub(kv[i], 1, 1)
-    if pre == 'c' then cnt[tonumber(string.sub(kv[i], 2))] = tonumber(kv[i+1])
-    elseif pre == 't' then nw[tonumber(string.sub(kv[i], 2))] = tonumber(kv[i+1]) end
+  local reach = 2 * (math.floor(win / sub) + 2)
+  local hm = redis.call('HMGET', key, '_lo', '_tot')
+  local lo, tot = tonumber(hm[1]), tonumber(hm[2]) or 0
+  if lo == nil or tot <= 0 then lo, tot = 0, 0 end
+  -- What left both counts by edge goes; the pointer stops at the oldest sub-slice still counted.
+  local function advance(edge)
+    local j0 = math.floor(edge / sub)
+    local steps = 0
+    while tot > 0 and steps <= reach do
+      local f = redis.call('HMGET', key, 'c' .. fmt(lo), 't' .. fmt(lo))
+      local c = tonumber(f[1])
+      if c then
+        if lo > j0 or tonumber(f[2]) > edge then break end
+        tot = tot - c
+        redis.call('HDEL', key, 'c' .. fmt(lo), 't' .. fmt(lo))
+      end
+      lo = lo + 1
+      steps = steps + 1
+    end
+    if tot < 0 then tot = 0 end
   end
-  local dirty = {}
+  local function counts(edge)
+    local j0 = math.floor(edge / sub)
+    if tot > 0 and lo == j0 then -- the oldest counted sub-slice straddles the edge: in the strict count only
+      return tot - (tonumber(redis.call('HGET', key, 'c' .. fmt(j0))) or 0), tot
+    end
+    return tot, tot
+  end
+  local function add(j, c, n)
+    local js = fmt(j)
+    redis.call('HINCRBY', key, 'c' .. js, c)
+    local old = tonumber(redis.call('HGET', key, 't' .. js)) or 0
+    if n > old then redis.call('HSET', key, 't' .. js, fmt(n)) end
+    if tot == 0 or j < lo then lo = j end
+    tot = tot + c
+  end
+  local t0 = at
+  if nd > 0 then t0 = tonumber(ARGV[q]) end
+  local edge = t0 - win + margin
+  advance(edge)
   for i = 0, np - 1 do
     local j, c, n = tonumber(ARGV[p+3*i]), tonumber(ARGV[p+3*i+1]), tonumber(ARGV[p+3*i+2])
     local s = math.min(skip, c)
     c, skip = c - s, skip - s
-    cnt[j] = (cnt[j] or 0) + c
-    if n > (nw[j] or 0) then nw[j] = n end
-    dirty[j] = true
-  end
-  local edge = t - win + margin
-  local len, str = 0, 0
-  local gone = {}
-  for j, c in pairs(cnt) do
-    local n = nw[j] or 0
-    if n <= edge and (j + 1) * sub <= edge then gone[#gone+1] = j
-    else
-      if j * sub > edge then len = len + c end
-      if n > edge then str = str + c end
+    if c > 0 and j >= math.floor(edge / sub) and n > edge then -- else out of both counts already
+      add(j, c, n)
     end
   end
-  for _, j in ipairs(gone) do
-    cnt[j], dirty[j] = nil, nil
-    redis.call('HDEL', key, 'c' .. string.format('%d', j), 't' .. string.format('%d', j))
+  -- The decisions, in order, a run at a time: while the requests fall in one sub-slice and
+  -- the window's edge in one too, without the straddling sub-slice's newest leaving it,
+  -- the counts change only by what the run admits, so a burst costs what one request does.
+  local admitted, flags = 0, {}
+  local i = 0
+  while i < nd do
+    local ti = tonumber(ARGV[q+i])
+    local ei = ti - win + margin
+    advance(ei)
+    local len, str = counts(ei)
+    local d, j0 = math.floor(ti / sub), math.floor(ei / sub)
+    local n0 = nil
+    if tot > 0 and lo == j0 then n0 = tonumber(redis.call('HGET', key, 't' .. fmt(j0))) end
+    local k = i + 1
+    while k < nd do
+      local tk = tonumber(ARGV[q+k])
+      local ek = tk - win + margin
+      if math.floor(tk / sub) ~= d or math.floor(ek / sub) ~= j0 or (n0 ~= nil and n0 <= ek) then break end
+      k = k + 1
+    end
+    local a = math.max(0, math.min(k - i, limit - len, cap - str))
+    if a > 0 then add(d, a, tonumber(ARGV[q+i+a-1])) end
+    for m = i, k - 1 do
+      if m < i + a then flags[m+1] = 1 else flags[m+1] = 0 end
+    end
+    admitted = admitted + a
+    i = k
   end
-  local allowed = 0
-  if decide and len < limit and str < cap then
-    allowed = 1
-    cnt[d] = (cnt[d] or 0) + 1
-    if t > (nw[d] or 0) then nw[d] = t end
-    dirty[d] = true
+  if mark ~= nil then redis.call('HSET', key, field, inc .. ':' .. fmt(mark + admitted)) end
+  edge = at - win + margin
+  advance(edge)
+  local len, str = counts(edge)
+  redis.call('HSET', key, '_lo', fmt(lo), '_tot', fmt(tot))
+  redis.call('PEXPIRE', key, math.floor((win + sub) / 1000) + 1)
+  local resetAt = 0
+  if tot > 0 then resetAt = (tonumber(redis.call('HGET', key, 't' .. fmt(lo))) or at) + win - margin end
+  local full = 0
+  if len >= limit or str >= cap then
+    local left, tl, tc, j = str, 0, 0, lo
+    local steps = 0
+    while left > 0 and steps <= reach do
+      local f = redis.call('HMGET', key, 'c' .. fmt(j), 't' .. fmt(j))
+      local c = tonumber(f[1])
+      if c then
+        left = left - c
+        if tl == 0 and len >= limit and left < limit then tl = j * sub + win - margin end
+        if tc == 0 and str >= cap and left < cap then tc = tonumber(f[2]) + win - margin end
+        if (tl ~= 0 or len < limit) and (tc ~= 0 or str < cap) then break end
+      end
+      j = j + 1
+      steps = steps + 1
+    end
+    full = math.max(tl, tc)
   end
-  local wrote = false
-  for j, _ in pairs(dirty) do
-    local js = string.format('%d', j)
-    redis.call('HSET', key, 'c' .. js, string.format('%d', cnt[j]), 't' .. js, string.format('%d', nw[j] or 0))
-    wrote = true
-  end
-  if wrote then redis.call('PEXPIRE', key, math.floor((win + sub) / 1000) + 1) end
-  local out = {allowed}
-  for j, c in pairs(cnt) do
-    if c ~= 0 then out[#out+1] = j; out[#out+1] = c; out[#out+1] = nw[j] or 0 end
-  end
+  local out = {admitted, len, str, full, resetAt}
+  for i = 1, nd do out[5+i] = flags[i] end
   return out, nexta
 end
 `
@@ -125,47 +191,22 @@ end
 return v
 `)
 
-// Settle implements BoundedStore: every entry in one script, one round trip (on a Redis
-// Cluster, one script per entry, since one command cannot span slots there).
+// Settle implements BoundedStore: every entry in one script, one round trip. On a Redis
+// Cluster, where one command cannot span slots, each entry is its own script, all of them in
+// one pipeline (go-redis sends each node its part and follows MOVED and ASK); the entries
+// that failed are named in a PartialExchangeError, the others are settled.
 func (s *RedisStore) Settle(ctx context.Context, now time.Time, entries []SettleEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	if _, ok := s.rdb.(*redis.ClusterClient); ok {
-		for i := range entries {
-			if err := s.settle(ctx, now, entries[i:i+1]); err != nil {
-				return err
-			}
-		}
-		return nil
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		return s.settleCluster(ctx, cc, now, entries)
 	}
-	return s.settle(ctx, now, entries)
-}
-
-func (s *RedisStore) settle(ctx context.Context, now time.Time, entries []SettleEntry) error {
 	keys := make([]string, len(entries))
 	args := make([]any, 0, 16*len(entries))
 	for i := range entries {
-		e := &entries[i]
-		keys[i] = BoundedKey(e.Client, e.Rule)
-		field := ""
-		if e.Mark.Node != "" {
-			field = "n:" + e.Mark.Node
-		}
-		t := now.UnixMicro()
-		if e.Decide {
-			t = e.At
-		}
-		decide := 0
-		if e.Decide {
-			decide = 1
-		}
-		b := e.Bounds
-		args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
-			decide, t, floorDiv(t, b.Sub), len(e.Push))
-		for _, c := range e.Push {
-			args = append(args, c.Index, c.Count, c.Newest)
-		}
+		keys[i] = BoundedKey(entries[i].Client, entries[i].Rule)
+		args = appendSettleArgs(args, &entries[i], now)
 	}
 	res, err := settleScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
@@ -175,24 +216,124 @@ func (s *RedisStore) settle(ctx context.Context, now time.Time, entries []Settle
 		return fmt.Errorf("redis settle: %d replies for %d clients", len(res), len(entries))
 	}
 	for i := range entries {
-		e := &entries[i]
-		r, _ := res[i].([]any)
-		e.Allowed, e.Reset, e.View = false, false, e.View[:0]
-		if len(r) == 0 {
-			return fmt.Errorf("redis settle: empty reply for %q", e.Client)
+		if err := fillSettle(&entries[i], res[i]); err != nil {
+			return err
 		}
-		first, _ := r[0].(int64)
-		if first == -1 {
-			e.Reset = true
-			continue
+	}
+	return nil
+}
+
+// settleCluster is Settle on a Redis Cluster: one script per entry, in one pipeline; a
+// script a node has not cached yet (NOSCRIPT) is sent again whole.
+func (s *RedisStore) settleCluster(ctx context.Context, cc *redis.ClusterClient, now time.Time, entries []SettleEntry) error {
+	keys := make([]string, len(entries))
+	args := make([][]any, len(entries))
+	for i := range entries {
+		keys[i] = BoundedKey(entries[i].Client, entries[i].Rule)
+		args[i] = appendSettleArgs(make([]any, 0, 16), &entries[i], now)
+	}
+	run := func(idx []int, eval bool) []*redis.Cmd {
+		pipe := cc.Pipeline()
+		cmds := make([]*redis.Cmd, len(idx))
+		for k, i := range idx {
+			if eval {
+				cmds[k] = settleScript.Eval(ctx, pipe, keys[i:i+1], args[i]...)
+			} else {
+				cmds[k] = settleScript.EvalSha(ctx, pipe, keys[i:i+1], args[i]...)
+			}
 		}
-		e.Allowed = first == 1
-		for j := 1; j+2 < len(r); j += 3 {
-			idx, _ := r[j].(int64)
-			c, _ := r[j+1].(int64)
-			nw, _ := r[j+2].(int64)
-			e.View = append(e.View, SubCount{Index: idx, Count: c, Newest: nw})
+		_, _ = pipe.Exec(ctx) // each command's own error is read below
+		return cmds
+	}
+	all := make([]int, len(entries))
+	for i := range all {
+		all[i] = i
+	}
+	cmds := run(all, false)
+	var again []int
+	for k, c := range cmds {
+		if err := c.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			again = append(again, all[k])
 		}
+	}
+	if len(again) > 0 {
+		for k, c := range run(again, true) {
+			cmds[again[k]] = c
+		}
+	}
+	var failed []int
+	var errs []error
+	for i, c := range cmds {
+		res, err := c.Slice()
+		if err == nil && len(res) != 1 {
+			err = fmt.Errorf("%d replies for 1 client", len(res))
+		}
+		if err == nil {
+			err = fillSettle(&entries[i], res[0])
+		}
+		if err != nil {
+			failed = append(failed, i)
+			if len(errs) < 3 {
+				errs = append(errs, fmt.Errorf("%q: %w", entries[i].Client, err))
+			}
+		}
+	}
+	if len(failed) > 0 {
+		cc.ReloadState(ctx) // a master is gone, or the slot map changed: ask again next time
+		return &PartialExchangeError{Failed: failed, Of: len(entries), Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// appendSettleArgs appends one entry's arguments to the settle script.
+func appendSettleArgs(args []any, e *SettleEntry, now time.Time) []any {
+	field := ""
+	if e.Mark.Node != "" {
+		field = "n:" + e.Mark.Node
+	}
+	at := e.At
+	if at == 0 {
+		at = now.UnixMicro()
+	}
+	b := e.Bounds
+	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
+		len(e.Decide), at, len(e.Push))
+	for _, c := range e.Push {
+		args = append(args, c.Index, c.Count, c.Newest)
+	}
+	for _, t := range e.Decide {
+		args = append(args, t)
+	}
+	return args
+}
+
+// fillSettle reads one entry's reply: {-1}, or {admitted, lenient, strict, full until,
+// reset at, then 1 or 0 per decision}.
+func fillSettle(e *SettleEntry, reply any) error {
+	r, _ := reply.([]any)
+	e.Allowed, e.Reset = e.Allowed[:0], false
+	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = 0, 0, 0, 0
+	if len(r) == 0 {
+		return fmt.Errorf("redis settle: empty reply for %q", e.Client)
+	}
+	if first, _ := r[0].(int64); first == -1 {
+		e.Reset = true
+		return nil
+	}
+	if len(r) != 5+len(e.Decide) {
+		return fmt.Errorf("redis settle: %d numbers for %q, want %d", len(r), e.Client, 5+len(e.Decide))
+	}
+	v := make([]int64, len(r))
+	for i := range v {
+		n, ok := r[i].(int64)
+		if !ok {
+			return fmt.Errorf("redis settle: reply %d for %q is %T, not a number", i, e.Client, r[i])
+		}
+		v[i] = n
+	}
+	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = v[1], v[2], v[3], v[4]
+	for _, f := range v[5:] {
+		e.Allowed = append(e.Allowed, f == 1)
 	}
 	return nil
 }
@@ -211,8 +352,8 @@ func (s *RedisStore) Epoch(ctx context.Context) (string, error) {
 func BoundedHash(h map[string]string) ([]SubCount, error) {
 	by := map[int64]*SubCount{}
 	for k, v := range h {
-		if strings.HasPrefix(k, "n:") || len(k) < 2 {
-			continue
+		if strings.HasPrefix(k, "n:") || strings.HasPrefix(k, "_") || len(k) < 2 {
+			continue // push marks, the total and the pointer
 		}
 		idx, err := strconv.ParseInt(k[1:], 10, 64)
 		if err != nil {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,5 +74,117 @@ func TestBoundedOnRedis(t *testing.T) {
 				t.Errorf("accepted %d over three windows, want about %d", v.accepted, 3*DefaultLimit)
 			}
 		})
+	}
+}
+
+// The settle script's moving pointer gives what the memory store gives by looking at every
+// sub-slice: the same answers, call by call, for a client driven past its limit by three
+// nodes (decisions and pushes, requests arriving in bursts and gaps, on a window of 12
+// slices) and left idle for most of a window in between.
+func TestSettleRedisMatchesMemory(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 50, Window: 6 * time.Second, Slices: 12}
+	bd := BoundsFor(rule, 3)
+	mem, red := NewMemoryStore(), NewRedisStore(srv.Client())
+	rng := rand.New(rand.NewPCG(7, 7))
+	at := time.Unix(1_800_000_000, 0)
+	counted := map[string]int64{}
+	var allowed, full, pruned int
+	for i := range 3000 {
+		switch {
+		case i%500 == 250: // idle for most of a window
+			at = at.Add(rule.Window - time.Duration(rng.Int64N(int64(time.Second))))
+		case rng.IntN(10) == 0: // a burst
+		default:
+			at = at.Add(time.Duration(rng.Int64N(int64(250 * time.Millisecond)))) // about the limit's rate
+		}
+		node := fmt.Sprint(rng.IntN(3))
+		t0 := at.UnixMicro()
+		e := SettleEntry{Client: "c", Rule: rule, Bounds: bd, At: t0}
+		nd := rng.IntN(4)
+		if rng.IntN(8) == 0 {
+			nd = 1 + rng.IntN(40) // a burst, its requests across a few sub-slices
+		}
+		for k := range nd { // decisions in order, the last a µs before the call
+			e.Decide = append(e.Decide, t0-int64(nd-k)*int64(rng.IntN(4))*1_000-int64(nd-k))
+		}
+		slices.Sort(e.Decide)
+		if rng.IntN(4) == 0 || len(e.Decide) == 0 { // a push of what the node admitted alone
+			n := 1 + rng.Int64N(3)
+			e.Push = []SubCount{{Index: floorDiv(t0, bd.Sub), Count: n, Newest: t0}}
+			e.Mark = PushMark{Node: node, Inc: 1, Base: counted[node], Total: counted[node] + n}
+			counted[node] += n
+		} else {
+			e.Mark = PushMark{Node: node, Inc: 1, Base: counted[node], Total: counted[node]}
+		}
+		got := []SettleEntry{e}
+		want := []SettleEntry{e}
+		want[0].Decide = slices.Clone(e.Decide)
+		if err := red.Settle(ctx, at, got); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Settle(ctx, at, want); err != nil {
+			t.Fatal(err)
+		}
+		g, w := got[0], want[0]
+		if !slices.Equal(g.Allowed, w.Allowed) || g.Reset != w.Reset || g.Lenient != w.Lenient || g.Strict != w.Strict || g.FullUntil != w.FullUntil || g.ResetAt != w.ResetAt {
+			t.Fatalf("call %d at %v: redis {allowed %v reset %v lenient %d strict %d full until %d reset at %d}, memory {%v %v %d %d %d %d}",
+				i, at.Sub(time.Unix(1_800_000_000, 0)), g.Allowed, g.Reset, g.Lenient, g.Strict, g.FullUntil, g.ResetAt,
+				w.Allowed, w.Reset, w.Lenient, w.Strict, w.FullUntil, w.ResetAt)
+		}
+		counted[node] += g.admitted()
+		allowed += int(g.admitted())
+		if g.FullUntil > 0 {
+			full++
+		}
+		if g.Strict > g.Lenient {
+			pruned++ // a sub-slice straddles the edge
+		}
+	}
+	t.Logf("%d admitted, %d answers full, %d with a straddling sub-slice", allowed, full, pruned)
+	if allowed < 300 || full < 100 || pruned < 100 {
+		t.Errorf("%d admitted, %d full, %d straddling: the stream does not drive the client past its limit", allowed, full, pruned)
+	}
+}
+
+// A burst of one client at one node, on a real redis-server: the requests past the node's
+// budget that arrive while a store call of the client is in flight go together in the next
+// call, so a thousand concurrent requests cost the store a few calls, not a thousand, and
+// exactly the limit is admitted.
+func TestBoundedBatchesABurst(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	n := NewBoundedSync(NewRedisStore(srv.Client()), BoundedNode("0", aimedNodes),
+		StoreCalls(func(ctx context.Context, op string, f func(context.Context) error) error {
+			if op == "take" {
+				calls.Add(1)
+			}
+			return f(ctx)
+		}))
+	rule := aimedRule()
+	now := time.Unix(1_800_000_000, 0)
+	const burst = 1000
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range burst {
+		wg.Go(func() {
+			d, err := n.Allow(ctx, "burst", rule, now)
+			if err != nil {
+				t.Error(err)
+			}
+			if d.Allowed {
+				admitted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d requests at once: %d admitted, %d store calls", burst, admitted.Load(), calls.Load())
+	if admitted.Load() != DefaultLimit {
+		t.Errorf("%d admitted, want the limit, %d", admitted.Load(), DefaultLimit)
+	}
+	if c := calls.Load(); c < 1 || c > 20 {
+		t.Errorf("%d store calls for %d requests, want a few (one a round trip)", c, burst)
 	}
 }

@@ -30,3 +30,22 @@ const (
 	// Redis store, with no fallback: it fails closed.
 	ModePeerUlule Mode = "peer-ulule"
 )
+
+// Design names how delayed sync decides and shares its counts. Its spelling is the one the
+// replica's --design, the fleet, the load test and the result files use.
+type Design string
+
+// Delayed sync's designs.
+const (
+	// DesignBounded is the design with a proven bound (BoundedSync, docs/design-bound.md):
+	// an unsynced budget per node and client, past it one atomic store decision. It is the
+	// replica's delayed mode unless another design is asked for.
+	DesignBounded Design = "bounded"
+	// DesignDocument is the document's delayed sync (DelayedSync): every node pushes every
+	// count each interval and decides on the last view plus its own counts. It is kept for
+	// comparison: aimed traffic and the documents' load (HS2) take it past 1.1×.
+	DesignDocument Design = "document"
+)
+
+// Designs lists delayed sync's designs, the default first.
+func Designs() []Design { return []Design{DesignBounded, DesignDocument} }

@@ -30,7 +30,7 @@ func GenerateAutoscale(dir string) (string, error) {
 	}
 	type scoreRow struct {
 		Name  string
-		Score result.Score
+		Score autoscale.Score
 	}
 	data := struct {
 		A        result.Autoscale
@@ -110,7 +110,7 @@ func autoscaleUtilChart(a result.Autoscale) (string, error) {
 }
 
 var autoscaleTmpl = template.Must(newTemplate("autoscale").Funcs(template.FuncMap{
-	"setting": func(c result.Controller) string { return autoscale.Config(c).String() },
+	"setting": func(c autoscale.Config) string { return c.String() },
 	"dur":     func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 	"f2":      func(v float64) string { return fmt.Sprintf("%.2f", v) },
 }).Parse(`<!DOCTYPE html>

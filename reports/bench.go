@@ -10,12 +10,16 @@ import (
 // GenerateBench reads dir/bench.json (harness bench) and writes dir/report.html: the
 // performance table with every figure's target, status and conditions, then the
 // measurements behind it (decision costs, ceiling steps, steady runs, memory layouts).
-func GenerateBench(dir string) (string, error) {
+func GenerateBench(dir string) (string, error) { return GenerateBenchAs(dir, HTMLFile) }
+
+// GenerateBenchAs is GenerateBench writing dir/name: bench.html beside a load test's own
+// report.html in one run directory (the HS2 kit's).
+func GenerateBenchAs(dir, name string) (string, error) {
 	b, err := result.Read[result.Bench](dir, result.BenchFile)
 	if err != nil {
 		return "", err
 	}
-	return writeHTML(dir, benchTmpl, b)
+	return writeHTMLAs(dir, name, benchTmpl, b)
 }
 
 var benchTmpl = template.Must(newTemplate("bench").Funcs(template.FuncMap{

@@ -56,7 +56,7 @@ func svg(p *plot.Plot, w, h vg.Length) (string, error) {
 }
 
 // shadeFaults draws the fault windows behind a time chart whose x axis is seconds.
-func shadeFaults(p *plot.Plot, faults []accounting.Interval, ymax float64) error {
+func shadeFaults(p *plot.Plot, faults []result.Interval, ymax float64) error {
 	for _, f := range faults {
 		x0, x1 := f.From.Seconds(), f.To.Seconds()
 		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: ymax}, {X: x0, Y: ymax}})
@@ -68,7 +68,7 @@ func shadeFaults(p *plot.Plot, faults []accounting.Interval, ymax float64) error
 		p.Add(poly)
 	}
 	if len(faults) > 0 {
-		p.Legend.Add("store fault", &plotter.Polygon{Color: faultShade})
+		p.Legend.Add("fault window", &plotter.Polygon{Color: faultShade})
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ type outcomeSeries struct {
 }
 
 // trafficChart is responses per second over the run by kind, fault windows shaded.
-func trafficChart(name string, o outcomeSeries, faults []accounting.Interval) (string, error) {
+func trafficChart(name string, o outcomeSeries, faults []result.Interval) (string, error) {
 	p := plot.New()
 	p.Title.Text = "Responses per second: " + name
 	p.X.Label.Text = "time since start (s)"

@@ -44,18 +44,7 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	// code rendering the report: an old run's page shows what it was judged against.
 	m := sum.Model
 	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath, NoModel: m == nil}
-	switch {
-	case sum.Incomplete:
-		p.Verdict, p.VerdictClass = "INCOMPLETE: "+sum.IncompleteWhy, "fail"
-	case sum.Interrupted:
-		p.Verdict, p.VerdictClass = "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
-	case sum.GeneratorBound:
-		p.Verdict, p.VerdictClass = "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
-	case sum.Pass:
-		p.Verdict, p.VerdictClass = "PASS", "pass"
-	default:
-		p.Verdict, p.VerdictClass = "FAIL", "fail"
-	}
+	p.Verdict, p.VerdictClass = verdict(sum)
 	for _, d := range deltas {
 		if d.Regressed {
 			p.Regressed++
@@ -70,92 +59,130 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	if window <= 0 {
 		window = time.Minute
 	}
-	var gated int
-	var names []string
-	var store, asked, achieved, late []float64
 	for _, sc := range sum.Scenarios {
 		if sc.Target != "" {
 			p.Peers = result.PeerTable(sum.Scenarios)
 		}
 	}
+	var gated int
 	for _, sc := range sum.Scenarios {
-		window := window
-		if len(sc.Probes) > 0 && sc.Probes[0].Window > 0 { // a target's window is its own
-			window = sc.Probes[0].Window
-		}
-		sp := scenarioPage{ScenarioResult: sc, Windows: windowRows(m, sc), Dist: distRows(m, sc)}
-		if pr, ok := sync90(sc); ok {
-			sp.Sync90 = &pr
+		sp, err := newScenarioPage(dir, m, sc, window)
+		if err != nil {
+			return nil, err
 		}
 		if sc.Gated {
 			p.Achieved += sc.AchievedRate
 			gated++
 		}
-		if sc.Error == "" {
-			sync, err := newSyncPanel(sc)
-			if err != nil {
-				return nil, err
-			}
-			sp.Sync = sync
-			if c, err := probeChart(sc, window); err != nil {
-				return nil, err
-			} else {
-				sp.Charts = append(sp.Charts, template.HTML(c))
-			}
-			o, ok, err := readOutcomes(filepath.Join(sc.Dir(dir), "outcomes.csv"), max(window/60, time.Millisecond))
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				c, err := trafficChart(sc.Name, o, sc.Faults)
-				if err != nil {
-					return nil, err
-				}
-				sp.Charts = append(sp.Charts, template.HTML(c))
-			} else {
-				sp.Outcomes = "no outcomes.csv in the run directory: no traffic chart"
-			}
-			c, err := latencyChart(sc)
-			if err != nil {
-				return nil, err
-			}
-			sp.Charts = append(sp.Charts, template.HTML(c))
-			if len(sc.PeakRatios) > 0 {
-				c, err := peakChart(sc)
-				if err != nil {
-					return nil, err
-				}
-				sp.Charts = append(sp.Charts, template.HTML(c))
-			}
-		}
 		p.Scenarios = append(p.Scenarios, sp)
+	}
+	if gated > 0 {
+		p.Achieved /= float64(gated)
+	}
+	var err error
+	if p.Overview, err = overview(sum.Scenarios); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// verdict is the run's verdict as the page heads it, and its style class.
+func verdict(sum result.Summary) (text, class string) {
+	switch {
+	case sum.Incomplete:
+		return "INCOMPLETE: " + sum.IncompleteWhy, "fail"
+	case sum.Interrupted:
+		return "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
+	case sum.GeneratorBound:
+		return "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
+	case sum.Pass:
+		return "PASS", "pass"
+	}
+	return "FAIL", "fail"
+}
+
+// newScenarioPage is one scenario's section: the model's tables beside its figures, its sync
+// health and its charts (none for a scenario that failed to run). window is the run's, unless
+// the scenario's probes declare their own (a target's).
+func newScenarioPage(dir string, m *result.RateLimitModel, sc result.ScenarioResult, window time.Duration) (scenarioPage, error) {
+	if len(sc.Probes) > 0 && sc.Probes[0].Window > 0 { // a target's window is its own
+		window = sc.Probes[0].Window
+	}
+	sp := scenarioPage{ScenarioResult: sc, Windows: windowRows(m, sc), Dist: distRows(m, sc)}
+	if pr, ok := sync90(sc); ok {
+		sp.Sync90 = &pr
+	}
+	if sc.Error != "" {
+		return sp, nil
+	}
+	sync, err := newSyncPanel(sc)
+	if err != nil {
+		return sp, err
+	}
+	sp.Sync = sync
+	c, err := probeChart(sc, window)
+	if err != nil {
+		return sp, err
+	}
+	sp.Charts = append(sp.Charts, template.HTML(c))
+	o, ok, err := readOutcomes(filepath.Join(sc.Dir(dir), "outcomes.csv"), max(window/60, time.Millisecond))
+	if err != nil {
+		return sp, err
+	}
+	if ok {
+		c, err := trafficChart(sc.Name, o, sc.Faults)
+		if err != nil {
+			return sp, err
+		}
+		sp.Charts = append(sp.Charts, template.HTML(c))
+	} else {
+		sp.Outcomes = "no outcomes.csv in the run directory: no traffic chart"
+	}
+	if c, err = latencyChart(sc); err != nil {
+		return sp, err
+	}
+	sp.Charts = append(sp.Charts, template.HTML(c))
+	if len(sc.PeakRatios) > 0 {
+		if c, err = peakChart(sc); err != nil {
+			return sp, err
+		}
+		sp.Charts = append(sp.Charts, template.HTML(c))
+	}
+	return sp, nil
+}
+
+// overview is the charts over every scenario: store commands, rate asked and achieved, the
+// generator's lateness; none for a run without scenarios.
+func overview(scenarios []result.ScenarioResult) ([]template.HTML, error) {
+	if len(scenarios) == 0 {
+		return nil, nil
+	}
+	var names []string
+	var store, asked, achieved, late []float64
+	for _, sc := range scenarios {
 		names = append(names, sc.Name)
 		store = append(store, sc.StoreCmdPerSec)
 		asked = append(asked, sc.AskedRate)
 		achieved = append(achieved, sc.AchievedRate)
 		late = append(late, ms(sc.Lateness.P99))
 	}
-	if gated > 0 {
-		p.Achieved /= float64(gated)
-	}
-	if len(names) > 0 {
-		for _, c := range []struct {
-			title, unit string
-			series      []string
-			values      [][]float64
-		}{
-			{"Store commands per second", "commands/s", []string{"store"}, [][]float64{store}},
-			{"Rate asked and achieved", "requests/s", []string{"asked", "achieved"}, [][]float64{asked, achieved}},
-			{"Generator lateness, p99", "ms", []string{"p99 lateness"}, [][]float64{late}},
-		} {
-			s, err := scenarioBars(c.title, c.unit, names, c.series, c.values)
-			if err != nil {
-				return nil, err
-			}
-			p.Overview = append(p.Overview, template.HTML(s))
+	var out []template.HTML
+	for _, c := range []struct {
+		title, unit string
+		series      []string
+		values      [][]float64
+	}{
+		{"Store commands per second", "commands/s", []string{"store"}, [][]float64{store}},
+		{"Rate asked and achieved", "requests/s", []string{"asked", "achieved"}, [][]float64{asked, achieved}},
+		{"Generator lateness, p99", "ms", []string{"p99 lateness"}, [][]float64{late}},
+	} {
+		s, err := scenarioBars(c.title, c.unit, names, c.series, c.values)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, template.HTML(s))
 	}
-	return p, nil
+	return out, nil
 }
 
 func (p *page) render(w io.Writer) error {
@@ -202,7 +229,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <tr><th>provider</th><td>{{.Config.Provider}}</td></tr>
 <tr><th>networking</th><td>{{.Config.Network}}</td></tr>
 <tr><th>replicas</th><td>{{.Config.Replicas}}</td></tr>
-<tr><th>design under test</th><td>{{.Config.Algorithm}} / {{.Config.Mode}} (sync {{ms .Config.SyncInterval}} ms)</td></tr>
+<tr><th>design under test</th><td>{{.Config.Algorithm}} / {{.Config.Mode}}{{with .Config.Design}}, the {{.}} design{{end}} (sync {{ms .Config.SyncInterval}} ms)</td></tr>
 <tr><th>rate asked (background)</th><td>{{f .Config.Rate}} req/s</td></tr>
 <tr><th>rate achieved (gated scenarios, mean)</th><td>{{f $.Achieved}} req/s</td></tr>
 <tr><th>time scale</th><td>{{.Config.TimeScale}} (window {{ms .Config.Window}} ms, limit {{.Config.Limit}})</td></tr>
@@ -221,10 +248,9 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 {{end}}</table>{{end}}
 
 {{with .Peers}}<h2>Systems side by side</h2>
-<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th></tr>
+<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
 {{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}})</td><td>{{.Verdict}}</td>
-<td>{{with .Stop}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td>
-<td>{{with .Pause}}{{.Verdict}}: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors}} errors ({{.Timeouts}} timeouts), p99 {{ms .P99}} ms, max {{ms .Max}} ms, x{{f3 .Overshoot}}{{else}}-{{end}}</td></tr>
+{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row.NoStore}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 
 <h2>Across scenarios</h2>
@@ -235,7 +261,8 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 {{with .Incomplete}}<p class="fail">INCOMPLETE: {{.}}</p>{{end}}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; store {{f .StoreCmdPerSec}} commands/s; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
-{{range .Faults}}Store fault from {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}</p>
+{{with .FaultTiming}}{{.Fault}} on {{.Member}}: planned from {{ms .Planned.From}} ms{{if ne .Planned.To .Planned.From}} to {{ms .Planned.To}} ms{{else}}, started again at once{{end}}; taken down from {{ms .Began}} ms (down at {{ms .Down}} ms), brought back from {{ms .Mending}} ms, {{if .Back}}answering again at {{ms .Back}} ms{{else}}never answering again{{end}}{{with .Delay}}; every store reply delayed {{ms .}} ms{{end}}{{with .Routed}}; the harness sent its requests to the other replicas from {{ms .From}} ms to {{ms .To}} ms{{end}}{{with .Error}}; <span class="fail">{{.}}</span>{{end}}.
+{{end}}{{range .Faults}}Judged as the fault: {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}{{with .Errors.Routing}}{{.}} requests sent to the killed replica are the harness's routing errors, in no other count.{{end}}</p>
 {{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
 {{else}}<h3>Window algorithms: the document's model beside the fleet</h3>
 <table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
@@ -243,7 +270,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{range .Windows}}<tr class="window"><td>{{.Pattern}}</td><td class="n">{{.Model.Requests}}</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{.Model.Busiest}}</td><td class="n">{{f3 .Model.Ratio}}</td>
 {{if .Measured}}<td class="n">{{.Offered}}</td><td class="n">{{.Accepted}}</td><td class="n">{{.Busiest}}</td><td class="n">{{f3 .Overshoot}}</td><td>{{if .Agree}}<span class="pass">yes</span>{{else}}<span class="fail">no</span>{{end}}</td>{{else}}<td colspan="5">no probe measured</td>{{end}}</tr>
 {{end}}</table>
-<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet</h3>
+<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet{{with .Design}} (the model is the document's design; the fleet ran the {{.}} design){{end}}</h3>
 <table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
 {{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
 {{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{f .StoreCmdPerSec}} (whole fleet)</td></tr></table>{{end}}

@@ -218,7 +218,12 @@ func isRunOf(dir, file string) bool {
 
 // writeHTML renders data with t into dir/report.html and returns the file's path.
 func writeHTML(dir string, t *template.Template, data any) (string, error) {
-	out := filepath.Join(dir, HTMLFile)
+	return writeHTMLAs(dir, HTMLFile, t, data)
+}
+
+// writeHTMLAs is writeHTML to dir/name.
+func writeHTMLAs(dir, name string, t *template.Template, data any) (string, error) {
+	out := filepath.Join(dir, name)
 	f, err := os.Create(out)
 	if err != nil {
 		return "", fmt.Errorf("write the report: %w", err)

@@ -236,7 +236,7 @@ func TestReportCharts(t *testing.T) {
 		t.Errorf("%d charts, want 12 (3 probe, 2 traffic, 3 latency, 1 peak distribution, 3 across scenarios)", n)
 	}
 	// The fail-open scenario's two time charts are shaded; the others are not.
-	if n := strings.Count(html, "store fault"); n != 2 {
+	if n := strings.Count(html, "fault window"); n != 2 {
 		t.Errorf("%d fault legends, want 2 (both time charts of the fail-open scenario)", n)
 	}
 	if !strings.Contains(html, "no outcomes.csv") {

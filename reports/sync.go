@@ -6,7 +6,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 )
 
@@ -37,7 +36,7 @@ func newSyncPanel(sc result.ScenarioResult) (syncPanel, error) {
 
 // syncCharts are the exchanges that succeeded and that did not per second, and the view's
 // age, over the scenario, fault windows shaded; age is "" when no age was measured.
-func syncCharts(name string, h *result.SyncHealth, faults []accounting.Interval) (ex, age string, err error) {
+func syncCharts(name string, h *result.SyncHealth, faults []result.Interval) (ex, age string, err error) {
 	p := plot.New()
 	p.Title.Text = "Sync exchanges per second, every node: " + name
 	p.X.Label.Text = "time since start (s)"

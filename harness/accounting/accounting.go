@@ -6,15 +6,10 @@ import (
 	"slices"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
-
-// Interval is a half-open span of offsets from the run's start (result.Interval).
-type Interval = result.Interval
 
 // class is what an outcome amounts to, stored in one byte per request.
 type class uint8
@@ -53,31 +48,13 @@ func classOf(o traffic.Outcome) class {
 	return otherErr
 }
 
-// Histogram bounds: microseconds from 1 µs to one hour, three significant
-// digits (a relative error of at most 0.1 %).
-const (
-	histLowest  = 1
-	histHighest = int64(time.Hour / time.Microsecond)
-	histDigits  = 3
-)
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
-
-// record adds d, clamped into the histogram's range, and keeps the exact
-// maximum beside it (the histogram's own is rounded).
-func record(h *hdrhistogram.Histogram, exactMax *time.Duration, d time.Duration) {
-	*exactMax = max(*exactMax, d)
-	us := min(max(int64(d/time.Microsecond), histLowest), histHighest)
-	_ = h.RecordValue(us) // in range by construction
-}
-
 // Accumulator takes a run's outcomes one at a time and turns them into a
 // Report. It keeps nine bytes per scheduled request, so ten million
 // requests cost 90 MB beside the schedule, and a map entry per rejection.
 // It is not safe for concurrent use.
 type Accumulator struct {
 	s      *schedule.Schedule
-	faults []Interval
+	faults []result.Interval
 	dead   *deadReplica
 
 	sent  []time.Duration // by schedule index
@@ -89,15 +66,13 @@ type Accumulator struct {
 	outcomes, duplicates int
 	lastSent             time.Duration
 
-	latency, lateness       *hdrhistogram.Histogram
-	latencyMax, latenessMax time.Duration
-	replica                 []*hdrhistogram.Histogram
-	replicaMax              []time.Duration
+	latency, lateness *Latency
+	replica           []*Latency // by replica index
 }
 
 // New accounts for a run of s with the given fault windows (offsets from the
 // run's start).
-func New(s *schedule.Schedule, faults []Interval) (*Accumulator, error) {
+func New(s *schedule.Schedule, faults []result.Interval) (*Accumulator, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -108,17 +83,16 @@ func New(s *schedule.Schedule, faults []Interval) (*Accumulator, error) {
 	}
 	k := max(1, s.Replicas())
 	a := &Accumulator{
-		s:          s,
-		faults:     slices.Clone(faults),
-		sent:       make([]time.Duration, len(s.Requests)),
-		class:      make([]class, len(s.Requests)),
-		latency:    newHist(),
-		lateness:   newHist(),
-		replica:    make([]*hdrhistogram.Histogram, k),
-		replicaMax: make([]time.Duration, k),
+		s:        s,
+		faults:   slices.Clone(faults),
+		sent:     make([]time.Duration, len(s.Requests)),
+		class:    make([]class, len(s.Requests)),
+		latency:  NewLatency(),
+		lateness: NewLatency(),
+		replica:  make([]*Latency, k),
 	}
 	for i := range a.replica {
-		a.replica[i] = newHist()
+		a.replica[i] = NewLatency()
 	}
 	return a, nil
 }
@@ -146,20 +120,19 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 	a.lastSent = max(a.lastSent, o.Sent)
 	// A request sent a hair before its offset (a worker took the targeter's
 	// next entry) counts as on time.
-	record(a.lateness, &a.latenessMax, max(0, o.Lateness))
+	a.lateness.Record(max(0, o.Lateness))
 	// Latency is the replicas' answer time; requests without an answer are
 	// counted as errors instead.
 	if o.Code != 0 {
-		record(a.latency, &a.latencyMax, o.Latency)
-		k := a.s.Requests[o.Index].Replica
-		record(a.replica[k], &a.replicaMax[k], o.Latency)
+		a.latency.Record(o.Latency)
+		a.replica[a.s.Requests[o.Index].Replica].Record(o.Latency)
 	}
 	return nil
 }
 
 // SetFaults replaces the fault windows given to New: a fault's measured span is known only
 // once the run is over (a member's return takes as long as it takes). Call it before Report.
-func (a *Accumulator) SetFaults(faults []Interval) error {
+func (a *Accumulator) SetFaults(faults []result.Interval) error {
 	for _, iv := range faults {
 		if iv.To <= iv.From {
 			return fmt.Errorf("fault window [%v, %v) is empty; give From < To", iv.From, iv.To)
@@ -172,14 +145,14 @@ func (a *Accumulator) SetFaults(faults []Interval) error {
 // deadReplica is a replica the harness killed, and when.
 type deadReplica struct {
 	replica int16
-	during  Interval
+	during  result.Interval
 }
 
 // SetDeadReplica says replica k was killed by the harness during iv: a request sent to it in
 // iv that failed to connect (refused, reset, cut off) never reached a limiter, and is counted
 // as the harness's routing error (Errors.Routing), in no other count. A replica's own errors
 // (a status, a timeout) stay the limiter's. Call it before Report.
-func (a *Accumulator) SetDeadReplica(k int, iv Interval) {
+func (a *Accumulator) SetDeadReplica(k int, iv result.Interval) {
 	a.dead = &deadReplica{replica: int16(k), during: iv}
 }
 
@@ -198,22 +171,8 @@ func (a *Accumulator) inFault(t time.Duration) bool {
 	return false
 }
 
-// Percentiles summarise a distribution of durations (result.Percentiles).
-type Percentiles = result.Percentiles
-
-func percentiles(h *hdrhistogram.Histogram, exactMax time.Duration) Percentiles {
-	if h.TotalCount() == 0 {
-		return Percentiles{}
-	}
-	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) * time.Microsecond }
-	return Percentiles{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: exactMax}
-}
-
-// Errors counts the outcomes that are neither an acceptance nor a rejection (result.Errors).
-type Errors = result.Errors
-
 // addError counts an outcome of class c in e.
-func addError(e *Errors, c class) {
+func addError(e *result.Errors, c class) {
 	switch c {
 	case status5xx:
 		e.Status5xx++
@@ -230,9 +189,6 @@ func addError(e *Errors, c class) {
 	}
 }
 
-// ClientReport is one client's account (result.ClientReport).
-type ClientReport = result.ClientReport
-
 // Report is a run's account.
 type Report struct {
 	Scheduled  int // requests in the schedule
@@ -242,7 +198,7 @@ type Report struct {
 
 	Accepted int
 	Rejected int
-	Errors   Errors
+	Errors   result.Errors
 
 	ErrorsInFault      int
 	ErrorsOutsideFault int
@@ -258,11 +214,11 @@ type Report struct {
 	MaxOvershoot       float64 // over all clients; requirement 1 wants ≤ 1.1
 	MaxOvershootClient string
 
-	Clients []ClientReport // one per schedule client, in schedule order
+	Clients []result.ClientReport // one per schedule client, in schedule order
 
-	Latency        Percentiles   // requests that got a status
-	ReplicaLatency []Percentiles // by replica index
-	Lateness       Percentiles   // all sent requests; early sends count as 0
+	Latency        result.Percentiles   // requests that got a status
+	ReplicaLatency []result.Percentiles // by replica index
+	Lateness       result.Percentiles   // all sent requests; early sends count as 0
 
 	AskedRate    float64 // scheduled requests per second of the schedule
 	AchievedRate float64 // traffic.AchievedRate
@@ -278,108 +234,129 @@ func (a *Accumulator) Report() Report {
 		Outcomes:   a.outcomes,
 		Unsent:     len(s.Requests) - a.outcomes,
 		Duplicates: a.duplicates,
-		Clients:    make([]ClientReport, len(s.Clients)),
-		Latency:    percentiles(a.latency, a.latencyMax),
-		Lateness:   percentiles(a.lateness, a.latenessMax),
+		Clients:    make([]result.ClientReport, len(s.Clients)),
+		Latency:    a.latency.Percentiles(),
+		Lateness:   a.lateness.Percentiles(),
 		LastSent:   a.lastSent,
 	}
 	if s.Duration > 0 {
 		r.AskedRate = float64(len(s.Requests)) / s.Duration.Seconds()
 	}
 	r.AchievedRate = traffic.AchievedRate(a.outcomes, s.Duration, a.lastSent)
-	for k, h := range a.replica {
-		r.ReplicaLatency = append(r.ReplicaLatency, percentiles(h, a.replicaMax[k]))
+	for _, l := range a.replica {
+		r.ReplicaLatency = append(r.ReplicaLatency, l.Percentiles())
 	}
+	start, order := byClient(s)
+	var b sends
+	for c, cl := range s.Clients {
+		cr := a.client(c, cl, order[start[c]:start[c+1]], &r.Errors, &b)
+		r.add(cr)
+		r.Clients[c] = cr
+	}
+	return r
+}
 
-	// Group request indexes by client (a counting sort), so that each
-	// client's sends can be put in time order and scanned once.
-	start := make([]int32, len(s.Clients)+1)
+// byClient groups request indexes by client (a counting sort), so that each client's sends
+// can be put in time order and scanned once: client c's requests are order[start[c]:start[c+1]],
+// in schedule order.
+func byClient(s *schedule.Schedule) (start, order []int32) {
+	start = make([]int32, len(s.Clients)+1)
 	for _, q := range s.Requests {
 		start[q.Client+1]++
 	}
 	for c := range s.Clients {
 		start[c+1] += start[c]
 	}
-	order := make([]int32, len(s.Requests))
+	order = make([]int32, len(s.Requests))
 	next := slices.Clone(start[:len(s.Clients)])
 	for i, q := range s.Requests {
 		order[next[q.Client]] = int32(i)
 		next[q.Client]++
 	}
+	return start, order
+}
 
-	var offered, scheduled, acc []time.Duration
-	var rej []rejection
-	for c, cl := range s.Clients {
-		cr := ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
-		offered, scheduled, acc, rej = offered[:0], scheduled[:0], acc[:0], rej[:0]
-		for _, i := range order[start[c]:start[c+1]] {
-			k := a.class[i]
-			if k == unseen {
-				continue
-			}
-			t := a.sent[i]
-			if a.routing(i, k, t) {
-				cr.RoutingErrors++
-				r.Errors.Routing++
-				continue
-			}
-			offered = append(offered, t)
-			scheduled = append(scheduled, s.Requests[i].At) // in order: indexes ascend
-			fault := a.inFault(t)
-			switch k {
-			case accepted:
-				cr.Accepted++
-				acc = append(acc, t)
-			case rejected:
-				cr.Rejected++
-				rej = append(rej, rejection{sent: t, answered: max(t, a.answered[i])})
-				if fault {
-					cr.RejectsInFault++
-				}
-			default:
-				cr.Errors++
-				addError(&r.Errors, k)
-				if fault {
-					cr.ErrorsInFault++
-				} else {
-					cr.ErrorsOutsideFault++
-				}
-			}
-		}
-		cr.Offered = len(offered)
-		// Sends are nearly in order already; sorting them is cheap.
-		slices.Sort(offered)
-		slices.Sort(acc)
-		cr.BusiestOffered = Busiest(offered, cl.Window)
-		cr.BusiestAccepted = Busiest(acc, cl.Window)
-		cr.BusiestScheduled = Busiest(scheduled, cl.Window)
-		cr.OverLimit = cr.BusiestOffered > cl.Limit && cr.BusiestScheduled > cl.Limit
-		if cl.Limit > 0 {
-			cr.Overshoot = float64(cr.BusiestAccepted) / float64(cl.Limit)
-		} else {
-			cr.Overshoot = math.Inf(1)
-		}
-		cr.FalseRejects = unearned(offered, rej, cl.Window, cl.Limit)
+// sends are one client's send times by what became of them, kept between clients so that
+// a population of clients costs four slices, not four per client.
+type sends struct {
+	offered, scheduled, accepted []time.Duration
+	rejected                     []rejection
+}
 
-		r.Accepted += cr.Accepted
-		r.Rejected += cr.Rejected
-		r.ErrorsInFault += cr.ErrorsInFault
-		r.ErrorsOutsideFault += cr.ErrorsOutsideFault
-		r.RejectsInFault += cr.RejectsInFault
-		r.RoutingErrors += cr.RoutingErrors
-		r.FalseRejects += cr.FalseRejects
-		if cr.FalseRejects > 0 {
-			r.FalseRejectClients++
+// client is the account of client c, whose requests are idx (in schedule order); its errors
+// are added to errs as well, and a routing error counts there alone.
+func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *result.Errors, b *sends) result.ClientReport {
+	cr := result.ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
+	b.offered, b.scheduled, b.accepted, b.rejected = b.offered[:0], b.scheduled[:0], b.accepted[:0], b.rejected[:0]
+	for _, i := range idx {
+		k := a.class[i]
+		if k == unseen {
+			continue
 		}
-		if cr.OverLimit {
-			r.OverLimitClients++
+		t := a.sent[i]
+		if a.routing(i, k, t) {
+			cr.RoutingErrors++
+			errs.Routing++
+			continue
 		}
-		if cr.Overshoot > r.MaxOvershoot {
-			r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+		b.offered = append(b.offered, t)
+		b.scheduled = append(b.scheduled, a.s.Requests[i].At) // in order: indexes ascend
+		fault := a.inFault(t)
+		switch k {
+		case accepted:
+			cr.Accepted++
+			b.accepted = append(b.accepted, t)
+		case rejected:
+			cr.Rejected++
+			b.rejected = append(b.rejected, rejection{sent: t, answered: max(t, a.answered[i])})
+			if fault {
+				cr.RejectsInFault++
+			}
+		default:
+			cr.Errors++
+			addError(errs, k)
+			if fault {
+				cr.ErrorsInFault++
+			} else {
+				cr.ErrorsOutsideFault++
+			}
 		}
-		r.Clients[c] = cr
 	}
-	return r
+	cr.Offered = len(b.offered)
+	// Sends are nearly in order already; sorting them is cheap.
+	slices.Sort(b.offered)
+	slices.Sort(b.accepted)
+	cr.BusiestOffered = Busiest(b.offered, cl.Window)
+	cr.BusiestAccepted = Busiest(b.accepted, cl.Window)
+	cr.BusiestScheduled = Busiest(b.scheduled, cl.Window)
+	cr.OverLimit = cr.BusiestOffered > cl.Limit && cr.BusiestScheduled > cl.Limit
+	if cl.Limit > 0 {
+		cr.Overshoot = float64(cr.BusiestAccepted) / float64(cl.Limit)
+	} else {
+		cr.Overshoot = math.Inf(1)
+	}
+	cr.FalseRejects = unearned(b.offered, b.rejected, cl.Window, cl.Limit)
+	return cr
+}
+
+// add sums a client's account into the run's.
+func (r *Report) add(cr result.ClientReport) {
+	r.Accepted += cr.Accepted
+	r.Rejected += cr.Rejected
+	r.ErrorsInFault += cr.ErrorsInFault
+	r.ErrorsOutsideFault += cr.ErrorsOutsideFault
+	r.RejectsInFault += cr.RejectsInFault
+	r.RoutingErrors += cr.RoutingErrors
+	r.FalseRejects += cr.FalseRejects
+	if cr.FalseRejects > 0 {
+		r.FalseRejectClients++
+	}
+	if cr.OverLimit {
+		r.OverLimitClients++
+	}
+	if cr.Overshoot > r.MaxOvershoot {
+		r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+	}
 }
 
 // rejection is a rejected request: when it was sent and when its answer came back.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
@@ -181,7 +182,7 @@ func newFixture(clients []string, reqs []sent) fixture {
 	return f
 }
 
-func (f fixture) report(t *testing.T, faults ...Interval) Report {
+func (f fixture) report(t *testing.T, faults ...result.Interval) Report {
 	t.Helper()
 	a, err := New(&f.s, faults)
 	if err != nil {
@@ -212,9 +213,9 @@ func TestReportPerClient(t *testing.T) {
 		// probe-over rejected inside the fault window (fair: over its limit).
 		{0, 0, 3100 * ms, 200, 0, ms}, {0, 0, 3150 * ms, 200, 0, ms}, {0, 0, 3200 * ms, 200, 0, ms}, {0, 0, 3300 * ms, 429, 0, ms},
 	})
-	r := f.report(t, Interval{From: 2900 * ms, To: 4 * time.Second})
+	r := f.report(t, result.Interval{From: 2900 * ms, To: 4 * time.Second})
 
-	want := []ClientReport{
+	want := []result.ClientReport{
 		{Client: 0, ID: "probe-over", Limit: 3, Window: time.Second, Probe: true, Offered: 9, Accepted: 6, Rejected: 3,
 			BusiestAccepted: 3, Overshoot: 1, BusiestOffered: 5, BusiestScheduled: 5, OverLimit: true, RejectsInFault: 1},
 		{Client: 1, ID: "under", Limit: 3, Window: time.Second, Offered: 7, Accepted: 3, Rejected: 1, Errors: 3,
@@ -231,7 +232,7 @@ func TestReportPerClient(t *testing.T) {
 	if r.Scheduled != 20 || r.Outcomes != 20 || r.Unsent != 0 || r.Accepted != 13 || r.Rejected != 4 {
 		t.Errorf("scheduled %d outcomes %d unsent %d accepted %d rejected %d; want 20 20 0 13 4", r.Scheduled, r.Outcomes, r.Unsent, r.Accepted, r.Rejected)
 	}
-	if r.Errors != (Errors{Status5xx: 1, Timeout: 1, Connection: 1}) || r.Errors.Total() != 3 {
+	if r.Errors != (result.Errors{Status5xx: 1, Timeout: 1, Connection: 1}) || r.Errors.Total() != 3 {
 		t.Errorf("errors %+v", r.Errors)
 	}
 	if r.ErrorsInFault != 1 || r.ErrorsOutsideFault != 2 || r.RejectsInFault != 1 {
@@ -320,7 +321,7 @@ func TestAddRejectsForeignAndCountsDuplicates(t *testing.T) {
 	if r.Outcomes != 1 || r.Duplicates != 1 || r.Unsent != 1 || r.AchievedRate != 0.1 {
 		t.Errorf("outcomes %d duplicates %d unsent %d achieved %v; want 1 1 1 0.1", r.Outcomes, r.Duplicates, r.Unsent, r.AchievedRate)
 	}
-	if _, err := New(&f.s, []Interval{{From: time.Second, To: time.Second}}); err == nil {
+	if _, err := New(&f.s, []result.Interval{{From: time.Second, To: time.Second}}); err == nil {
 		t.Error("empty fault window accepted")
 	}
 }
@@ -350,7 +351,7 @@ func TestPercentiles(t *testing.T) {
 	near := func(got, want time.Duration) bool { return math.Abs(float64(got-want)) <= 0.001*float64(want) }
 	tests := []struct {
 		name      string
-		got       Percentiles
+		got       result.Percentiles
 		count     int64
 		p50, p90  time.Duration
 		p99, p999 time.Duration
@@ -374,10 +375,10 @@ func TestChecks(t *testing.T) {
 		return Report{
 			Scheduled: 1000, Outcomes: 1000,
 			MaxOvershoot: 1.015, MaxOvershootClient: "probe-sync90",
-			Clients:  []ClientReport{{ID: "probe-sync90", Limit: 600, Window: 6 * time.Second, BusiestAccepted: 609, Overshoot: 1.015}},
-			Lateness: Percentiles{Count: 1000, P50: ms, P99: 4 * ms, Max: 9 * ms},
+			Clients:  []result.ClientReport{{ID: "probe-sync90", Limit: 600, Window: 6 * time.Second, BusiestAccepted: 609, Overshoot: 1.015}},
+			Lateness: result.Percentiles{Count: 1000, P50: ms, P99: 4 * ms, Max: 9 * ms},
 			// A 503 during the store outage is reported, not gated.
-			Errors: Errors{Status5xx: 1}, ErrorsInFault: 1,
+			Errors: result.Errors{Status5xx: 1}, ErrorsInFault: 1,
 			AskedRate: 1000, AchievedRate: 990,
 		}
 	}
@@ -395,7 +396,7 @@ func TestChecks(t *testing.T) {
 		{"overshoot exactly 1.1 passes", func(r *Report) { r.MaxOvershoot = 1.1 }, nil, false},
 		{"a background client rejected", func(r *Report) {
 			r.FalseRejects, r.FalseRejectClients = 25, 1
-			r.Clients = append(r.Clients, ClientReport{ID: "bg-1", Limit: 600, Rejected: 25, FalseRejects: 25, BusiestOffered: 600})
+			r.Clients = append(r.Clients, result.ClientReport{ID: "bg-1", Limit: 600, Rejected: 25, FalseRejects: 25, BusiestOffered: 600})
 		}, []string{"false rejects"}, false},
 		{"a timeout outside the fault window", func(r *Report) {
 			r.Errors.Timeout, r.ErrorsOutsideFault = 1, 1
@@ -426,15 +427,15 @@ func TestChecks(t *testing.T) {
 func TestCheckFigures(t *testing.T) {
 	r := Report{
 		MaxOvershoot: 2, MaxOvershootClient: "probe-boundary-burst",
-		Clients:      []ClientReport{{ID: "bg-7", FalseRejects: 3, BusiestOffered: 12, Limit: 600}, {ID: "probe-boundary-burst", BusiestAccepted: 1200, Limit: 600, Window: time.Minute}},
+		Clients:      []result.ClientReport{{ID: "bg-7", FalseRejects: 3, BusiestOffered: 12, Limit: 600}, {ID: "probe-boundary-burst", BusiestAccepted: 1200, Limit: 600, Window: time.Minute}},
 		FalseRejects: 3, FalseRejectClients: 1,
-		Errors: Errors{Timeout: 2, Connection: 1}, ErrorsOutsideFault: 3,
-		Lateness:  Percentiles{P99: 2500 * time.Microsecond},
+		Errors: result.Errors{Timeout: 2, Connection: 1}, ErrorsOutsideFault: 3,
+		Lateness:  result.Percentiles{P99: 2500 * time.Microsecond},
 		AskedRate: 40000, AchievedRate: 30000,
 		Scheduled: 100, Outcomes: 75,
 	}
 	tests := []struct {
-		check             Check
+		check             result.Check
 		figure, threshold float64
 		op                string
 		pass              bool
@@ -519,7 +520,7 @@ func BenchmarkReport2M(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		a, err := New(&s, []Interval{{From: 10 * time.Second, To: 20 * time.Second}})
+		a, err := New(&s, []result.Interval{{From: 10 * time.Second, To: 20 * time.Second}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -582,12 +583,12 @@ func TestDeadReplicaRefusalsAreRoutingErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.SetFaults([]Interval{{From: 2 * time.Second, To: 4 * time.Second}}); err != nil {
+	if err := a.SetFaults([]result.Interval{{From: 2 * time.Second, To: 4 * time.Second}}); err != nil {
 		t.Fatal(err)
 	}
-	a.SetDeadReplica(1, Interval{From: 2 * time.Second, To: 4 * time.Second})
+	a.SetDeadReplica(1, result.Interval{From: 2 * time.Second, To: 4 * time.Second})
 	r := a.Report()
-	if r.Errors != (Errors{Timeout: 1, Connection: 2, Routing: 3}) || r.Errors.Total() != 3 || r.RoutingErrors != 3 {
+	if r.Errors != (result.Errors{Timeout: 1, Connection: 2, Routing: 3}) || r.Errors.Total() != 3 || r.RoutingErrors != 3 {
 		t.Errorf("errors %+v (total %d), routing %d; want 1 timeout, 2 connection, 3 routing, total 3", r.Errors, r.Errors.Total(), r.RoutingErrors)
 	}
 	if r.ErrorsInFault != 2 || r.ErrorsOutsideFault != 1 {
@@ -602,7 +603,7 @@ func TestDeadReplicaRefusalsAreRoutingErrors(t *testing.T) {
 	if cb.Offered != 2 || cb.RoutingErrors != 1 || cb.Errors != 2 {
 		t.Errorf("b: %+v; want offered 2, routing 1, errors 2", cb)
 	}
-	if err := a.SetFaults([]Interval{{From: time.Second, To: time.Second}}); err == nil {
+	if err := a.SetFaults([]result.Interval{{From: time.Second, To: time.Second}}); err == nil {
 		t.Error("an empty fault window was taken")
 	}
 }

@@ -27,12 +27,9 @@ const (
 	OpEqual   = "=="
 )
 
-// Check is one gate: a figure from the run compared with a threshold (result.Check).
-type Check = result.Check
-
 // NewCheck compares figure with threshold by op. An unknown op fails.
-func NewCheck(name string, figure float64, op string, threshold float64, detail string) Check {
-	c := Check{Name: name, Figure: figure, Threshold: threshold, Op: op, Detail: detail}
+func NewCheck(name string, figure float64, op string, threshold float64, detail string) result.Check {
+	c := result.Check{Name: name, Figure: figure, Threshold: threshold, Op: op, Detail: detail}
 	switch op {
 	case OpAtMost:
 		c.Pass = figure <= threshold
@@ -48,7 +45,7 @@ func NewCheck(name string, figure float64, op string, threshold float64, detail 
 
 // CheckOvershoot is requirement 1: no client gets more than limit × its
 // declared limit through in any window-long interval.
-func CheckOvershoot(r *Report, limit float64) Check {
+func CheckOvershoot(r *Report, limit float64) result.Check {
 	detail := "no client had an acceptance"
 	if r.MaxOvershootClient != "" {
 		c := r.client(r.MaxOvershootClient)
@@ -59,7 +56,7 @@ func CheckOvershoot(r *Report, limit float64) Check {
 
 // CheckFalseRejects is requirement 2: a client is never rejected while its own traffic in
 // the window before the request is within its limit (see ClientReport.FalseRejects).
-func CheckFalseRejects(r *Report) Check {
+func CheckFalseRejects(r *Report) result.Check {
 	detail := fmt.Sprintf("%d clients over their limit; every rejection was earned by the client's own traffic", r.OverLimitClients)
 	if r.FalseRejects > 0 {
 		first := ""
@@ -77,7 +74,7 @@ func CheckFalseRejects(r *Report) Check {
 // CheckErrorsOutsideFaults is requirement 3 and plain health: outside the
 // fault windows every request is answered 2xx or 429. Errors inside fault
 // windows are reported, not gated.
-func CheckErrorsOutsideFaults(r *Report) Check {
+func CheckErrorsOutsideFaults(r *Report) result.Check {
 	e := r.Errors
 	detail := fmt.Sprintf("5xx %d, other status %d, timeouts %d, connection %d, canceled %d, other %d in all; %d inside fault windows, %d rejections inside them",
 		e.Status5xx, e.OtherStatus, e.Timeout, e.Connection, e.Canceled, e.Other, r.ErrorsInFault, r.RejectsInFault)
@@ -86,7 +83,7 @@ func CheckErrorsOutsideFaults(r *Report) Check {
 
 // CheckLateness gates the generator: its 99th percentile lateness, in
 // milliseconds, is at most tolerance.
-func CheckLateness(r *Report, tolerance time.Duration) Check {
+func CheckLateness(r *Report, tolerance time.Duration) result.Check {
 	l := r.Lateness
 	detail := fmt.Sprintf("p50 %v, p99 %v, max %v over %d sends", l.P50, l.P99, l.Max, l.Count)
 	return NewCheck("generator lateness p99 (ms)", millis(l.P99), OpAtMost, millis(tolerance), detail)
@@ -94,7 +91,7 @@ func CheckLateness(r *Report, tolerance time.Duration) Check {
 
 // CheckRate gates the generator: it achieved at least minRatio of the asked
 // rate.
-func CheckRate(r *Report, minRatio float64) Check {
+func CheckRate(r *Report, minRatio float64) result.Check {
 	ratio := 0.0
 	if r.AskedRate > 0 {
 		ratio = r.AchievedRate / r.AskedRate
@@ -105,13 +102,13 @@ func CheckRate(r *Report, minRatio float64) Check {
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func (r *Report) client(id string) ClientReport {
+func (r *Report) client(id string) result.ClientReport {
 	for _, c := range r.Clients {
 		if c.ID == id {
 			return c
 		}
 	}
-	return ClientReport{ID: id}
+	return result.ClientReport{ID: id}
 }
 
 // Gates are the thresholds a run is judged by.
@@ -129,7 +126,7 @@ func DefaultGates() Gates {
 
 // Verdict is a run judged.
 type Verdict struct {
-	Checks []Check
+	Checks []result.Check
 	Pass   bool // every check passed
 	// GeneratorBound means the generator did not send the schedule
 	// faithfully (too late or too slow); the limiter's figures then describe
@@ -140,12 +137,12 @@ type Verdict struct {
 // Evaluate runs every gate on r: the three requirements, then the two
 // generator checks.
 func Evaluate(r *Report, g Gates) Verdict {
-	v := Verdict{Checks: []Check{
+	v := Verdict{Checks: []result.Check{
 		CheckOvershoot(r, g.MaxOvershoot),
 		CheckFalseRejects(r),
 		CheckErrorsOutsideFaults(r),
 	}}
-	gen := []Check{CheckLateness(r, g.LatenessP99), CheckRate(r, g.MinRateRatio)}
+	gen := []result.Check{CheckLateness(r, g.LatenessP99), CheckRate(r, g.MinRateRatio)}
 	v.Checks = append(v.Checks, gen...)
 	v.Pass = true
 	for _, c := range v.Checks {

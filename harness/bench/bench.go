@@ -47,7 +47,10 @@ type Config struct {
 	Seed     uint64
 	// MemoryClients are loaded into each counter layout (HS1: 200,000).
 	MemoryClients int
-	RedisServer   string // redis-server for the memory figure; default from PATH
+	RedisServer   string // redis-server for the memory figure; default BinDir's, else from PATH
+	// BinDir holds prebuilt programs for the local provider (the HS2 kit's bin/): the
+	// targets, redis-server and redis-cli, in place of go build and PATH.
+	BinDir string
 	// Skip parts of the run.
 	NoDecisions, NoMemory, NoFleet, NoPeer bool
 	// NoCluster skips figure 7 (a Redis Cluster store); ClusterRate is its offered rate.
@@ -111,6 +114,12 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	if cfg.RedisServer == "" && cfg.BinDir != "" {
+		var err error
+		if cfg.RedisServer, err = fleet.ToolIn(cfg.BinDir, "redis-server"); err != nil {
+			return result.Bench{}, err
+		}
+	}
 	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
 	if cfg.Baseline != "" {
 		old, err := result.Read[result.Bench](filepath.Dir(cfg.Baseline), filepath.Base(cfg.Baseline))
@@ -141,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		}
 	}
 	if !cfg.NoFleet {
-		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 		if err != nil {
 			return b, err
 		}
@@ -163,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 		}
 	}
 	if !cfg.NoCluster && !cfg.GeneratorOnly && ctx.Err() == nil {
-		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+		provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 		if err != nil {
 			return b, err
 		}
@@ -186,63 +195,96 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 // peer; then the no-op and delayed fleets in turn, a few runs each at the shared rate and
 // at half of it, for the latency the limiter adds.
 func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network string) ([]result.FleetBench, []result.Profile, error) {
-	noop := &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
-	delayed := &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeDelayed, Replicas: cfg.Replicas, Network: network}}
-	central := &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeCentral, Replicas: cfg.Replicas, Network: network}}
-	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
-	searched := []*member{noop, delayed}
-	switch {
-	case cfg.GeneratorOnly:
-		searched = searched[:1]
-	case !cfg.NoPeer:
-		searched = append(searched, peer)
-	}
-	all := append(searched[:len(searched):len(searched)], central)
-	if cfg.GeneratorOnly {
-		all = searched
-	}
-	var vg *result.FleetBench // plain Vegeta on the no-op fleet
-	var profiles []result.Profile
-	out := func() []result.FleetBench {
-		var fs []result.FleetBench
-		for _, m := range all {
-			m.res.Network = network
-			fs = append(fs, m.res)
-			if m == noop && vg != nil {
-				vg.Network, vg.Conditions = network, noop.res.Conditions
-				fs = append(fs, *vg)
-			}
-		}
-		return fs
-	}
+	b := newFleetBench(cfg, provider, network)
 	defer func() {
-		for _, m := range all {
+		for _, m := range b.all {
 			m.stop(ctx, cfg.Logger)
 		}
 	}()
-	p := cfg.Progress
-	for _, m := range searched {
-		if err := m.start(ctx, cfg, provider); err != nil {
-			return out(), profiles, err
+	if err := b.ceilings(ctx); err != nil {
+		return b.out(), b.profiles, err
+	}
+	if cfg.GeneratorOnly {
+		return b.out(), b.profiles, nil
+	}
+	err := b.steadyRuns(ctx)
+	return b.out(), b.profiles, err
+}
+
+// fleetBench is fleets' measurement in one networking mode: its fleets and what they gave.
+type fleetBench struct {
+	cfg      Config
+	provider fleet.Provider
+	network  string
+	noop     *member
+	delayed  *member
+	central  *member
+	searched []*member          // the fleets whose ceilings are searched: no-op, delayed, the peer
+	all      []*member          // searched and central, in the order of the figures
+	vg       *result.FleetBench // plain Vegeta on the no-op fleet; nil when not measured
+	profiles []result.Profile
+}
+
+func newFleetBench(cfg Config, provider fleet.Provider, network string) *fleetBench {
+	b := &fleetBench{cfg: cfg, provider: provider, network: network}
+	b.noop = &member{name: FleetNoop, spec: fleet.Spec{Target: fleet.TargetNoop, Replicas: cfg.Replicas, Network: network}}
+	b.delayed = &member{name: FleetDelayed, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeDelayed, Design: limiters.DesignBounded, Replicas: cfg.Replicas, Network: network}}
+	b.central = &member{name: FleetCentral, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModeCentral, Replicas: cfg.Replicas, Network: network}}
+	peer := &member{name: FleetPeer, spec: fleet.Spec{Target: fleet.TargetReplica, Mode: limiters.ModePeerGCRA, Replicas: cfg.Replicas, Network: network}}
+	b.searched = []*member{b.noop, b.delayed}
+	switch {
+	case cfg.GeneratorOnly:
+		b.searched = b.searched[:1]
+	case !cfg.NoPeer:
+		b.searched = append(b.searched, peer)
+	}
+	b.all = append(b.searched[:len(b.searched):len(b.searched)], b.central)
+	if cfg.GeneratorOnly {
+		b.all = b.searched
+	}
+	return b
+}
+
+// out is every fleet's figures so far, plain Vegeta's after the no-op fleet's.
+func (b *fleetBench) out() []result.FleetBench {
+	var fs []result.FleetBench
+	for _, m := range b.all {
+		m.res.Network = b.network
+		fs = append(fs, m.res)
+		if m == b.noop && b.vg != nil {
+			b.vg.Network, b.vg.Conditions = b.network, b.noop.res.Conditions
+			fs = append(fs, *b.vg)
+		}
+	}
+	return fs
+}
+
+// ceilings starts the searched fleets and searches their ceilings step by step in turn,
+// plain Vegeta's on the no-op fleet among them, then profiles both generators.
+func (b *fleetBench) ceilings(ctx context.Context) error {
+	cfg := b.cfg
+	for _, m := range b.searched {
+		if err := m.start(ctx, cfg, b.provider); err != nil {
+			return err
 		}
 	}
 	var names []string
 	var sends []Sender
-	for _, m := range searched {
+	for _, m := range b.searched {
 		names = append(names, m.name)
 		sends = append(sends, m.sender(cfg))
-		if m == noop && !cfg.NoGenerator {
-			vg = &result.FleetBench{Name: FleetVegeta}
+		if m == b.noop && !cfg.NoGenerator {
+			b.vg = &result.FleetBench{Name: FleetVegeta}
 			names = append(names, FleetVegeta+" (plain, on the no-op fleet)")
-			sends = append(sends, vegetaSender(cfg, noop.vegeta(cfg)))
+			sends = append(sends, vegetaSender(cfg, b.noop.vegeta(cfg)))
 		}
 	}
-	fmt.Fprintf(p, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", network, cfg.Replicas, strings.Join(names, ", "), cfg.Step)
+	fmt.Fprintf(cfg.Progress, "== 2/4. ceilings, %s networking, %d replicas each: %s, step by step in turn (%s steps)\n", fleet.Networking(cfg.Provider, b.network), cfg.Replicas, strings.Join(names, ", "), cfg.Step)
 	cs, errs := cfg.Search.Interleave(ctx, sends...)
 	k := 0
-	for _, m := range searched {
-		for _, res := range []*result.FleetBench{&m.res, vg} {
-			if res == vg && (m != noop || vg == nil) {
+	for _, m := range b.searched {
+		for _, res := range []*result.FleetBench{&m.res, b.vg} {
+			if res == b.vg && (m != b.noop || b.vg == nil) {
 				continue
 			}
 			res.Ceiling, res.Capped, res.Steps = cs[k].Rate, cs[k].Capped, cs[k].Steps
@@ -253,41 +295,42 @@ func fleets(ctx context.Context, cfg Config, provider fleet.Provider, network st
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return out(), profiles, err
+		return err
 	}
-	if vg != nil {
+	if b.vg != nil {
 		var err error
-		if profiles, err = profileGenerators(ctx, cfg, noop, vg.Ceiling); err != nil {
-			return out(), profiles, err
+		if b.profiles, err = profileGenerators(ctx, cfg, b.noop, b.vg.Ceiling); err != nil {
+			return err
 		}
 	}
-	if cfg.GeneratorOnly {
-		return out(), profiles, nil
-	}
-	shared := sharedRate(noop.res.Ceiling, delayed.res.Ceiling, cfg.Search.Min)
-	fmt.Fprintf(p, "== 3/4/6. steady runs at %.0f req/s (half the lower ceiling), %s networking\n", shared, network)
-	for _, m := range searched {
+	return nil
+}
+
+// steadyRuns runs every searched fleet at one shared rate (half the lower of the no-op and
+// delayed ceilings), then the latency the limiter adds (figure 6: the no-op and delayed
+// fleets in turn, a few runs each, at the shared rate and at half of it), then the central
+// fleet at the shared rate alone.
+func (b *fleetBench) steadyRuns(ctx context.Context) error {
+	cfg := b.cfg
+	shared := sharedRate(b.noop.res.Ceiling, b.delayed.res.Ceiling, cfg.Search.Min)
+	fmt.Fprintf(cfg.Progress, "== 3/4/6. steady runs at %s req/s (half the lower ceiling), %s networking\n", result.Rate(shared), fleet.Networking(cfg.Provider, b.network))
+	for _, m := range b.searched {
 		if err := m.steady(ctx, cfg, shared); err != nil {
-			return out(), profiles, err
+			return err
 		}
 	}
-	// The latency the limiter adds (figure 6): the no-op and delayed fleets in turn, a few
-	// runs each, at the shared rate and at half of it.
-	if err := latencyRounds(ctx, cfg, noop, delayed, latencyRates(shared, cfg.Search.Min)); err != nil {
-		return out(), profiles, err
+	if err := latencyRounds(ctx, cfg, b.noop, b.delayed, latencyRates(shared, cfg.Search.Min)); err != nil {
+		return err
 	}
-	for _, m := range searched {
-		if m != delayed {
+	for _, m := range b.searched {
+		if m != b.delayed {
 			m.stop(ctx, cfg.Logger)
 		}
 	}
-	if err := central.start(ctx, cfg, provider); err != nil {
-		return out(), profiles, err
+	if err := b.central.start(ctx, cfg, b.provider); err != nil {
+		return err
 	}
-	if err := central.steady(ctx, cfg, shared); err != nil {
-		return out(), profiles, err
-	}
-	return out(), profiles, nil
+	return b.central.steady(ctx, cfg, shared)
 }
 
 // sharedRate is the rate every fleet is measured at side by side: half the lower ceiling
@@ -360,8 +403,8 @@ func (m *member) sender(cfg Config) Sender {
 }
 
 func printStep(cfg Config, name string, st result.Step) {
-	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
-		name, st.Rate, st.Achieved, ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p99 %7.2f ms  lateness p99 %7.2f ms  %d errors  %s\n",
+		name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
 }
 
 // steady runs the fleet at rate for one step and counts the store's commands over it.
@@ -397,8 +440,8 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 		}
 		m.res.StoreCPU, m.res.StoreCPUWhy = cpu.result(context.WithoutCancel(ctx), m.rdb, st.Answered)
 	}
-	fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
-		m.name, st.Rate, st.Achieved, ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
+	fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
+		m.name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
 	return nil
 }
 

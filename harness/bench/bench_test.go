@@ -140,7 +140,7 @@ func TestSearchIsBoundedAndStopsOnErrors(t *testing.T) {
 		t.Errorf("ceiling %v capped %v after %d steps (%v), want 3375 after 4, not capped", c.Rate, c.Capped, len(f.asked), err)
 	}
 	f = &fakeSender{ceiling: 1e12, failAt: 2}
-	if _, err := s.Run(context.Background(), f.send); err == nil || !strings.Contains(err.Error(), "step at 1500 req/s: fleet gone") {
+	if _, err := s.Run(context.Background(), f.send); err == nil || !strings.Contains(err.Error(), "step at 1,500 req/s: fleet gone") {
 		t.Errorf("err = %v, want the step's error", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -164,10 +164,10 @@ func TestJudge(t *testing.T) {
 		ok   bool
 		why  string
 	}{
-		{"kept up", result.Step{Rate: 1000, Achieved: 990, Lateness: accounting.Percentiles{P99: 2 * time.Millisecond}}, true, ""},
+		{"kept up", result.Step{Rate: 1000, Achieved: 990, Lateness: result.Percentiles{P99: 2 * time.Millisecond}}, true, ""},
 		{"errors", result.Step{Rate: 1000, Achieved: 1000, Errors: 3}, false, "3 errors"},
 		{"behind", result.Step{Rate: 1000, Achieved: 900}, false, "achieved 900 of 1,000 req/s (< 95 %)"},
-		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: accounting.Percentiles{P99: 12 * time.Millisecond}}, false, "generator p99 lateness 12ms > 10ms"},
+		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: result.Percentiles{P99: 12 * time.Millisecond}}, false, "generator p99 lateness 12ms > 10ms"},
 	}
 	for _, tt := range tests {
 		st := tt.st
@@ -198,7 +198,7 @@ func TestSharedRate(t *testing.T) {
 func measured() result.Bench {
 	step := func(rate, p99ms float64) *result.Step {
 		return &result.Step{Rate: rate, Achieved: rate, Duration: 5 * time.Second, Answered: int(rate * 5), Sustained: true,
-			Latency: accounting.Percentiles{P99: time.Duration(p99ms * float64(time.Millisecond))}}
+			Latency: result.Percentiles{P99: time.Duration(p99ms * float64(time.Millisecond))}}
 	}
 	cond := func(mode string) result.Conditions {
 		return result.Conditions{Provider: "docker", Network: "host", Replicas: 8, Mode: mode, SyncInterval: 200 * time.Millisecond}
@@ -436,15 +436,18 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 5 {
-		t.Fatalf("%d layouts, want 5", len(ls))
+	if len(ls) != 7 {
+		t.Fatalf("%d layouts, want 7", len(ls))
 	}
+	ours, marked, within, hot, doc := ls[2], ls[3], ls[4], ls[5], ls[6]
 	for _, l := range ls {
-		if l.Clients != 2000 || l.PerClient <= 0 || l.SampleUsage <= 0 || l.Samples == 0 || l.Estimate != float64(48*l.Records) {
+		if l == within {
+			continue
+		}
+		if l.Clients != 2000 || l.PerClient <= 0 || l.SampleUsage <= 0 || l.Samples == 0 || l.Estimate != float64(48*l.Records) || l.Keys < 2000 {
 			t.Errorf("%+v", l)
 		}
 	}
-	ours, marked, doc := ls[2], ls[3], ls[4]
 	if ours.Records != 12 || doc.Records != 12 || ours.SampleUsage*3 > doc.SampleUsage {
 		t.Errorf("12-slice client: ours %.0f B (MEMORY USAGE), the document's layout %.0f B: want ours under a third", ours.SampleUsage, doc.SampleUsage)
 	}
@@ -452,6 +455,15 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	if extra := marked.SampleUsage - ours.SampleUsage; extra < 8*10 || extra > 8*40 || marked.SampleUsage > doc.SampleUsage {
 		t.Errorf("12-slice client pushed by 8 replicas: %.0f B, without marks %.0f B, the document's %.0f B: want 8 marks of 10-40 B each, under the document's",
 			marked.SampleUsage, ours.SampleUsage, doc.SampleUsage)
+	}
+	// The bounded design keeps nothing of a client within its budgets (the epoch key only;
+	// what used_memory gains is the scripts' cache, whatever the clients), and a few hundred
+	// fields of one at its limit: far more than the document's 12 slices.
+	if within.Clients != 2000 || within.Records != 0 || within.Keys != 1 || within.UsedDelta > 64<<10 || within.SampleUsage != 0 {
+		t.Errorf("bounded, within the budgets: %+v; want nothing kept per client", within)
+	}
+	if hot.Records != 300 || hot.SampleUsage < 20*doc.SampleUsage {
+		t.Errorf("bounded, a client at its limit: %d records, %.0f B; want 300 sub-slices, far over the document's %.0f B", hot.Records, hot.SampleUsage, doc.SampleUsage)
 	}
 }
 
@@ -463,7 +475,7 @@ func TestLatencyFiguresTakeMediansAndShowTheSpread(t *testing.T) {
 		var out []result.Step
 		for _, v := range p99ms {
 			out = append(out, result.Step{Rate: rate, Achieved: rate, Duration: 5 * time.Second, Sustained: true,
-				Latency: accounting.Percentiles{P50: time.Millisecond, P99: time.Duration(v * float64(time.Millisecond))}})
+				Latency: result.Percentiles{P50: time.Millisecond, P99: time.Duration(v * float64(time.Millisecond))}})
 		}
 		return out
 	}

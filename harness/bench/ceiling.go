@@ -66,12 +66,12 @@ func (s Search) Run(ctx context.Context, send Sender) (Ceiling, error) {
 		}
 		st, err := send(ctx, next)
 		if err != nil {
-			return c, fmt.Errorf("step at %.0f req/s: %w", next, err)
+			return c, fmt.Errorf("step at %s req/s: %w", result.Rate(next), err)
 		}
 		c.Steps = append(c.Steps, st)
 		if !st.Sustained && s.Confirm && len(c.Steps) < s.MaxSteps {
 			if st, err = send(ctx, next); err != nil {
-				return c, fmt.Errorf("step at %.0f req/s, again: %w", next, err)
+				return c, fmt.Errorf("step at %s req/s, again: %w", result.Rate(next), err)
 			}
 			c.Steps = append(c.Steps, st)
 		}

@@ -21,7 +21,7 @@ func TestShardMemory(t *testing.T) {
 			t.Skipf("%s not found on PATH: install it (apt-get install -y redis-server)", bin)
 		}
 	}
-	shards, err := shardMemory(context.Background(), "", 3000, 3)
+	shards, err := shardMemory(context.Background(), "", "", 3000, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
@@ -91,8 +90,8 @@ func (v *vegetaStepper) send(ctx context.Context, rate float64) (result.Step, er
 	want := int(v.d.Seconds() * float64(freq))
 	pacer := &originPacer{Pacer: vegeta.Rate{Freq: freq, Per: time.Second}, hits: uint64(want)}
 	interval := time.Second / time.Duration(freq)
-	lat, late := newStepHist(), newStepHist()
-	var latMax, lateMax, last time.Duration
+	lat, late := accounting.NewLatency(), accounting.NewLatency()
+	var last time.Duration
 	var sent, answered, errs int
 	var firstErr string
 	// Pacing stops a step behind at the latest, as the harness's steps do (Grace = the step).
@@ -100,10 +99,10 @@ func (v *vegetaStepper) send(ctx context.Context, rate float64) (result.Step, er
 		sent++
 		at := res.Timestamp.Sub(*pacer.origin.Load())
 		last = max(last, at)
-		recordStep(late, &lateMax, at-time.Duration(res.Seq)*interval)
+		late.Record(at - time.Duration(res.Seq)*interval)
 		if res.Code == http.StatusOK || res.Code == http.StatusTooManyRequests {
 			answered++
-			recordStep(lat, &latMax, res.Latency)
+			lat.Record(res.Latency)
 		} else {
 			if errs++; firstErr == "" {
 				firstErr = fmt.Sprintf("status %d %s", res.Code, res.Error)
@@ -116,32 +115,13 @@ func (v *vegetaStepper) send(ctx context.Context, rate float64) (result.Step, er
 	st := result.Step{
 		Rate: rate, Achieved: traffic.AchievedRate(sent, v.d, last), Duration: v.d, Requests: want,
 		Answered: answered, Errors: errs + max(0, want-sent),
-		Latency: stepPercentiles(lat, latMax), Lateness: stepPercentiles(late, lateMax),
+		Latency: lat.Percentiles(), Lateness: late.Percentiles(),
 	}
 	judge(&st, v.gates)
 	if firstErr != "" {
 		st.Why += " (first: " + firstErr + ")"
 	}
 	return st, nil
-}
-
-// The vegeta step's histograms: microseconds, 1 µs to an hour, 3 digits, as accounting's.
-func newStepHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
-}
-
-func recordStep(h *hdrhistogram.Histogram, exactMax *time.Duration, d time.Duration) {
-	d = max(d, 0)
-	*exactMax = max(*exactMax, d)
-	_ = h.RecordValue(min(max(int64(d/time.Microsecond), 1), h.HighestTrackableValue()))
-}
-
-func stepPercentiles(h *hdrhistogram.Histogram, exactMax time.Duration) accounting.Percentiles {
-	if h.TotalCount() == 0 {
-		return accounting.Percentiles{}
-	}
-	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) * time.Microsecond }
-	return accounting.Percentiles{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: exactMax}
 }
 
 // vegeta is plain Vegeta's stepper on the member's replicas, with the harness's timeout.
@@ -173,7 +153,7 @@ func profileGenerators(ctx context.Context, cfg Config, noop *member, vegetaCeil
 	if rate <= 0 {
 		rate = max(noop.res.Ceiling, vegetaCeiling, cfg.Search.Min)
 	}
-	fmt.Fprintf(cfg.Progress, "== 2. generator profiles: one %s step each at %.0f req/s against the no-op fleet (CPU and allocations of this process)\n", cfg.Step, rate)
+	fmt.Fprintf(cfg.Progress, "== 2. generator profiles: one %s step each at %s req/s against the no-op fleet (CPU and allocations of this process)\n", cfg.Step, result.Rate(rate))
 	var out []result.Profile
 	for _, g := range []struct {
 		name string

@@ -40,11 +40,11 @@ func latencyRounds(ctx context.Context, cfg Config, a, b *member, rates []float6
 				st, err := m.stepper(cfg).send(ctx, rate)
 				if err != nil {
 					m.res.Error = err.Error()
-					return fmt.Errorf("%s latency run at %.0f req/s: %w", m.name, rate, err)
+					return fmt.Errorf("%s latency run at %s req/s: %w", m.name, result.Rate(rate), err)
 				}
 				m.res.Rounds = append(m.res.Rounds, st)
-				fmt.Fprintf(cfg.Progress, "   %-9s %7.0f req/s asked  %7.0f achieved  p50 %6.2f ms  p99 %6.2f ms  (round %d of %d)  %s\n",
-					m.name, st.Rate, st.Achieved, ms(st.Latency.P50), ms(st.Latency.P99), round+1, LatencyRounds, verdict(st))
+				fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p50 %6.2f ms  p99 %6.2f ms  (round %d of %d)  %s\n",
+					m.name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P50), ms(st.Latency.P99), round+1, LatencyRounds, verdict(st))
 			}
 		}
 	}

@@ -76,6 +76,9 @@ for i = 1, #KEYS do redis.call('SET', KEYS[i], (i - 1) % 12 + 1, 'PX', ARGV[1]) 
 type layout struct {
 	name, keys string
 	records    int // counters a client holds once loaded
+	// clients, when set, is how many of the clients this layout loads (a client at its
+	// limit in the bounded design holds hundreds of fields: 200,000 of them would not fit).
+	clients int
 	// load writes every client's counters as of now; keysOf lists a client's keys.
 	load   func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error
 	keysOf func(id string, now time.Time) []string
@@ -148,6 +151,8 @@ func layouts() []layout {
 	docKey := func(id string, idx int64) string {
 		return limiters.Key(id, &sliding) + ":" + strconv.FormatInt(idx, 10)
 	}
+	bd := limiters.BoundsFor(&sliding, limiters.DefaultNodes)
+	boundedKeys := func(id string, _ time.Time) []string { return []string{limiters.BoundedKey(id, &sliding)} }
 	return []layout{
 		{name: "fixed_window (ours: one hash per client)", keys: "rl:{client}:default:fixed_window → {window: count}",
 			records: 1, load: ours(&fixed, 1), keysOf: oursKeys(&fixed)},
@@ -158,6 +163,12 @@ func layouts() []layout {
 		{name: "sliding_window, 12 slices, pushed by 8 replicas (ours, with each replica's push mark)",
 			keys:    "rl:{client}:default:sliding_window → {slice: count} × 12, {n:<node>: inc:total} × 8",
 			records: sliding.Slices, load: marked(&sliding, limiters.DefaultNodes), keysOf: oursKeys(&sliding)},
+		{name: "sliding_window, the bounded design: clients within their budgets (HS2's: about 1.5 requests per node and window)",
+			keys:    "nothing: a client a node decides within its unsynced budget is never pushed; only rl:epoch",
+			records: 0, load: boundedWithin(&sliding), keysOf: func(string, time.Time) []string { return nil }},
+		{name: fmt.Sprintf("sliding_window, the bounded design: a client at its limit (600 evenly over the window, %d sub-slices, pushed by 8 replicas)", bd.Subs-2),
+			keys:    "rl:{client}:default:sliding_window:b → {c<sub>: count, t<sub>: newest µs} × 300, _lo, _tot, {n:<node>: inc:total} × 8",
+			records: int(bd.Subs - 2), clients: boundedHotClients, load: boundedAtLimit(&sliding, bd), keysOf: boundedKeys},
 		{name: "sliding_window, 12 slices (the document's: one key per slice)", keys: "rl:{client}:default:sliding_window:<slice> → count, × 12 keys",
 			records: sliding.Slices,
 			load: func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
@@ -217,6 +228,9 @@ func Memory(ctx context.Context, redisBin string, clients int, seed uint64) ([]r
 }
 
 func measureLayout(ctx context.Context, rdb *redis.Client, l layout, ids []string, rng *rand.Rand) (result.MemoryLayout, error) {
+	if l.clients > 0 && l.clients < len(ids) {
+		ids = ids[:l.clients]
+	}
 	m := result.MemoryLayout{Name: l.name, Layout: l.keys, Clients: len(ids), Records: l.records,
 		Estimate: float64(model.RecordBytes * l.records)}
 	m.EstimateTotal = m.Estimate * float64(len(ids))
@@ -239,10 +253,13 @@ func measureLayout(ctx context.Context, rdb *redis.Client, l layout, ids []strin
 	}
 	m.UsedDelta = after - before
 	m.PerClient = float64(m.UsedDelta) / float64(len(ids))
+	if m.Keys, err = rdb.DBSize(ctx).Result(); err != nil {
+		return m, fmt.Errorf("DBSIZE: %w", err)
+	}
 	var total int64
 	for range memorySamples {
 		id := ids[rng.IntN(len(ids))]
-		for _, k := range l.keysOf(id, now) {
+		for _, k := range l.keysOf(id, now) { // none for a layout that keeps nothing
 			n, err := rdb.MemoryUsage(ctx, k, 0).Result()
 			if errors.Is(err, redis.Nil) {
 				return m, fmt.Errorf("key %q of client %s is missing after the load", k, id)
@@ -264,4 +281,68 @@ func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
 		return 0, fmt.Errorf("INFO memory: %w", err)
 	}
 	return infoField(info, "used_memory")
+}
+
+// boundedHotClients is how many clients at their limit figure 5 loads into the bounded
+// layout: each holds a few hundred fields.
+const boundedHotClients = 2000
+
+// boundedWithin loads every client as the bounded design's replicas leave a client that
+// stays within its nodes' budgets: 8 nodes (limiters.BoundedSync over the store), each
+// deciding its share of a client's one or two requests alone, then syncing. The store keeps
+// the epoch key and nothing of the clients.
+func boundedWithin(r *limiters.Rule) func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
+	return func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
+		nodes := make([]*limiters.BoundedSync, limiters.DefaultNodes)
+		for i := range nodes {
+			nodes[i] = limiters.NewBoundedSync(limiters.NewRedisStore(rdb), limiters.BoundedNode(strconv.Itoa(i)+"-mem", len(nodes)))
+		}
+		for i, id := range ids {
+			for k := range 1 + i%2 {
+				if _, err := nodes[(i+k)%len(nodes)].Allow(ctx, id, r, now); err != nil {
+					return err
+				}
+			}
+		}
+		for _, n := range nodes {
+			if err := n.Sync(ctx, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// boundedAtLimit loads every client as the bounded design's store holds a client at its
+// limit, evenly over the window: every sub-slice of the window holds its share, pushed by the
+// 8 replicas in turn under their push marks, through the settle script the replicas use.
+func boundedAtLimit(r *limiters.Rule, bd limiters.Bounds) func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
+	return func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
+		st := limiters.NewRedisStore(rdb)
+		t := now.UnixMicro()
+		d := t / bd.Sub
+		subs := bd.Subs - 2 // a window's
+		batch := loadBatch / 10
+		entries := make([]limiters.SettleEntry, 0, batch)
+		for start := 0; start < len(ids); start += batch {
+			for node := range limiters.DefaultNodes {
+				entries = entries[:0]
+				for _, id := range ids[start:min(start+batch, len(ids))] {
+					e := limiters.SettleEntry{Client: id, Rule: r, Bounds: bd, At: t}
+					var total int64
+					for k := node; k < subs; k += limiters.DefaultNodes {
+						j := d - int64(subs-1-k)
+						e.Push = append(e.Push, limiters.SubCount{Index: j, Count: 2, Newest: j*bd.Sub + bd.Sub/2})
+						total += 2
+					}
+					e.Mark = limiters.PushMark{Node: strconv.Itoa(node) + "-ABCDEF", Inc: 1, Total: total}
+					entries = append(entries, e)
+				}
+				if err := st.Settle(ctx, now, entries); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 }

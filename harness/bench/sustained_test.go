@@ -55,7 +55,7 @@ func TestJudgeMarksGeneratorBound(t *testing.T) {
 		{"kept up", result.Step{Rate: 1000, Achieved: 1000}, false},
 		{"errors only", result.Step{Rate: 1000, Achieved: 1000, Errors: 3}, false},
 		{"behind", result.Step{Rate: 1000, Achieved: 900}, true},
-		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: accounting.Percentiles{P99: 12 * time.Millisecond}}, true},
+		{"late", result.Step{Rate: 1000, Achieved: 1000, Lateness: result.Percentiles{P99: 12 * time.Millisecond}}, true},
 	} {
 		st := tt.st
 		judge(&st, g)

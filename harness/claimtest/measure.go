@@ -8,12 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	cc "github.com/edgeproof/rlharness/claimcheck"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // measure reads every figure from Redis: the stream and its group, the consumers'
 // counters, the payload store scanned against the stream (orphans), the dead-letter and
 // error streams, the effects and the fault logs.
-func measure(ctx context.Context, rdb *redis.Client, cfg Config, m *Measured) error {
+func measure(ctx context.Context, rdb *redis.Client, cfg Config, m *result.ClaimMeasured) error {
 	inStream := map[uint64]bool{}
 	start := "-"
 	for {
@@ -121,7 +122,7 @@ func scard(ctx context.Context, rdb *redis.Client, key string) (int, error) {
 
 // checks are the run's promises: everything acknowledged is processed exactly once,
 // nothing is left unread or pending, and the faults are the plan's.
-func checks(ctx context.Context, rdb *redis.Client, cfg Config, acked map[uint64]bool, r Result) ([]Check, error) {
+func checks(ctx context.Context, rdb *redis.Client, cfg Config, acked map[uint64]bool, r result.ClaimRun) ([]result.RunCheck, error) {
 	effects, err := rdb.HGetAll(ctx, cc.EffectKey).Result()
 	if err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func checks(ctx context.Context, rdb *redis.Client, cfg Config, acked map[uint64
 		}
 	}
 	m := r.Measured
-	out := []Check{
+	out := []result.RunCheck{
 		{Name: "every acknowledged event processed exactly once", Pass: len(notOnce) == 0 && more == 0,
 			Detail: fmt.Sprintf("%d acknowledged, %d processed, %d effects; %d events applied more than once %v", len(acked), m.Processed, m.Effects, more, notOnce)},
 		{Name: "the stream drained", Pass: m.Pending == 0 && m.Lag == 0,

@@ -13,12 +13,12 @@ import (
 const ResultFile = result.ClaimCheckFile
 
 // Write writes the results as dir/claimcheck.json.
-func Write(dir string, rs []Result) error {
+func Write(dir string, rs []result.ClaimRun) error {
 	return result.Write(dir, ResultFile, rs)
 }
 
 // Render prints a run's measured figures beside the model's for the same events, and its checks.
-func Render(w io.Writer, r Result) error {
+func Render(w io.Writer, r result.ClaimRun) error {
 	name := r.Setting()
 	fmt.Fprintf(w, "\n%s: %d events (a real run kept small for this machine; the document's model runs 100,000), %g events/s asked, seed %d,\n",
 		name, r.Events, r.Rate, r.Seed)

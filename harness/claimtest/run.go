@@ -96,26 +96,16 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// Measured is what Redis holds after the run, and what the harness saw of the producer.
-// The types live in harness/result so that a report reads claimcheck.json without the fleet.
-type Measured = result.ClaimMeasured
-
-// Check is one assertion of the run.
-type Check = result.RunCheck
-
-// Result is a run: its settings, the model's figures for the same events, the measured ones.
-type Result = result.ClaimRun
-
 // Run starts a fleet of one producer and cfg.Consumers consumers, sends cfg.Events
 // events, waits for the stream to drain and measures.
-func Run(ctx context.Context, p fleet.Provider, cfg Config) (Result, error) {
+func Run(ctx context.Context, p fleet.Provider, cfg Config) (result.ClaimRun, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return Result{}, err
+		return result.ClaimRun{}, err
 	}
-	res := Result{Placement: string(cfg.Placement), Deletion: string(cfg.Deletion), Events: cfg.Events, Rate: cfg.Rate,
+	res := result.ClaimRun{Placement: string(cfg.Placement), Deletion: string(cfg.Deletion), Events: cfg.Events, Rate: cfg.Rate,
 		Seed: cfg.Seed, TTL: cfg.TTL, Visibility: cfg.Visibility}
-	settings := model.ClaimSettings{N: cfg.Events, Placement: cfg.Placement, Deletion: cfg.Deletion,
+	settings := result.ClaimSettings{N: cfg.Events, Placement: cfg.Placement, Deletion: cfg.Deletion,
 		ProducerCrash: cfg.ProducerCrash, ConsumerCrash: cfg.ConsumerCrash, Seed: cfg.Seed}
 	doc, err := model.RunClaim(settings)
 	if err != nil {
@@ -126,7 +116,7 @@ func Run(ctx context.Context, p fleet.Provider, cfg Config) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Model, res.Predicted = doc.Result(), led.Result()
+	res.Model, res.Predicted = doc, led
 
 	env := map[string]string{
 		"CLAIMCHECK_PLACEMENT":  string(cfg.Placement),

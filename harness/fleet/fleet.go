@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +98,9 @@ type Spec struct {
 	Target string
 	// Mode is passed to every replica as --mode: central | split | delayed (default) | peer-gcra.
 	Mode limiters.Mode
+	// Design is passed to every replica in delayed mode as --design: bounded (default: the
+	// design with a proven bound, docs/design-bound.md) | document (the document's).
+	Design limiters.Design
 	// Rules is the YAML rule file given to every replica (--rules); none if empty.
 	Rules []byte
 	// SyncInterval and StoreTimeout are passed to every replica; defaults 200ms and 50ms.
@@ -124,21 +128,21 @@ type Spec struct {
 	// Redis only): the replicas are given its address, and SlowStore delays every reply
 	// through it (the store-slow fault).
 	StoreProxy bool
+	// StoreCPU, when set, is the share of one core the single Redis may use (the Docker
+	// provider's CFS CPU quota): a store as slow as a busy
+	// Redis thread, whose every call takes time in proportion to its work. 0: no limit.
+	StoreCPU float64
 	// Custom, when set, runs a limiter the harness did not write, as its target file
 	// says (Target becomes TargetCustom; Image or Binary come from it). Mode, Rules,
 	// SyncInterval and StoreTimeout do not apply.
 	Custom *target.Start
 }
 
-// Conditions records how a fleet runs, for a run's summary. The type lives with the
-// summary's others in harness/result, which readers of a run import without Docker.
-type Conditions = result.Conditions
-
 // Fleet is a running Redis plus replicas. Members are named by RedisMember
 // and ReplicaMember. Every method is safe for concurrent use.
 type Fleet interface {
 	// Conditions describes the provider, network mode, replicas and images or binaries.
-	Conditions() Conditions
+	Conditions() result.Conditions
 	// RedisAddr is Redis's 127.0.0.1:port, reachable from the host; it stays
 	// the same when Redis is stopped, started or restarted.
 	RedisAddr() string
@@ -185,13 +189,30 @@ const (
 	ProviderLocal  = "local"
 )
 
-// NewProvider returns the provider a command line names: "docker" or "local".
-func NewProvider(name string, logger *slog.Logger) (Provider, error) {
+// Option is a command line's setting of a provider beyond its name.
+type Option func(*options)
+
+type options struct{ binDir string }
+
+// WithBinDir runs the local provider's programs from dir (LocalProvider.BinDir, --bin-dir);
+// empty is none.
+func WithBinDir(dir string) Option { return func(o *options) { o.binDir = dir } }
+
+// NewProvider returns the provider a command line names: "docker" or "local". The Docker
+// provider refuses a bin directory: it runs images.
+func NewProvider(name string, logger *slog.Logger, opts ...Option) (Provider, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	switch name {
 	case ProviderDocker, "":
+		if o.binDir != "" {
+			return nil, fmt.Errorf("--bin-dir %s is for --provider local (prebuilt binaries run as processes); the Docker provider runs images", o.binDir)
+		}
 		return DockerProvider{Logger: logger}, nil
 	case ProviderLocal:
-		return LocalProvider{Logger: logger}, nil
+		return LocalProvider{Logger: logger, BinDir: o.binDir}, nil
 	default:
 		return nil, fmt.Errorf("unknown fleet provider %q: use docker or local", name)
 	}
@@ -233,11 +254,20 @@ func (s Spec) withDefaults() (Spec, error) {
 	default:
 		return s, fmt.Errorf("mode %q: use central, split or delayed (or %s, the peer limiter)", s.Mode, limiters.ModePeerGCRA)
 	}
+	if s.Mode == limiters.ModeDelayed && s.Design == "" {
+		s.Design = limiters.DesignBounded
+	}
+	if s.Design != "" && !slices.Contains(limiters.Designs(), s.Design) {
+		return s, fmt.Errorf("design %q: use %s or %s", s.Design, limiters.DesignBounded, limiters.DesignDocument)
+	}
 	if s.SyncInterval == 0 {
 		s.SyncInterval = limiters.DefaultSyncInterval
 	}
 	if s.StoreTimeout == 0 {
 		s.StoreTimeout = limiters.DefaultStoreTimeout
+	}
+	if s.StoreCPU < 0 || s.StoreCPU > 1 || s.StoreCPU > 0 && s.Store == StoreCluster {
+		return s, fmt.Errorf("store cpu %v: give a share of one core in (0, 1], for one Redis (not a cluster)", s.StoreCPU)
 	}
 	if s.SyncInterval < 0 || s.StoreTimeout < 0 {
 		return s, fmt.Errorf("sync interval and store timeout must be >= 0 (got %s, %s)", s.SyncInterval, s.StoreTimeout)
@@ -255,8 +285,8 @@ func (s Spec) withDefaults() (Spec, error) {
 }
 
 // conditions is the part of Conditions that follows from the spec alone.
-func (s Spec) conditions(provider, network string) Conditions {
-	c := Conditions{
+func (s Spec) conditions(provider, network string) result.Conditions {
+	c := result.Conditions{
 		Provider:     provider,
 		Network:      network,
 		RunID:        s.RunID,
@@ -264,9 +294,13 @@ func (s Spec) conditions(provider, network string) Conditions {
 		Target:       s.Target,
 		SyncInterval: s.SyncInterval,
 		StoreTimeout: s.StoreTimeout,
+		StoreCPU:     s.StoreCPU,
 	}
 	if s.Target == TargetReplica {
 		c.Mode = string(s.Mode)
+		if s.Mode == limiters.ModeDelayed {
+			c.Design = string(s.Design)
+		}
 	}
 	return c
 }
@@ -292,6 +326,9 @@ func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
 		"--store-timeout", s.StoreTimeout.String(),
 		"--redis", redis,
 	)
+	if s.Mode == limiters.ModeDelayed && s.Design != "" {
+		args = append(args, "--design", string(s.Design))
+	}
 	if len(s.Rules) > 0 {
 		args = append(args, "--rules", rules)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/internal/dockertest"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -28,10 +29,10 @@ func TestSpecDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Spec{
-		RunID: "r1", Replicas: 8, Target: "replica", Mode: "delayed",
+		RunID: "r1", Replicas: 8, Target: "replica", Mode: "delayed", Design: "bounded",
 		SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, Network: "bridge",
 	}
-	if s.RunID != want.RunID || s.Replicas != want.Replicas || s.Target != want.Target || s.Mode != want.Mode ||
+	if s.RunID != want.RunID || s.Replicas != want.Replicas || s.Target != want.Target || s.Mode != want.Mode || s.Design != want.Design ||
 		s.SyncInterval != want.SyncInterval || s.StoreTimeout != want.StoreTimeout || s.Network != want.Network {
 		t.Errorf("defaults = %+v, want %+v", s, want)
 	}
@@ -49,6 +50,7 @@ func TestSpecRejects(t *testing.T) {
 		{Spec{Replicas: -1}, "replicas must be > 0 (got -1)"},
 		{Spec{Target: "nginx"}, `target "nginx"`},
 		{Spec{Mode: "gossip"}, `mode "gossip"`},
+		{Spec{Design: "eventual"}, `design "eventual": use bounded or document`},
 		{Spec{Network: "overlay"}, `network "overlay"`},
 		{Spec{RunID: "a b"}, `run id "a b"`},
 		{Spec{SyncInterval: -time.Second}, "must be >= 0"},
@@ -66,6 +68,15 @@ func TestTargetArgs(t *testing.T) {
 	want := "--listen :8080 --mode central --node-index 2 --node-count 3 --sync-interval 200ms --store-timeout 50ms --redis redis:6379 --rules /r.yaml"
 	if got != want {
 		t.Errorf("replica args\n got %s\nwant %s", got, want)
+	}
+	s, _ = Spec{RunID: "r", Replicas: 2, Design: "document"}.withDefaults()
+	got = strings.Join(s.targetArgs(1, ":8080", "redis:6379", ""), " ")
+	want = "--listen :8080 --mode delayed --node-index 1 --node-count 2 --sync-interval 200ms --store-timeout 50ms --redis redis:6379 --design document"
+	if got != want {
+		t.Errorf("delayed replica args\n got %s\nwant %s", got, want)
+	}
+	if c := s.conditions("local", "loopback"); c.Mode != "delayed" || c.Design != "document" {
+		t.Errorf("conditions mode %q design %q, want delayed document", c.Mode, c.Design)
 	}
 	s.Target, s.Rules = TargetNoop, nil
 	if got := strings.Join(s.targetArgs(0, "127.0.0.1:9", "x", "y"), " "); got != "--listen 127.0.0.1:9" {
@@ -121,7 +132,7 @@ type testProvider struct {
 	start func(t *testing.T, images ...string) Provider
 	// noopConditions says whether c is what the provider records of a noop fleet on the
 	// default network.
-	noopConditions func(c Conditions) bool
+	noopConditions func(c result.Conditions) bool
 	// exiting makes spec's target one that exits at once.
 	exiting func(spec Spec) Spec
 	// ruleFile is the rule file as replica i of f sees it.
@@ -141,7 +152,7 @@ func providers(t *testing.T) []testProvider {
 				dockertest.Require(t, images...)
 				return DockerProvider{Logger: testLogger(t)}
 			},
-			noopConditions: func(c Conditions) bool {
+			noopConditions: func(c result.Conditions) bool {
 				return c.Provider == "docker" && c.Network == "bridge" && c.RedisImage == DefaultRedisImage && c.TargetImage == DefaultNoopImage
 			},
 			exiting: func(s Spec) Spec {
@@ -169,7 +180,7 @@ func providers(t *testing.T) []testProvider {
 		{
 			name:  "local",
 			start: func(t *testing.T, _ ...string) Provider { return LocalProvider{Logger: testLogger(t)} },
-			noopConditions: func(c Conditions) bool {
+			noopConditions: func(c result.Conditions) bool {
 				return c.Provider == "local" && c.Network == "loopback" && c.RedisBinary != "" && c.TargetBinary != ""
 			},
 			exiting: func(s Spec) Spec {

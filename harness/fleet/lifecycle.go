@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // member is one container or process of a fleet, as a provider runs it.
@@ -33,7 +35,7 @@ type member interface {
 // health waits here; containers or processes behind members.
 type fleet struct {
 	log      *slog.Logger
-	cond     Conditions
+	cond     result.Conditions
 	replicas int
 	// health is the path a custom target answers 200 on once ready; "" is /healthz.
 	health string
@@ -59,7 +61,7 @@ type fleet struct {
 	proxy *storeProxy
 }
 
-func newFleet(log *slog.Logger, cond Conditions, replicas int) *fleet {
+func newFleet(log *slog.Logger, cond result.Conditions, replicas int) *fleet {
 	f := &fleet{
 		log:      log,
 		cond:     cond,
@@ -72,7 +74,7 @@ func newFleet(log *slog.Logger, cond Conditions, replicas int) *fleet {
 	return f
 }
 
-func (f *fleet) Conditions() Conditions { return f.cond }
+func (f *fleet) Conditions() result.Conditions { return f.cond }
 
 func (f *fleet) RedisAddr() string {
 	f.addrMu.Lock()

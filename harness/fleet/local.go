@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -26,19 +27,24 @@ const modulePath = "github.com/edgeproof/rlharness"
 // process group. Spec.Network is accepted and ignored: everything is on the
 // loopback interface. Pause is SIGSTOP, Unpause SIGCONT.
 type LocalProvider struct {
-	// RedisServer is the redis-server executable; default redis-server on
-	// PATH, else /usr/bin/redis-server.
+	// RedisServer is the redis-server executable; default BinDir's, else
+	// redis-server on PATH, else /usr/bin/redis-server.
 	RedisServer string
+	// BinDir, when set, holds prebuilt programs (the HS2 kit's bin/): the
+	// targets by name (replica, noop, worker, claimcheck), redis-server and
+	// redis-cli, used in place of go build and of PATH, so that a machine
+	// without Go or Redis installed runs the fleet.
+	BinDir string
 	// Logger receives the fleet's events; default slog.Default().
 	Logger *slog.Logger
 }
 
-// Start builds the target if Spec.Binary is empty, starts Redis, then the
-// replicas, and waits until all are healthy. Members' output goes to
-// <member>.log in a temporary directory that Terminate removes; a member
-// that fails to become ready has the tail of its log in the error.
+// Start builds the target if Spec.Binary is empty (or takes it from BinDir),
+// starts Redis, then the replicas, and waits until all are healthy. Members'
+// output goes to <member>.log in a temporary directory that Terminate removes;
+// a member that fails to become ready has the tail of its log in the error.
 func (p LocalProvider) Start(ctx context.Context, spec Spec) (Fleet, error) {
-	return start(ctx, spec, p.Logger, ProviderLocal, target.StartProcess, &localRun{redisBin: p.RedisServer})
+	return start(ctx, spec, p.Logger, ProviderLocal, target.StartProcess, &localRun{redisBin: p.RedisServer, binDir: p.BinDir})
 }
 
 // localRun is what one fleet holds of the local machine: its backend in start.
@@ -47,6 +53,7 @@ type localRun struct {
 	spec          Spec
 	dir           string
 	redisBin, bin string
+	binDir        string // LocalProvider.BinDir
 	rules         string // the rule file's path, written if spec.Rules is set
 
 	mu      sync.Mutex // replicas are added in parallel
@@ -55,22 +62,27 @@ type localRun struct {
 
 // prepare finds redis-server, removes the directories of killed runs and makes the run's
 // directory, naming its owner in it.
-func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (Conditions, error) {
+func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (result.Conditions, error) {
 	l.spec, l.log = spec, log
+	if spec.StoreCPU > 0 {
+		return result.Conditions{}, errors.New("a store with a share of a core (StoreCPU, --store-cpu) needs the docker provider: it is the container's CPU quota")
+	}
 	var err error
+	if l.redisBin == "" && l.binDir != "" {
+		if l.redisBin, err = ToolIn(l.binDir, "redis-server"); err != nil {
+			return result.Conditions{}, err
+		}
+	}
 	if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
-		return Conditions{}, err
+		return result.Conditions{}, err
 	}
 	if n, err := removeDeadRunDirs(os.TempDir()); err != nil {
 		log.Warn("removing the directories of killed runs", "err", err)
 	} else if n > 0 {
 		log.Info("removed the directories of killed runs", "dirs", n)
 	}
-	if l.dir, err = os.MkdirTemp("", localDirPrefix+spec.RunID+"-"); err != nil {
-		return Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
-	}
-	if err := os.WriteFile(filepath.Join(l.dir, ownerFile), []byte(ownerID()+"\n"), 0o644); err != nil {
-		return Conditions{}, fmt.Errorf("name the owner of run %s's directory: %w", spec.RunID, err)
+	if l.dir, err = OwnedTempDir(spec.RunID); err != nil {
+		return result.Conditions{}, fmt.Errorf("create a directory for run %s: %w", spec.RunID, err)
 	}
 	l.rules = filepath.Join(l.dir, "rules.yaml")
 	return spec.conditions(ProviderLocal, NetworkLoopback), nil
@@ -83,6 +95,20 @@ const (
 	localDirPrefix = "rlharness-"
 	ownerFile      = "owner"
 )
+
+// OwnedTempDir makes a run's temporary directory, localDirPrefix + name + a random suffix,
+// with the owner file that lets the next local run remove it if this process is killed.
+func OwnedTempDir(name string) (string, error) {
+	dir, err := os.MkdirTemp("", localDirPrefix+name+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(ownerID()+"\n"), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("name the owner of %s: %w", dir, err)
+	}
+	return dir, nil
+}
 
 // removeDeadRunDirs removes the local runs' directories under tmp whose owner no longer
 // runs on this host: what a run killed with SIGKILL leaves (its built target and logs,
@@ -116,11 +142,19 @@ func removeDeadRunDirs(tmp string) (int, error) {
 // setup builds the target (or finds Spec.Binary) and writes the rule file.
 func (l *localRun) setup(ctx context.Context, f *fleet) error {
 	var err error
-	if l.bin = l.spec.Binary; l.bin == "" {
+	switch l.bin = l.spec.Binary; {
+	case l.bin == "" && l.binDir != "":
+		if l.bin, err = ToolIn(l.binDir, l.spec.Target); err != nil {
+			return err
+		}
+	case l.bin == "":
 		if l.bin, err = buildTarget(ctx, l.spec.Target, l.dir); err != nil {
 			return err
 		}
-	} else if l.bin, err = exec.LookPath(l.bin); err != nil {
+	default:
+		l.bin, err = exec.LookPath(l.bin)
+	}
+	if err != nil {
 		return fmt.Errorf("target binary: %w", err)
 	}
 	f.cond.RedisBinary, f.cond.TargetBinary = l.redisBin, l.bin
@@ -389,6 +423,22 @@ func findRedisServer(path string) (string, error) {
 	}
 	return p, nil
 }
+
+// ToolIn finds a program the harness runs on this machine: dir/name when dir is set (a kit
+// of prebuilt binaries, --bin-dir), else name on PATH.
+func ToolIn(dir, name string) (string, error) {
+	if dir == "" {
+		return exec.LookPath(name)
+	}
+	p := filepath.Join(dir, name)
+	if _, err := exec.LookPath(p); err != nil {
+		return "", fmt.Errorf("--bin-dir %s has no %s that runs (%w): build the kit with scripts/hs2-kit.sh, or leave --bin-dir out to use go build and PATH", dir, name, err)
+	}
+	return filepath.Abs(p)
+}
+
+// toolDir is where the run's host programs (redis-cli) come from: BinDir, or PATH.
+func (l *localRun) toolDir() string { return l.binDir }
 
 // buildTarget builds ./targets/cmd/<target> into dir; the go build cache
 // makes this quick after the first time.

@@ -114,3 +114,61 @@ func pathGone(p string) bool {
 	_, err := os.Stat(p)
 	return errors.Is(err, os.ErrNotExist)
 }
+
+// With a bin directory (the HS2 kit's bin/), the local provider runs the prebuilt target and
+// the redis-server there, even a wrapper script (the kit's starts Redis through its own
+// loader), and never calls go build: here go is off PATH.
+func TestLocalBinDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the noop target and starts redis-server")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the noop target with")
+	}
+	realRedis, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("no redis-server")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command(goBin, "build", "-o", filepath.Join(dir, TargetNoop), modulePath+"/targets/cmd/noop").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	marker := filepath.Join(dir, "wrapper-ran")
+	wrapper := "#!/bin/sh\ntouch " + marker + "\nexec " + realRedis + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "redis-server"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", "/usr/bin:/bin")
+	if _, err := exec.LookPath("go"); err == nil {
+		t.Skip("go is on /usr/bin:/bin here: the test cannot show go build is not called")
+	}
+	ctx := context.Background()
+	p, err := NewProvider(ProviderLocal, testLogger(t), WithBinDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := p.Start(ctx, Spec{Target: TargetNoop, Replicas: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Terminate(ctx)
+	c := f.Conditions()
+	if c.TargetBinary != filepath.Join(dir, TargetNoop) || c.RedisBinary != filepath.Join(dir, "redis-server") {
+		t.Errorf("ran %s and %s, want the bin directory's", c.TargetBinary, c.RedisBinary)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the bin directory's redis-server wrapper did not run: %v", err)
+	}
+	if err := HealthAt(ctx, f.ReplicaURLs()[1], "/healthz"); err != nil {
+		t.Errorf("replica 1: %v", err)
+	}
+
+	_, err = LocalProvider{BinDir: dir, Logger: testLogger(t)}.Start(ctx, Spec{Target: TargetReplica})
+	if err == nil || !strings.Contains(err.Error(), "--bin-dir "+dir+" has no replica") {
+		t.Errorf("a bin directory without the target: %v", err)
+	}
+	if _, err := NewProvider(ProviderDocker, nil, WithBinDir(dir)); err == nil {
+		t.Error("the Docker provider took a bin directory")
+	}
+}

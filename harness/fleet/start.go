@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // backend is what a provider brings to start: how to run each member, and what
@@ -16,7 +18,7 @@ type backend interface {
 	// prepare checks what the run needs before anything of it exists (images,
 	// executables) and returns the fleet's conditions so far. Nothing is torn
 	// down when it fails, so it creates only what it removes itself.
-	prepare(ctx context.Context, spec Spec, log *slog.Logger) (Conditions, error)
+	prepare(ctx context.Context, spec Spec, log *slog.Logger) (result.Conditions, error)
 	// setup makes what the members share once teardown can undo it: a network,
 	// a built binary, a rule file. It may add to f.cond.
 	setup(ctx context.Context, f *fleet) error

@@ -194,6 +194,7 @@ func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Targ
 			fmt.Fprintf(rc.Progress, "   fleet teardown: %v\n", err)
 		}
 	}()
+	out.Design = sys.Design()
 	outage, grace := sys.Outage()
 	cfg := Config{
 		System: sys.Name(), Design: out.Design, TimeScale: sys.TimeScale(),

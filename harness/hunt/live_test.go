@@ -18,6 +18,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // quickHunt is a short hunt on Docker's host network at time scale 0.1 (a 6 s window). With
@@ -116,7 +117,7 @@ func TestHuntLiveBoundedDesignHolds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rc := quickHunt(t, 60*time.Second, FamilySliceDrop, FamilySpread, FamilyFresh, FamilyAtLimitBursts)
-	rc.Load.Design = loadtest.DesignBounded
+	rc.Load.Design = string(limiters.DesignBounded)
 	h, err := Run(ctx, rc)
 	if err != nil {
 		t.Fatal(err)

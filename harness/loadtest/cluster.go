@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
@@ -14,35 +16,26 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Faults of a Redis Cluster store: one master, not the whole store.
-const (
-	FaultMasterKill  = result.FaultMasterKill
-	FaultMasterPause = result.FaultMasterPause
-)
-
 // faultMember is the fleet member a fault hits: the whole store, or on a cluster the
 // node that is master 0 when the cluster is created (slots 0-5460).
 func faultMember(fault string) string {
-	if fault == FaultMasterKill || fault == FaultMasterPause {
+	if fault == result.FaultMasterKill || fault == result.FaultMasterPause {
 		return fleet.RedisNodeMember(0)
 	}
 	return fleet.RedisMember
 }
 
-// pauses reports whether a fault freezes its member rather than stopping it.
-func pauses(fault string) bool { return fault == FaultPause || fault == FaultMasterPause }
-
 // scenarios is what the run does: on one Redis, Scenarios; on a cluster store, the design
 // and, with fail-open, its two master faults in place of the whole-store ones.
-func (c Config) scenarios() []Scenario {
+func (c Config) scenarios() []result.Scenario {
 	if c.Store != fleet.StoreCluster {
-		return Scenarios(c.Algorithm, c.Mode, c.FailOpen, c.Matrix)
+		return Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), c.FailOpen, c.Matrix)
 	}
-	all := Scenarios(c.Algorithm, c.Mode, false, c.Matrix)
-	out := []Scenario{all[0]}
+	all := Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), false, c.Matrix)
+	out := []result.Scenario{all[0]}
 	if c.FailOpen {
-		for _, f := range []string{FaultMasterKill, FaultMasterPause} {
-			out = append(out, Scenario{Name: all[0].Name + "/" + f, Algorithm: string(c.Algorithm), Mode: string(c.Mode), Fault: f, Gated: true})
+		for _, f := range []string{result.FaultMasterKill, result.FaultMasterPause} {
+			out = append(out, result.Scenario{Name: all[0].Name + "/" + f, Algorithm: string(c.Algorithm), Mode: string(c.Mode), Design: all[0].Design, Fault: f, Gated: true})
 		}
 	}
 	return append(out, all[1:]...)
@@ -63,9 +56,9 @@ const clusterPoll = 100 * time.Millisecond
 // watchCluster polls a cluster store's slot map through a master fault, from a second
 // before it until stop is called; stop returns what it saw, with offsets from the start of
 // the traffic. On one Redis, or without a master fault, it watches nothing.
-func watchCluster(ctx context.Context, fl fleet.Fleet, sc Scenario, start time.Time, outage time.Duration) (stop func() *result.ClusterFault) {
+func watchCluster(ctx context.Context, fl fleet.Fleet, sc result.Scenario, start time.Time, outage time.Duration) (stop func() *result.ClusterFault) {
 	cf, ok := fl.(fleet.ClusterFleet)
-	if !ok || len(cf.StoreNodes()) == 0 || sc.Fault == FaultNone || faultMember(sc.Fault) == fleet.RedisMember { // a fault's slot map only
+	if !ok || len(cf.StoreNodes()) == 0 || sc.Fault == result.FaultNone || faultMember(sc.Fault) == fleet.RedisMember { // a fault's slot map only
 		return func() *result.ClusterFault { return nil }
 	}
 	nodes := cf.StoreNodes()
@@ -209,70 +202,137 @@ const agreementGuard = 100 * time.Millisecond
 // cluster may take with it the writes of its last sync intervals that had not reached its
 // replica (asynchronous replication): those acceptances are the allowance, and so are the
 // ones sent within agreementGuard of the oldest slice's edge.
-func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc Scenario, res *ScenarioResult,
-	start time.Time, outage accounting.Interval) (accounting.Check, bool) {
+//
+// The bounded design's store holds sub-slices (limiters.BoundedHash) and, by design, not
+// what a node admitted within its unsynced budget of a client it never asked the store
+// about: up to nodes × budget per window less the margin is allowed missing. A decision
+// whose store call failed or timed out may have been counted by the store and again by the
+// node's fallback: the store may hold up to those (the replicas' store decisions failed,
+// res.Sync) more.
+func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc result.Scenario, res *result.ScenarioResult,
+	start time.Time, outage result.Interval) (result.Check, bool) {
 	if limiters.Mode(sc.Mode) != limiters.ModeDelayed || limiters.Algorithm(sc.Algorithm) == limiters.TokenBucket {
-		return accounting.Check{}, false
+		return result.Check{}, false
 	}
 	iv := cfg.scaled(cfg.SyncInterval)
 	t := time.NewTimer(3 * iv)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return accounting.Check{}, false
+		return result.Check{}, false
 	case <-t.C:
 	}
 	rdb := fleet.StoreClient(fl)
 	defer rdb.Close()
 	window := cfg.ScheduleSpec().Window()
-	sliceLen := int64(window / limiters.DefaultSlices)
-	rule := &limiters.Rule{Name: "default", Algorithm: limiters.Algorithm(sc.Algorithm)}
-	var stored, accepted, allowance int64
+	rule := &limiters.Rule{Name: "default", Algorithm: limiters.Algorithm(sc.Algorithm), Limit: limiters.DefaultLimit,
+		Window: window, Slices: limiters.DefaultSlices}
+	lay := documentLayout(window)
+	var bd limiters.Bounds
+	var doubled int64 // decisions the store may have counted twice
+	if boundedDesign(sc) {
+		lay = boundedLayout
+		bd = limiters.BoundsFor(rule, cfg.Replicas)
+		if res.Sync != nil && res.Sync.StoreDecisions != nil {
+			doubled = res.Sync.StoreDecisions.Failed
+		}
+	}
+	var stored, accepted, allowance, unseen int64
 	bad := 0
 	worst := ""
 	for _, p := range res.Probes {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		h, err := rdb.HGetAll(cctx, limiters.Key(p.ID, rule)).Result()
+		first, last, got, err := lay.read(cctx, rdb, p.ID, rule)
 		cancel()
 		if err != nil {
 			return accounting.NewCheck("store agrees with the accepted", 1, accounting.OpEqual, 0,
 				fmt.Sprintf("could not read %s's counters: %v", p.ID, err)), true
 		}
-		counts, err := limiters.WindowHash(h)
-		if err != nil {
-			return accounting.NewCheck("store agrees with the accepted", 1, accounting.OpEqual, 0,
-				fmt.Sprintf("%s's counters: %v", p.ID, err)), true
+		unit := lay.unit
+		if unit == 0 {
+			unit = bd.Sub * int64(time.Microsecond)
 		}
-		first := int64(math.MaxInt64)
-		var got int64
-		for _, c := range counts {
-			first = min(first, c.Index)
-			got += c.Count
-		}
-		var want, slack int64
+		var want, slack, missing int64
 		for _, off := range p.AcceptedAt {
 			at := start.Add(off).UnixNano()
-			if at/sliceLen < first {
-				if first != math.MaxInt64 && first*sliceLen-at <= int64(agreementGuard) {
+			if at/unit < first {
+				if first != math.MaxInt64 && first*unit-at <= int64(agreementGuard) {
 					slack++
 				}
 				continue
 			}
 			want++
-			if at-first*sliceLen <= int64(agreementGuard) {
+			if at-first*unit <= int64(agreementGuard) {
 				slack++
 			}
-			if sc.Fault == FaultMasterKill && off <= outage.From && off > outage.From-2*iv {
+			if sc.Fault == result.FaultMasterKill && off <= outage.From && off > outage.From-2*iv {
 				slack++
 			}
 		}
-		stored, accepted, allowance = stored+got, accepted+want, allowance+slack
-		if d := got - want; d > slack || -d > slack {
+		if bd.Budget > 0 && first != math.MaxInt64 {
+			span := (last - first + 1) * unit
+			perSpan := (bd.Window - bd.Margin) * int64(time.Microsecond)
+			missing = int64(cfg.Replicas) * bd.Budget * ((span + perSpan - 1) / perSpan)
+		}
+		stored, accepted, allowance, unseen = stored+got, accepted+want, allowance+slack, unseen+missing
+		if d := got - want; d > slack+doubled || -d > slack+missing {
 			bad++
-			worst = fmt.Sprintf("; %s: store %d, accepted %d (allowance %d)", p.ID, got, want, slack)
+			worst = fmt.Sprintf("; %s: store %d, accepted %d (allowance %d, %d unseen, %d counted twice)", p.ID, got, want, slack, missing, doubled)
 		}
 	}
-	return accounting.NewCheck("store agrees with the accepted", float64(bad), accounting.OpEqual, 0,
-		fmt.Sprintf("probe clients whose count in the store differs from what the replicas accepted in the slices it holds: %d stored, %d accepted, allowance %d (slice edges, unreplicated writes of a killed master)%s",
-			stored, accepted, allowance, worst)), true
+	detail := fmt.Sprintf("probe clients whose count in the store differs from what the replicas accepted in the %s it holds: %d stored, %d accepted, allowance %d (slice edges, unreplicated writes of a killed master)",
+		lay.what, stored, accepted, allowance)
+	if boundedDesign(sc) {
+		detail += fmt.Sprintf(", up to %d admitted within the nodes' unsynced budgets and never pushed (%d per node and window), up to %d more from %d store decisions that failed",
+			unseen, bd.Budget, doubled, doubled)
+	}
+	return accounting.NewCheck("store agrees with the accepted", float64(bad), accounting.OpEqual, 0, detail+worst), true
 }
+
+// counterLayout reads a client's counts as one design keeps them: the first and last index
+// held (math.MaxInt64 and 0 when none), in units of unit ns (0: the bounded design's
+// sub-slice, from its bounds), and their total.
+type counterLayout struct {
+	what string
+	unit int64
+	read func(ctx context.Context, rdb redis.UniversalClient, client string, rule *limiters.Rule) (first, last, total int64, err error)
+}
+
+// documentLayout is the document's: a hash of slice counts (limiters.Key, WindowHash).
+func documentLayout(window time.Duration) counterLayout {
+	return counterLayout{what: "slices", unit: int64(window / limiters.DefaultSlices),
+		read: func(ctx context.Context, rdb redis.UniversalClient, client string, rule *limiters.Rule) (int64, int64, int64, error) {
+			h, err := rdb.HGetAll(ctx, limiters.Key(client, rule)).Result()
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			counts, err := limiters.WindowHash(h)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			first, last, total := int64(math.MaxInt64), int64(0), int64(0)
+			for _, c := range counts {
+				first, last, total = min(first, c.Index), max(last, c.Index), total+c.Count
+			}
+			return first, last, total, nil
+		}}
+}
+
+// boundedLayout is the bounded design's: a hash of sub-slice counts with their newest
+// arrival (limiters.BoundedKey, BoundedHash).
+var boundedLayout = counterLayout{what: "sub-slices",
+	read: func(ctx context.Context, rdb redis.UniversalClient, client string, rule *limiters.Rule) (int64, int64, int64, error) {
+		h, err := rdb.HGetAll(ctx, limiters.BoundedKey(client, rule)).Result()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		subs, err := limiters.BoundedHash(h)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		first, last, total := int64(math.MaxInt64), int64(0), int64(0)
+		for _, c := range subs {
+			first, last, total = min(first, c.Index), max(last, c.Index), total+c.Count
+		}
+		return first, last, total, nil
+	}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // clusterConfig is quickConfig on a Redis Cluster store of 3 masters + 3 replicas.
@@ -86,7 +87,7 @@ func TestClusterMasterFaults(t *testing.T) {
 	}
 }
 
-func clusterChecksPass(t *testing.T, sc ScenarioResult) {
+func clusterChecksPass(t *testing.T, sc result.ScenarioResult) {
 	t.Helper()
 	agreed := false
 	for _, c := range sc.Checks {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -30,7 +31,7 @@ func TestEnvoyRatelimitStartsAndDecides(t *testing.T) {
 	sys := sut{t: tg}
 	cfg := DefaultConfig().forTarget(tg, 0)
 	cfg.Network = fleet.NetworkBridge
-	fl, err := sys.start(ctx, fleet.DockerProvider{}, sys.spec(cfg, Scenario{Name: tg.Name}))
+	fl, err := sys.start(ctx, fleet.DockerProvider{}, sys.spec(cfg, result.Scenario{Name: tg.Name}))
 	if err != nil {
 		t.Fatal(err)
 	}

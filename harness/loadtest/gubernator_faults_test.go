@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -43,7 +44,7 @@ func startGubernator(ctx context.Context, t *testing.T, file string, limit int) 
 	sys := sut{t: tg}
 	cfg := DefaultConfig().forTarget(tg, 0)
 	cfg.Network = fleet.NetworkHost
-	spec := sys.spec(cfg, Scenario{Name: tg.Name})
+	spec := sys.spec(cfg, result.Scenario{Name: tg.Name})
 	spec.RunID = fmt.Sprintf("gubfault-%d", time.Now().UnixNano()%1e9)
 	fl, err := sys.start(ctx, fleet.DockerProvider{}, spec)
 	if err != nil {

@@ -40,7 +40,7 @@ func handMade(t *testing.T, codes map[string][]uint16) (*schedule.Schedule, []tr
 	return &s, outs
 }
 
-func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outcome, faults []accounting.Interval, edit ...func(*Config)) ScenarioResult {
+func judge(t *testing.T, sc result.Scenario, s *schedule.Schedule, outs []traffic.Outcome, faults []result.Interval, edit ...func(*Config)) result.ScenarioResult {
 	t.Helper()
 	acc, err := accounting.New(s, faults)
 	if err != nil {
@@ -61,16 +61,16 @@ func judge(t *testing.T, sc Scenario, s *schedule.Schedule, outs []traffic.Outco
 		e(&cfg)
 	}
 	rep := acc.Report()
-	res := ScenarioResult{Scenario: sc}
-	var outage accounting.Interval
+	res := result.ScenarioResult{Scenario: sc}
+	var outage result.Interval
 	if len(faults) > 0 {
-		outage = accounting.Interval{From: faults[0].From, To: faults[0].To - cfg.RecoveryGrace}
+		outage = result.Interval{From: faults[0].From, To: faults[0].To - cfg.RecoveryGrace}
 	}
-	fillResult(&res, &rep, cfg, sc, probes, outage, newLatency())
+	fillResult(&res, &rep, cfg, sc, probes, outage, accounting.NewLatency())
 	return res
 }
 
-func check(t *testing.T, res ScenarioResult, name string) accounting.Check {
+func check(t *testing.T, res result.ScenarioResult, name string) result.Check {
 	t.Helper()
 	for _, c := range res.Checks {
 		if c.Name == name {
@@ -78,7 +78,7 @@ func check(t *testing.T, res ScenarioResult, name string) accounting.Check {
 		}
 	}
 	t.Fatalf("no check %q in %v", name, res.Checks)
-	return accounting.Check{}
+	return result.Check{}
 }
 
 func TestFixedWindowBoundaryFailsTheGateAndConfirmsTheClaim(t *testing.T) {
@@ -87,7 +87,7 @@ func TestFixedWindowBoundaryFailsTheGateAndConfirmsTheClaim(t *testing.T) {
 		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
 		"probe-" + schedule.PatternIntermittent: {200, 200},
 	})
-	res := judge(t, Scenario{Name: "fixed", Algorithm: string(limiters.FixedWindow), Mode: "delayed", Gated: true}, s, outs, nil)
+	res := judge(t, result.Scenario{Name: "fixed", Algorithm: string(limiters.FixedWindow), Mode: "delayed", Gated: true}, s, outs, nil)
 	if c := check(t, res, "max overshoot"); c.Pass || c.Figure != 2 {
 		t.Errorf("max overshoot = %v, want a failure at 2", c)
 	}
@@ -104,7 +104,7 @@ func TestTokenBucketFalseRejectIsCaught(t *testing.T) {
 		"probe-" + schedule.PatternBoundary:     {200},
 		"probe-" + schedule.PatternIntermittent: {200, 200, 429, 429}, // 4 in a window: at the limit
 	})
-	res := judge(t, Scenario{Name: "bucket", Algorithm: string(limiters.TokenBucket), Mode: "central", Gated: true}, s, outs, nil)
+	res := judge(t, result.Scenario{Name: "bucket", Algorithm: string(limiters.TokenBucket), Mode: "central", Gated: true}, s, outs, nil)
 	if c := check(t, res, "false rejects"); c.Pass || c.Figure != 2 {
 		t.Errorf("false rejects = %v, want a failure at 2", c)
 	}
@@ -121,8 +121,8 @@ func TestFailOpenGates(t *testing.T) {
 		"probe-" + schedule.PatternIntermittent: {200, 503},
 	})
 	grace := DefaultConfig().RecoveryGrace
-	faults := []accounting.Interval{{From: 200 * time.Millisecond, To: 500*time.Millisecond + grace}}
-	res := judge(t, Scenario{Name: "stop", Algorithm: string(limiters.SlidingWindow), Mode: "delayed", Fault: FaultStop, Gated: true}, s, outs, faults)
+	faults := []result.Interval{{From: 200 * time.Millisecond, To: 500*time.Millisecond + grace}}
+	res := judge(t, result.Scenario{Name: "stop", Algorithm: string(limiters.SlidingWindow), Mode: "delayed", Fault: result.FaultStop, Gated: true}, s, outs, faults)
 	if c := check(t, res, "overshoot during the outage"); !c.Pass || c.Figure != 2 || c.Threshold != 8 {
 		t.Errorf("overshoot during the outage = %v, want pass at 2 <= 8", c)
 	}
@@ -149,7 +149,7 @@ func TestFailOpenGateCatchesTimeoutsDuringTheOutage(t *testing.T) {
 		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
 		"probe-" + schedule.PatternIntermittent: {200, 200, 200, 200},
 	})
-	faults := []accounting.Interval{{From: 200 * time.Millisecond, To: 500 * time.Millisecond}}
+	faults := []result.Interval{{From: 200 * time.Millisecond, To: 500 * time.Millisecond}}
 	timeouts := 0
 	for i := range outs {
 		if faults[0].Contains(outs[i].Sent) {
@@ -157,7 +157,7 @@ func TestFailOpenGateCatchesTimeoutsDuringTheOutage(t *testing.T) {
 			timeouts++
 		}
 	}
-	sc := Scenario{Name: "pause", Algorithm: string(limiters.SlidingWindow), Mode: "delayed", Fault: FaultPause, Gated: true}
+	sc := result.Scenario{Name: "pause", Algorithm: string(limiters.SlidingWindow), Mode: "delayed", Fault: result.FaultPause, Gated: true}
 	res := judge(t, sc, s, outs, faults)
 	if c := check(t, res, "5xx responses"); !c.Pass {
 		t.Errorf("5xx check = %v, want a pass: no status at all came back", c)
@@ -175,7 +175,7 @@ func TestClaimsOfAGeneratorBoundRunAreInconclusive(t *testing.T) {
 		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
 		"probe-" + schedule.PatternIntermittent: {200},
 	})
-	sc := Scenario{Name: "fixed", Algorithm: string(limiters.FixedWindow), Mode: "split"}
+	sc := result.Scenario{Name: "fixed", Algorithm: string(limiters.FixedWindow), Mode: "split"}
 	res := judge(t, sc, s, outs, nil, func(c *Config) { c.Gates.MinRateRatio = 2 }) // cannot be met
 	if !res.GeneratorBound {
 		t.Fatal("a run below its asked rate is not generator-bound")
@@ -244,7 +244,7 @@ func TestDelayedCostClaimNeedsAWorkingSync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := &ScenarioResult{StoreCmdPerSec: tt.perSec, AchievedRate: 2500, Sync: tt.sync}
+			res := &result.ScenarioResult{StoreCmdPerSec: tt.perSec, AchievedRate: 2500, Sync: tt.sync}
 			c := delayedCostClaim(res, cfg)
 			if c.Confirmed != tt.confirmed || c.NotMeasured != tt.notMeasured || c.Verdict() != tt.verdict {
 				t.Errorf("confirmed %v, not measured %v, %q; want %v, %v, %q (%s)", c.Confirmed, c.NotMeasured, c.Verdict(), tt.confirmed, tt.notMeasured, tt.verdict, c.Figure)
@@ -260,13 +260,13 @@ func TestDelayedCostClaimNeedsAWorkingSync(t *testing.T) {
 // that failed is still said.
 func TestClaimVerdictGeneratorBound(t *testing.T) {
 	for _, tt := range []struct {
-		c    Claim
+		c    result.Claim
 		want string
 	}{
-		{Claim{Inconclusive: true, Confirmed: true}, "inconclusive (generator-bound)"},
-		{Claim{Inconclusive: true}, "inconclusive (generator-bound)"},
-		{Claim{Inconclusive: true, Why: "sync failing (3 of 9 exchanges failed)"}, "inconclusive (generator-bound; sync failing (3 of 9 exchanges failed))"},
-		{Claim{Inconclusive: true, NotMeasured: true, Why: "no sync metrics"}, "inconclusive (generator-bound; no sync metrics)"},
+		{result.Claim{Inconclusive: true, Confirmed: true}, "inconclusive (generator-bound)"},
+		{result.Claim{Inconclusive: true}, "inconclusive (generator-bound)"},
+		{result.Claim{Inconclusive: true, Why: "sync failing (3 of 9 exchanges failed)"}, "inconclusive (generator-bound; sync failing (3 of 9 exchanges failed))"},
+		{result.Claim{Inconclusive: true, NotMeasured: true, Why: "no sync metrics"}, "inconclusive (generator-bound; no sync metrics)"},
 	} {
 		if got := tt.c.Verdict(); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.c, got, tt.want)
@@ -290,13 +290,16 @@ func TestSyncScraperPerSystem(t *testing.T) {
 		why   string
 	}{
 		{"built-in, delayed", sut{}, limiters.ModeDelayed, synchealth.Replica(), 200 * time.Millisecond, ""},
-		{"built-in, central", sut{}, limiters.ModeCentral, synchealth.Names{}, 0, "central mode does not sync with the store"},
+		// No sync, but its decisions made without the store are read (a central replica whose
+		// store calls time out decides alone).
+		{"built-in, central", sut{}, limiters.ModeCentral, synchealth.Names{Path: "/metrics", StoreErrors: "rlreplica_store_errors_total", Degraded: "rlreplica_degraded_decisions_total"},
+			time.Second, "central mode does not sync with the store"},
 		{"target without metrics", sut{t: &target.Target{Name: "envoy"}}, "", synchealth.Names{}, 0, "the target file envoy names no metrics (see its metrics: field)"},
 		{"target with metrics", sut{t: named}, "", synchealth.Names{Path: "/stats", Exchanges: "rl_sync_total", ViewAge: "rl_age_seconds"}, 2 * time.Second, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, why := tt.sys.syncScraper(cfg, Scenario{Mode: string(tt.mode)}, urls)
+			s, why := tt.sys.syncScraper(cfg, result.Scenario{Mode: string(tt.mode)}, urls)
 			if why != tt.why || s.Names != tt.names || s.Every != tt.every || (why == "" && len(s.URLs) != 1) {
 				t.Errorf("scraper %+v, %q; want names %+v every %v, %q", s, why, tt.names, tt.every, tt.why)
 			}
@@ -306,14 +309,14 @@ func TestSyncScraperPerSystem(t *testing.T) {
 
 func TestStoreCostLine(t *testing.T) {
 	for _, tt := range []struct {
-		r    ScenarioResult
+		r    result.ScenarioResult
 		want string
 	}{
-		{ScenarioResult{StoreCmdPerSec: 186, StoreCommands: 6700, StoreOps: 109_900, Requests: 31200, StoreCPU: &result.StoreCPU{Percent: 4.8, MsPerKiloRequest: 55.48}},
+		{result.ScenarioResult{StoreCmdPerSec: 186, StoreCommands: 6700, StoreOps: 109_900, Requests: 31200, StoreCPU: &result.StoreCPU{Percent: 4.8, MsPerKiloRequest: 55.48}},
 			"store: 186 commands/s; per request 0.215 round trips, 3.308 commands inside scripts; Redis CPU 4.8 % of a core (55.48 ms per 1,000 requests)"},
-		{ScenarioResult{StoreCPUWhy: "the store started again between its CPU readings"},
+		{result.ScenarioResult{StoreCPUWhy: "the store started again between its CPU readings"},
 			"store: 0 commands/s; per request 0.000 round trips, 0.000 commands inside scripts; Redis CPU not measured: the store started again between its CPU readings"},
-		{ScenarioResult{}, "store: 0 commands/s; per request 0.000 round trips, 0.000 commands inside scripts; Redis CPU not measured"},
+		{result.ScenarioResult{}, "store: 0 commands/s; per request 0.000 round trips, 0.000 commands inside scripts; Redis CPU not measured"},
 	} {
 		if got := storeCost(tt.r); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
@@ -326,8 +329,8 @@ func TestStoreCostLine(t *testing.T) {
 func TestVerdictStatesLoopbackAndGroupsRates(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Provider, cfg.Network = "local", "bridge"
-	sum := Summary{Cores: 16, Config: ConfigSummary{Provider: cfg.Provider, Network: fleet.Networking(cfg.Provider, cfg.Network), Replicas: 8, TimeScale: 0.2}, Pass: true,
-		Scenarios: []ScenarioResult{{Scenario: result.Scenario{Name: "sliding_window/delayed", Gated: true}, Requests: 1_000_000,
+	sum := result.Summary{Cores: 16, Config: result.ConfigSummary{Provider: cfg.Provider, Network: fleet.Networking(cfg.Provider, cfg.Network), Replicas: 8, TimeScale: 0.2}, Pass: true,
+		Scenarios: []result.ScenarioResult{{Scenario: result.Scenario{Name: "sliding_window/delayed", Gated: true}, Requests: 1_000_000,
 			AskedRate: 40000, AchievedRate: 39876.4, StoreCmdPerSec: 40, Pass: true}}}
 	var b strings.Builder
 	WriteVerdict(&b, sum)
@@ -340,5 +343,66 @@ func TestVerdictStatesLoopbackAndGroupsRates(t *testing.T) {
 	}
 	if strings.Contains(out, "bridge") || strings.Contains(out, "e+04") {
 		t.Errorf("verdict says bridge or an exponent:\n%s", out)
+	}
+}
+
+// A central scenario whose replicas decided without their store (store calls past the
+// timeout, the breaker open) let the fallback's acceptances through: the boundary burst's
+// 745 of 600 is not the sliced window's, so its claim is not measured, and the overshoot
+// says why; with every decision made over the store, the same figure refutes the claim.
+func TestDecisionsWithoutTheStoreVoidTheAlgorithmsClaims(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.2
+	sc := result.Scenario{Name: "sliding_window/central", Algorithm: string(limiters.SlidingWindow), Mode: string(limiters.ModeCentral)}
+	scenario := func(deg *result.Degraded) *result.ScenarioResult {
+		return &result.ScenarioResult{Scenario: sc, StoreCmdPerSec: 900, AchievedRate: 1000,
+			Probes: []result.ProbeResult{{ClientReport: result.ClientReport{ID: "probe-" + schedule.PatternBoundary, Limit: 600, BusiestAccepted: 745, Overshoot: 745.0 / 600}}},
+			Sync:   &result.SyncHealth{Why: "central mode does not sync with the store", Degraded: deg}}
+	}
+	deg := &result.Degraded{Decisions: 145, TimedOut: 10, BreakerOpen: 135, From: "rlreplica_degraded_decisions_total"}
+	for _, tt := range []struct {
+		name    string
+		deg     *result.Degraded
+		verdict string
+	}{
+		{"every decision over the store", &result.Degraded{From: "rlreplica_degraded_decisions_total"}, "not confirmed"},
+		{"not scraped", nil, "not confirmed"},
+		{"145 decisions without the store", deg,
+			"not measured: 145 decisions without the store (store calls: 10 timed out, 0 failed, 135 skipped by the open breaker): the fail-open fallback, not the algorithm over the store, decided those, one limit per node"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := claims(scenario(tt.deg), cfg, sc)
+			if len(cs) != 2 {
+				t.Fatalf("%d claims, want the sliced window's and central's cost", len(cs))
+			}
+			if got := cs[0].Verdict(); got != tt.verdict {
+				t.Errorf("sliced window claim: %q, want %q", got, tt.verdict)
+			}
+			if cs[1].NotMeasured != (tt.deg == deg) {
+				t.Errorf("central's store cost: %s", cs[1].Verdict())
+			}
+		})
+	}
+	// The overshoot gate still fails (the promise was broken), and says who broke it.
+	s, outs := handMade(t, map[string][]uint16{
+		"probe-" + schedule.PatternBoundary:     {200, 200, 200, 200, 200, 200, 200, 200},
+		"probe-" + schedule.PatternIntermittent: {200, 200},
+	})
+	acc, err := accounting.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if err := acc.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := acc.Report()
+	r := &result.ScenarioResult{Scenario: sc, Sync: &result.SyncHealth{Degraded: deg}}
+	c := DefaultConfig()
+	c.TimeScale = 1.0 / 60
+	fillResult(r, &rep, c, sc, newProbeTimes(s), result.Interval{}, accounting.NewLatency())
+	if oc := check(t, *r, "max overshoot"); oc.Pass || !strings.Contains(oc.Detail, "145 decisions without the store") {
+		t.Errorf("overshoot check %+v: want it failed, naming the decisions made without the store", oc)
 	}
 }

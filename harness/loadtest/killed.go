@@ -15,16 +15,17 @@ import (
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
 // writeStarted writes the scenario's result.Started into its directory at the traffic's origin.
-func writeStarted(dir string, cfg Config, sc Scenario, sys sut, origin time.Time, faults []accounting.Interval, outage accounting.Interval, cond result.Conditions) error {
+func writeStarted(dir string, cfg Config, sc result.Scenario, sys sut, origin time.Time, faults []result.Interval, outage result.Interval, cond result.Conditions) error {
 	st := result.Started{
 		Run: cfg.started, Scenario: sc, Schedule: cfg.ScheduleSpec(), Start: origin, Faults: faults, Outage: outage,
 		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, Shards: cfg.shardCount(),
-		Config: ConfigSummary{Provider: cfg.Provider, Network: cond.Network, Replicas: cfg.Replicas,
+		Config: result.ConfigSummary{Provider: cfg.Provider, Network: cond.Network, Replicas: cfg.Replicas,
 			Algorithm: sc.Algorithm, Mode: sc.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout,
 			TimeScale: cfg.TimeScale, Window: cfg.scaled(limiters.DefaultWindow), Limit: sys.classes()[0].Limit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
@@ -57,7 +58,7 @@ func Killed(dir string) bool {
 type startedRun struct {
 	starts  []result.Started
 	dirs    []string
-	summary Summary
+	summary result.Summary
 	written bool // summary.json is this run's
 }
 
@@ -140,10 +141,10 @@ func Unjudged(dir string) []string {
 // run, so the store and sync figures are not measured and the claims about store commands
 // are left out. The summary, the scenarios summary.json held and these, is written to
 // jc.OutDir marked incomplete; a gate that fails is not an error.
-func JudgeKilled(dir string, jc JudgeConfig) (Summary, error) {
+func JudgeKilled(dir string, jc JudgeConfig) (result.Summary, error) {
 	r, err := readStarted(dir)
 	if err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	if jc.OutDir == "" {
 		jc.OutDir = dir
@@ -151,7 +152,7 @@ func JudgeKilled(dir string, jc JudgeConfig) (Summary, error) {
 	sum := r.summary
 	if !r.written {
 		first := r.starts[0]
-		sum = Summary{StartedAt: first.Run, Commit: first.Commit, Cores: first.Cores, Config: first.Config, Pass: true}
+		sum = result.Summary{StartedAt: first.Run, Commit: first.Commit, Cores: first.Cores, Config: first.Config, Pass: true}
 		if m, err := model.RunRateLimit(); err == nil {
 			f := m.Figures()
 			sum.Model = &f
@@ -162,7 +163,7 @@ func JudgeKilled(dir string, jc JudgeConfig) (Summary, error) {
 		st := r.starts[i]
 		res, err := judgeStarted(st, r.dirs[i], jc)
 		if err != nil {
-			res = ScenarioResult{Scenario: st.Scenario, Conditions: st.Conditions, Error: err.Error()}
+			res = result.ScenarioResult{Scenario: st.Scenario, Conditions: st.Conditions, Error: err.Error()}
 		}
 		addScenario(&sum, res)
 		again = append(again, st.Scenario.Name)
@@ -184,7 +185,7 @@ func JudgeKilled(dir string, jc JudgeConfig) (Summary, error) {
 }
 
 // judgeStarted judges one scenario of a killed run from its outcomes.
-func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult, error) {
+func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.ScenarioResult, error) {
 	cfg := DefaultConfig()
 	c := st.Config
 	cfg = cfg.withSchedule(st.Schedule)
@@ -207,22 +208,22 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult
 	}
 	whole, err := startedSchedule(dir, st, classes)
 	if err != nil {
-		return ScenarioResult{}, err
+		return result.ScenarioResult{}, err
 	}
 	outcomes, err := readOutcomes(dir, len(whole.Requests))
 	if err != nil {
-		return ScenarioResult{}, err
+		return result.ScenarioResult{}, err
 	}
 	sched, ok := answeredPrefix(&whole, outcomes)
 	if !ok {
-		return ScenarioResult{}, fmt.Errorf("%s: no request has an outcome: the run was killed before this scenario's traffic was written", dir)
+		return result.ScenarioResult{}, fmt.Errorf("%s: no request has an outcome: the run was killed before this scenario's traffic was written", dir)
 	}
 	acc, err := accounting.New(&sched, st.Faults)
 	if err != nil {
-		return ScenarioResult{}, err
+		return result.ScenarioResult{}, err
 	}
 	probes := newProbeTimes(&sched)
-	faultLat := newLatency()
+	faultLat := accounting.NewLatency()
 	for _, o := range outcomes {
 		if o.Index >= len(sched.Requests) {
 			continue
@@ -230,14 +231,18 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (ScenarioResult
 		probes.add(o)
 		for _, f := range st.Faults {
 			if f.Contains(o.Sent) && o.Code != 0 {
-				faultLat.record(o.Latency)
+				faultLat.Record(o.Latency)
 			}
 		}
 		if err := acc.Add(o); err != nil {
-			return ScenarioResult{}, err
+			return result.ScenarioResult{}, err
 		}
 	}
-	res := ScenarioResult{Scenario: st.Scenario, Conditions: st.Conditions, Faults: st.Faults, NoStore: true,
+	if a := st.Schedule.Away; a != nil && cfg.killedNodeRefusals() == target.BlameHarness {
+		// The planned outage stands for the measured one, which went with the run.
+		acc.SetDeadReplica(a.Replica, result.Interval{From: a.From, To: max(a.To, st.Outage.To)})
+	}
+	res := result.ScenarioResult{Scenario: st.Scenario, Conditions: st.Conditions, Faults: st.Faults, NoStore: true,
 		StoreCPUWhy: "not measured: the run was killed", Sync: &result.SyncHealth{Why: "not measured: the run was killed"}}
 	res.Shards = st.Shards
 	rep := acc.Report()

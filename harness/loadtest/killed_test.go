@@ -14,7 +14,7 @@ import (
 // killedScenario writes what a run leaves of one scenario when it is killed: scenario.json,
 // and outcomes.csv for the requests scheduled before cut (every one accepted, answered in
 // 1 ms, sent on time), in completion order.
-func killedScenario(t *testing.T, runDir string, run time.Time, sc Scenario, spec schedule.Spec, start time.Time, cut time.Duration) int {
+func killedScenario(t *testing.T, runDir string, run time.Time, sc result.Scenario, spec schedule.Spec, start time.Time, cut time.Duration) int {
 	t.Helper()
 	s, err := schedule.Build(spec, schedule.DefaultClasses())
 	if err != nil {
@@ -22,7 +22,7 @@ func killedScenario(t *testing.T, runDir string, run time.Time, sc Scenario, spe
 	}
 	dir := sc.Dir(runDir)
 	st := result.Started{Run: run, Scenario: sc, Schedule: spec, Start: start, Lateness: 20 * time.Millisecond, MinRateRatio: 0.95,
-		Config: ConfigSummary{Provider: "local", Network: "loopback", Replicas: spec.Replicas, TimeScale: spec.TimeScale,
+		Config: result.ConfigSummary{Provider: "local", Network: "loopback", Replicas: spec.Replicas, TimeScale: spec.TimeScale,
 			Window: time.Duration(float64(time.Minute) * spec.TimeScale), Limit: 600, Rate: spec.Rate, Clients: spec.Clients, Seed: spec.Seed,
 			SyncInterval: time.Duration(float64(200*time.Millisecond) * spec.TimeScale)}}
 	if err := result.Write(dir, result.StartedFile, st); err != nil {
@@ -51,13 +51,13 @@ func killedScenario(t *testing.T, runDir string, run time.Time, sc Scenario, spe
 func TestJudgeKilledRun(t *testing.T) {
 	spec := schedule.Spec{TimeScale: 0.05, Rate: 100, Clients: 1000, Seed: 20260730, Replicas: 2}
 	run := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
-	design := Scenario{Name: "sliding_window/delayed", Algorithm: "sliding_window", Mode: "delayed", Gated: true}
-	stop := Scenario{Name: "sliding_window/delayed/store-stop", Algorithm: "sliding_window", Mode: "delayed", Fault: FaultStop, Gated: true}
+	design := result.Scenario{Name: "sliding_window/delayed", Algorithm: "sliding_window", Mode: "delayed", Gated: true}
+	stop := result.Scenario{Name: "sliding_window/delayed/store-stop", Algorithm: "sliding_window", Mode: "delayed", Fault: result.FaultStop, Gated: true}
 
 	t.Run("killed in the first scenario: no summary.json", func(t *testing.T) {
 		dir := t.TempDir()
 		// A scenario of an earlier run in the same directory, which this run did not run.
-		killedScenario(t, dir, run.Add(-time.Hour), Scenario{Name: "fixed_window/central", Algorithm: "fixed_window", Mode: "central"}, spec, run.Add(-time.Hour), 9*time.Second)
+		killedScenario(t, dir, run.Add(-time.Hour), result.Scenario{Name: "fixed_window/central", Algorithm: "fixed_window", Mode: "central"}, spec, run.Add(-time.Hour), 9*time.Second)
 		n := killedScenario(t, dir, run, design, spec, run.Add(5*time.Second), 4*time.Second)
 		if got := Unjudged(dir); len(got) != 1 || got[0] != design.Name {
 			t.Errorf("Unjudged = %v, want [%s]", got, design.Name)
@@ -95,8 +95,8 @@ func TestJudgeKilledRun(t *testing.T) {
 	t.Run("killed in the second scenario: the first kept as the run judged it", func(t *testing.T) {
 		dir := t.TempDir()
 		killedScenario(t, dir, run, design, spec, run.Add(5*time.Second), time.Hour)
-		kept := ScenarioResult{Scenario: design, Requests: 12345, Pass: true}
-		first := Summary{StartedAt: run, Pass: true}
+		kept := result.ScenarioResult{Scenario: design, Requests: 12345, Pass: true}
+		first := result.Summary{StartedAt: run, Pass: true}
 		addScenario(&first, kept)
 		if err := writeSummary(dir, first); err != nil {
 			t.Fatal(err)
@@ -114,11 +114,48 @@ func TestJudgeKilledRun(t *testing.T) {
 		}
 	})
 
+	t.Run("killed with its shards' outcomes not yet merged", func(t *testing.T) {
+		dir := t.TempDir()
+		n := killedScenario(t, dir, run, design, spec, run.Add(5*time.Second), 4*time.Second)
+		// The shards write their own outcomes; the scenario's file is merged as they finish,
+		// so after a kill it may hold nothing: the judge reads the shards'.
+		whole, err := schedule.Build(spec, schedule.DefaultClasses())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws [2]*traffic.Writer
+		for i := range ws {
+			if ws[i], err = traffic.Replace(ShardDir(design.Dir(dir), i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, q := range whole.Requests[:n] {
+			if err := ws[int(q.Client)%2].Write(traffic.Outcome{Index: i, Code: 200, Sent: q.At, Latency: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, w := range ws {
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := traffic.Replace(design.Dir(dir)); err != nil { // the merged file, empty
+			t.Fatal(err)
+		}
+		sum, err := JudgeKilled(dir, JudgeConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := sum.Scenarios[0]; r.Requests != n || r.Accepted != n {
+			t.Errorf("judged %d requests, %d accepted; want the shards' %d", r.Requests, r.Accepted, n)
+		}
+	})
+
 	t.Run("a finished run has nothing to judge", func(t *testing.T) {
 		dir := t.TempDir()
 		killedScenario(t, dir, run, design, spec, run.Add(5*time.Second), time.Hour)
-		done := Summary{StartedAt: run, FinishedAt: run.Add(time.Minute), Pass: true}
-		addScenario(&done, ScenarioResult{Scenario: design, Pass: true})
+		done := result.Summary{StartedAt: run, FinishedAt: run.Add(time.Minute), Pass: true}
+		addScenario(&done, result.ScenarioResult{Scenario: design, Pass: true})
 		if err := writeSummary(dir, done); err != nil {
 			t.Fatal(err)
 		}

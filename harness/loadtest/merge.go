@@ -108,20 +108,20 @@ func loadShards(files []string) ([]result.Shard, []string, error) {
 // accounting and gates: every client's requests are on one shard, so its counts are whole.
 // It adds the shards' clock skew as a generator check, writes OutDir/summary.json and the
 // merged outcomes, and returns the summary. A gate that fails is not an error.
-func Judge(paths []string, jc JudgeConfig) (Summary, error) {
+func Judge(paths []string, jc JudgeConfig) (result.Summary, error) {
 	run, err := openShards(paths, jc)
 	if err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	// The merged outcomes are written afresh: judging twice must not append twice.
 	w, err := traffic.Replace(run.sc.Dir(jc.OutDir))
 	if err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	defer w.Close()
 	res, err := run.judge(w)
 	if err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	sum := run.summary(res, jc.Commit)
 	if err := writeSummary(jc.OutDir, sum); err != nil {
@@ -138,7 +138,7 @@ type shardedRun struct {
 	dirs   []string
 	cfg    Config
 	sched  schedule.Schedule
-	sc     Scenario
+	sc     result.Scenario
 }
 
 // openShards reads and cross-checks the shards under paths and rebuilds their schedule.
@@ -164,7 +164,7 @@ func openShards(paths []string, jc JudgeConfig) (shardedRun, error) {
 	if err != nil {
 		return shardedRun{}, err
 	}
-	sc := Scenario{Name: first.Scenario, Algorithm: first.Algorithm, Mode: first.Mode, Gated: true}
+	sc := result.Scenario{Name: first.Scenario, Algorithm: first.Algorithm, Mode: first.Mode, Gated: true}
 	if sc.Name == "" {
 		sc.Name = "attack"
 	}
@@ -173,10 +173,10 @@ func openShards(paths []string, jc JudgeConfig) (shardedRun, error) {
 
 // judge merges the shards' outcomes in shard order into w and the accounting, and judges the
 // whole run as the load test judges a scenario, with the shards' clock skew beside it.
-func (r *shardedRun) judge(w *traffic.Writer) (ScenarioResult, error) {
+func (r *shardedRun) judge(w *traffic.Writer) (result.ScenarioResult, error) {
 	acc, err := accounting.New(&r.sched, nil)
 	if err != nil {
-		return ScenarioResult{}, err
+		return result.ScenarioResult{}, err
 	}
 	probes := newProbeTimes(&r.sched)
 	order := make([]int, len(r.shards))
@@ -199,30 +199,30 @@ func (r *shardedRun) judge(w *traffic.Writer) (ScenarioResult, error) {
 			}
 			return acc.Add(o)
 		}); err != nil {
-			return ScenarioResult{}, fmt.Errorf("shard %d: %w", m.Shard, err)
+			return result.ScenarioResult{}, fmt.Errorf("shard %d: %w", m.Shard, err)
 		}
 	}
 	rep := acc.Report()
 	first := r.shards[0]
-	res := ScenarioResult{Scenario: r.sc, Conditions: result.Conditions{Provider: "shards", Replicas: first.Schedule.Replicas, Target: fmt.Sprint(first.Targets)}}
+	res := result.ScenarioResult{Scenario: r.sc, Conditions: result.Conditions{Provider: "shards", Replicas: first.Schedule.Replicas, Target: fmt.Sprint(first.Targets)}}
 	// The judge has the outcomes but not the store's counters: the central and delayed modes'
 	// claims are about store commands, so they are left to a run that read them.
 	claimed := r.sc
 	if limiters.Mode(claimed.Mode) != limiters.ModeSplit {
 		claimed.Mode = ""
 	}
-	fillResult(&res, &rep, r.cfg, claimed, probes, accounting.Interval{}, newLatency())
+	fillResult(&res, &rep, r.cfg, claimed, probes, result.Interval{}, accounting.NewLatency())
 	judgeSkew(&res, r.shards, r.cfg.Gates.LatenessP99)
 	return res, nil
 }
 
 // summary is the sharded run's summary.json around its judged scenario; a shard's error
 // fails the scenario.
-func (r *shardedRun) summary(res ScenarioResult, commit string) Summary {
+func (r *shardedRun) summary(res result.ScenarioResult, commit string) result.Summary {
 	first, cfg := r.shards[0], r.cfg
-	sum := Summary{
+	sum := result.Summary{
 		StartedAt: first.Start.UTC(), Cores: runtime.NumCPU(), Commit: commit,
-		Config: ConfigSummary{Provider: "shards", Replicas: first.Schedule.Replicas, Algorithm: r.sc.Algorithm, Mode: r.sc.Mode,
+		Config: result.ConfigSummary{Provider: "shards", Replicas: first.Schedule.Replicas, Algorithm: r.sc.Algorithm, Mode: r.sc.Mode,
 			TimeScale: cfg.TimeScale, Window: cfg.ScheduleSpec().Window(), Limit: limiters.DefaultLimit,
 			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed},
 		Pass: true,
@@ -244,7 +244,7 @@ func (r *shardedRun) summary(res ScenarioResult, commit string) Summary {
 // judgeSkew records the shards' clock skew and, with more than one shard, gates it beside the
 // generator's own checks: shards whose clocks disagree by more than the lateness tolerance
 // did not send one schedule on one clock, so the run is generator-bound.
-func judgeSkew(res *ScenarioResult, shards []result.Shard, tolerance time.Duration) {
+func judgeSkew(res *result.ScenarioResult, shards []result.Shard, tolerance time.Duration) {
 	res.Shards = len(shards)
 	if len(shards) < 2 {
 		return

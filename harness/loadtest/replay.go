@@ -8,6 +8,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // ReplayedFile is the copy of a replayed schedule file a scenario keeps in its directory:
@@ -55,11 +56,12 @@ func (c Config) replayRuns(targets []*target.Target) []run {
 	var out []run
 	for k, t := range targets {
 		if t == nil {
-			sc := Scenario{Name: "schedule/" + f.Name, Algorithm: string(c.Algorithm), Mode: string(c.Mode), Fault: fault, Gated: k == 0}
+			sc := Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), false, false)[0]
+			sc.Name, sc.Fault, sc.Gated = "schedule/"+f.Name, fault, k == 0
 			out = append(out, run{sc: sc})
 			continue
 		}
-		sc := Scenario{Name: t.Name + "/schedule-" + f.Name, Algorithm: t.Algorithm, Fault: fault, Target: t.Name, Gated: k == 0}
+		sc := result.Scenario{Name: t.Name + "/schedule-" + f.Name, Algorithm: t.Algorithm, Fault: fault, Target: t.Name, Gated: k == 0}
 		out = append(out, run{sc: sc, sys: sut{t: t}})
 	}
 	return out

@@ -18,6 +18,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // replayFixture is a small schedule file as harness hunt writes one: two clients of limit 40
@@ -111,12 +112,12 @@ func TestAttackReplaysAScheduleFileExactly(t *testing.T) {
 // not made for.
 func TestWithScheduleTakesTheFilesConditions(t *testing.T) {
 	f, _ := replayFixture(t)
-	f.Design = DesignBounded
+	f.Design = string(limiters.DesignBounded)
 	cfg, err := DefaultConfig().WithSchedule(&f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.TimeScale != 0.05 || cfg.Replicas != 2 || cfg.Design != DesignBounded || cfg.FailOpen || cfg.Matrix {
+	if cfg.TimeScale != 0.05 || cfg.Replicas != 2 || cfg.Design != string(limiters.DesignBounded) || cfg.FailOpen || cfg.Matrix {
 		t.Errorf("config %v %v %v %v %v: want the file's time scale, replicas and design, no other scenario", cfg.TimeScale, cfg.Replicas, cfg.Design, cfg.FailOpen, cfg.Matrix)
 	}
 	runs := cfg.runs()
@@ -137,9 +138,9 @@ func TestWithScheduleTakesTheFilesConditions(t *testing.T) {
 	if _, err := c.WithSchedule(&f); err == nil || !strings.Contains(err.Error(), "3s window") {
 		t.Errorf("a 60 s target replaying a 3 s schedule: %v", err)
 	}
-	cfg.Design = DesignDocument // --design wins over the file's
+	cfg.Design = string(limiters.DesignDocument) // --design wins over the file's
 	cfg.Schedule = nil
-	if again, _ := cfg.WithSchedule(&f); again.Design != DesignDocument {
+	if again, _ := cfg.WithSchedule(&f); again.Design != string(limiters.DesignDocument) {
 		t.Errorf("design %q, want the command line's", again.Design)
 	}
 }

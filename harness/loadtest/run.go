@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
@@ -34,22 +35,25 @@ type Config struct {
 	Replicas     int                // HS4: 8
 	Algorithm    limiters.Algorithm // the design under test: sliding_window
 	Mode         limiters.Mode      // its mode: delayed
-	Design       string             // the replica's delayed-sync design (REPLICA_DESIGN): document | bounded; "" its default
+	Design       string             // delayed mode's design (limiters.Design): bounded | document; "" the replica's default, bounded
 	SyncInterval time.Duration      // HS5 0.2 s, before scaling
 	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
 	TimeScale    float64            // every duration ×F, every rate ×1/F
 	Rate         float64            // background population's asked aggregate rate, req/s as sent
 	Clients      int                // HS1: 200,000
 	Seed         uint64
-	FailOpen     bool // run the store-stop and store-pause scenarios
+	FailOpen     bool // run the fault scenarios (Faults)
 	Matrix       bool // run every other algorithm × mode as a comparison
-	Only         string
+	Only         string // run only the scenarios whose name contains it, or one of its comma-separated parts
 	// Store is "redis" (one Redis, default) or "cluster" (a Redis Cluster of 3 masters + 3
 	// replicas; the fail-open scenarios then kill and pause one master).
 	Store string
 	// ClusterNodeTimeout is how long a silent master goes before its replica takes over
 	// (cluster store; not scaled: it is about the network). Default 2 s.
 	ClusterNodeTimeout time.Duration
+	// StoreCPU, when set, gives the one Redis that share of a core (Docker only): a slow
+	// store, whose calls take time in proportion to their work, as a busy Redis thread's do.
+	StoreCPU float64
 	// Outage is how long the store stays down in a fail-open scenario, before scaling.
 	Outage time.Duration
 	// RecoveryGrace is how long after the store returns before the 1.1× gate applies again
@@ -75,12 +79,23 @@ type Config struct {
 	ShardRunner   string
 	HarnessBinary string
 	HarnessImage  string
+	// BinDir holds prebuilt programs for the local provider (the HS2 kit's bin/): the
+	// targets, redis-server and redis-cli, in place of go build and PATH.
+	BinDir string
 	// Commit is the source revision of the binary, for the summary; empty when unknown.
 	Commit string
 	// started is when Run began: it names the run in every scenario's scenario.json.
 	started  time.Time
 	Logger   *slog.Logger
 	Progress io.Writer
+	// Faults are the fault scenarios FailOpen runs (FailOpenFaults, a target's those that
+	// apply to it); empty is all of them.
+	Faults []string
+	// killedNode is who answers for a refused connection to a killed node: a target file's
+	// faults.killed_node (forTarget); empty is the harness.
+	killedNode string
+	// away is the replica a replica-kill scenario's schedule routes around (routedAway).
+	away *schedule.Away
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -122,8 +137,8 @@ func (c Config) check() error {
 		return fmt.Errorf("--store %q: use redis (one Redis) or cluster (a Redis Cluster)", c.Store)
 	case c.Store == fleet.StoreCluster && c.Provider != "local" && c.Network != fleet.NetworkHost:
 		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
-	case c.Design != "" && c.Design != DesignDocument && c.Design != DesignBounded:
-		return fmt.Errorf("--design %q: use %s (the document's delayed sync) or %s (docs/design-bound.md)", c.Design, DesignDocument, DesignBounded)
+	case c.Design != "" && !slices.Contains(limiters.Designs(), limiters.Design(c.Design)):
+		return fmt.Errorf("--design %q: use %s (the default, docs/design-bound.md) or %s (the document's delayed sync)", c.Design, limiters.DesignBounded, limiters.DesignDocument)
 	case c.Shards < 1:
 		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
 	case c.Shards > 1 && slices.ContainsFunc(c.Targets, func(t *target.Target) bool { return t != nil }):
@@ -157,20 +172,11 @@ func (c Config) latenessTolerance() time.Duration {
 // the faults and the checks are timed as the schedule is.
 func (c Config) scaled(d time.Duration) time.Duration { return c.ScheduleSpec().Scale(d) }
 
-// The summary's types live in harness/result, which a report can read without Docker.
-type (
-	Summary        = result.Summary
-	ConfigSummary  = result.ConfigSummary
-	GateCheck      = result.GateCheck
-	ScenarioResult = result.ScenarioResult
-	ProbeResult    = result.ProbeResult
-)
-
 // Run runs every scenario the config asks for, writes summary.json into OutDir and returns
 // it. A gate that fails is not an error: the summary says so (Pass false).
-func Run(ctx context.Context, cfg Config) (Summary, error) {
+func Run(ctx context.Context, cfg Config) (result.Summary, error) {
 	if err := cfg.check(); err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -181,44 +187,23 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	askedLateness := cfg.Gates.LatenessP99
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("create the run directory: %w", err)
+		return result.Summary{}, fmt.Errorf("create the run directory: %w", err)
 	}
-	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 	if err != nil {
-		return Summary{}, err
+		return result.Summary{}, err
 	}
-	m, err := model.RunRateLimit()
+	sum, err := cfg.newSummary(askedLateness)
 	if err != nil {
-		return Summary{}, fmt.Errorf("run the document's model the run is judged beside: %w", err)
-	}
-	figures := m.Figures()
-	// The summary's conditions are the gated system's.
-	gated := cfg.Targets[:min(len(cfg.Targets), 1)]
-	first, limit := cfg, limiters.DefaultLimit
-	if len(gated) == 1 && gated[0] != nil {
-		first, limit = cfg.forTarget(gated[0], askedLateness), gated[0].Classes[0].Limit
-		cfg.Logger.Info("target", "name", gated[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
-	}
-	window := first.ScheduleSpec().Window()
-	sum := Summary{Model: &figures,
-		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: cfg.Commit,
-		Config: ConfigSummary{Provider: cfg.Provider, Network: fleet.Networking(cfg.Provider, cfg.Network), Replicas: first.Replicas,
-			Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode), Design: cfg.Design, SyncInterval: cfg.scaled(cfg.SyncInterval),
-			StoreTimeout: cfg.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
-			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: first.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
-			Store: cfg.clusterStore()},
-		Pass: true,
+		return result.Summary{}, err
 	}
 	cfg.started = sum.StartedAt
 	if cfg.Schedule != nil {
 		sum.Config.Schedule = cfg.Schedule.Name
 	}
-	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
-		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, 0
-	}
 	for _, run := range cfg.runs() {
 		sc := run.sc
-		if cfg.Only != "" && !strings.Contains(sc.Name, cfg.Only) {
+		if !cfg.only(sc.Name) {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -249,12 +234,67 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	return sum, writeSummary(cfg.OutDir, sum)
 }
 
+// only reports whether the scenario named name runs: Only is empty, or one of its
+// comma-separated parts is in the name.
+func (c Config) only(name string) bool {
+	if c.Only == "" {
+		return true
+	}
+	for part := range strings.SplitSeq(c.Only, ",") {
+		if part != "" && strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// designSummary is the summary's design: delayed mode's design under test, empty in other modes.
+func (c Config) designSummary() string {
+	if c.Mode != limiters.ModeDelayed {
+		return ""
+	}
+	if c.Design == "" {
+		return string(limiters.DesignBounded)
+	}
+	return c.Design
+}
+
+// newSummary is the run's summary before its first scenario: its conditions, which are the
+// gated system's, and the document's model figures the run is judged beside.
+func (c Config) newSummary(askedLateness time.Duration) (result.Summary, error) {
+	m, err := model.RunRateLimit()
+	if err != nil {
+		return result.Summary{}, fmt.Errorf("run the document's model the run is judged beside: %w", err)
+	}
+	figures := m.Figures()
+	gated := c.Targets[:min(len(c.Targets), 1)]
+	first, limit := c, limiters.DefaultLimit
+	if len(gated) == 1 && gated[0] != nil {
+		first, limit = c.forTarget(gated[0], askedLateness), gated[0].Classes[0].Limit
+		c.Logger.Info("target", "name", gated[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
+	}
+	window := first.ScheduleSpec().Window()
+	sum := result.Summary{Model: &figures,
+		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: c.Commit,
+		Config: result.ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network), Replicas: first.Replicas,
+			Algorithm: string(c.Algorithm), Mode: string(c.Mode), Design: c.designSummary(), SyncInterval: c.scaled(c.SyncInterval),
+			StoreTimeout: c.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
+			Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Outage: first.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
+			Store: c.clusterStore()},
+		Pass: true,
+	}
+	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
+		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, 0
+	}
+	return sum, nil
+}
+
 // addScenario adds a judged scenario to the summary: its checks, and, when it is gated, its
 // verdict.
-func addScenario(sum *Summary, res ScenarioResult) {
+func addScenario(sum *result.Summary, res result.ScenarioResult) {
 	sum.Scenarios = append(sum.Scenarios, res)
 	for _, c := range res.Checks {
-		sum.Checks = append(sum.Checks, GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
+		sum.Checks = append(sum.Checks, result.GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
 		if res.Gated && !c.Pass {
 			sum.Failed = append(sum.Failed, res.Name+": "+c.Name)
 		}
@@ -268,17 +308,19 @@ func addScenario(sum *Summary, res ScenarioResult) {
 	}
 }
 
-func writeSummary(dir string, s Summary) error { return result.Write(dir, result.SummaryFile, s) }
+func writeSummary(dir string, s result.Summary) error {
+	return result.Write(dir, result.SummaryFile, s)
+}
 
 // ScheduleSpec is what the config's schedule is built from, as shards and the judge see it:
 // the built-in replica's, the document's rule for every client.
 func (c Config) ScheduleSpec() schedule.Spec {
-	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas}
+	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas, Away: c.away}
 }
 
 // withSchedule is c with the schedule of spec: ScheduleSpec's inverse, for the judge.
 func (c Config) withSchedule(s schedule.Spec) Config {
-	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas
+	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas, c.away = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas, s.Away
 	return c
 }
 
@@ -287,7 +329,7 @@ func (c Config) withSchedule(s schedule.Spec) Config {
 // shards' records.
 type sendFunc func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error)
 
-func (c Config) send(sc Scenario) sendFunc {
+func (c Config) send(sc result.Scenario) sendFunc {
 	if c.Shards > 1 {
 		return c.sendShards(sc)
 	}
@@ -297,234 +339,343 @@ func (c Config) send(sc Scenario) sendFunc {
 	}
 }
 
-func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc Scenario, sys sut) (ScenarioResult, error) {
-	res := ScenarioResult{Scenario: sc}
-	window := cfg.ScheduleSpec().Window()
-	sched, err := sys.schedule(cfg)
-	if err != nil {
+// runScenario runs one scenario on a fresh fleet and judges it: start the fleet, arm the
+// faults, send the schedule, collect the store's figures, judge.
+func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc result.Scenario, sys sut) (result.ScenarioResult, error) {
+	res := result.ScenarioResult{Scenario: sc}
+	// A killed replica's requests go to the others in the schedule itself, so that shards and
+	// judges send and rebuild the same.
+	cfg.away = cfg.routedAway(sc, sys.t)
+	r := &scenarioRun{cfg: cfg, sc: sc, sys: sys}
+	var err error
+	if r.sched, err = sys.schedule(cfg); err != nil {
 		return res, err
 	}
-	dir := sc.Dir(cfg.OutDir)
-	fl, err := sys.start(ctx, provider, sys.spec(cfg, sc))
-	if err != nil {
+	if r.fl, err = sys.start(ctx, provider, sys.spec(cfg, sc)); err != nil {
 		return res, fmt.Errorf("start the fleet: %w", err)
 	}
-	defer func() {
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := fl.Terminate(tctx); err != nil {
-			cfg.Logger.Warn("fleet teardown", "err", err)
-		}
-	}()
-	res.Conditions = fl.Conditions()
+	defer r.terminate(ctx)
+	res.Conditions = r.fl.Conditions()
+	if r.store, err = openStore(ctx, cfg, sys, r.fl); err != nil {
+		return res, err
+	}
+	defer r.store.close()
+	res.NoStore = r.store.none
 
-	var rdb *redis.Client
-	res.NoStore = sys.storeAddr(fl) == "" && cfg.Store != fleet.StoreCluster
-	if addr := sys.storeAddr(fl); addr != "" && cfg.Store != fleet.StoreCluster { // a cluster: every master, below
-		rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-		defer rdb.Close()
-		// Dial now: the counters are reset on the run's origin, where a first connection's
-		// handshake would hold back the first requests (CI saw starts 40-110 ms late).
-		if err := rdb.Ping(ctx).Err(); err != nil {
-			return res, fmt.Errorf("reach the store at %s: %w", addr, err)
-		}
+	r.plan = cfg.faultPlan(sc, sys.t)
+	r.outage = r.plan.outage
+	res.Faults = r.plan.windows
+	if r.col, err = newCollector(&r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
+		return res, err
+	}
+	defer r.col.close()
+	if err := cfg.keepReplayed(sc.Dir(cfg.OutDir)); err != nil {
+		return res, err
+	}
+	r.col.inFault = func(t time.Duration) bool {
+		a := r.armed.Load()
+		return a != nil && a.Contains(t, cfg.RecoveryGrace)
 	}
 
-	// Faults, in offsets from the start of the traffic.
-	var faults []accounting.Interval
-	var outage accounting.Interval
-	if sc.Fault != FaultNone {
-		from := window + window/5 // inside the second window, clear of the boundary burst
-		outage = accounting.Interval{From: from, To: from + cfg.scaled(cfg.Outage)}
-		if o, ok := cfg.replayOutage(); ok {
-			outage = o
-		}
-		faults = []accounting.Interval{{From: outage.From, To: outage.To + cfg.RecoveryGrace}}
-		res.Faults = faults
-	}
-	acc, err := accounting.New(&sched, faults)
+	shards, err := r.send(ctx, &res)
 	if err != nil {
 		return res, err
 	}
-	w, err := traffic.Replace(dir)
-	if err != nil {
-		return res, err
-	}
-	defer w.Close()
-	if err := cfg.keepReplayed(dir); err != nil {
-		return res, err
-	}
+	r.store.figures(context.WithoutCancel(ctx), &res, int(r.col.sent.Load()), r.sched.Duration, cfg.Logger)
+	r.judge(ctx, &res, shards)
+	return res, nil
+}
 
-	probes := newProbeTimes(&sched)
-	faultLat := newLatency()
-	var sent, errs atomic.Int64
-	sink := func(o traffic.Outcome) error {
-		o.Code = sys.status(o.Code)
-		sent.Add(1)
-		if o.Code == 0 || o.Code >= 500 {
-			errs.Add(1)
-		}
-		probes.add(o)
-		for _, f := range faults {
-			if f.Contains(o.Sent) && o.Code != 0 {
-				faultLat.record(o.Latency)
-			}
-		}
-		if err := w.Write(o); err != nil {
-			return err
-		}
-		return acc.Add(o)
-	}
+// scenarioRun is one scenario from its fleet's start to its verdict: what runScenario's
+// steps share.
+type scenarioRun struct {
+	cfg   Config
+	sc    result.Scenario
+	sys   sut
+	sched schedule.Schedule
+	fl    fleet.Fleet
+	store *storeMeter
+	plan  faultPlan
+	col   *collector
+	// armed is the fault from the traffic's origin on; outage is its span, planned until
+	// end measures it.
+	armed  atomic.Pointer[fault.Armed]
+	outage result.Interval
 
-	var resetCluster func(context.Context) error
-	if cfg.Store == fleet.StoreCluster {
-		reset, closeServers, err := storeResetter(ctx, fl)
-		if err != nil {
-			return res, fmt.Errorf("the cluster store before the run: %w", err)
-		}
-		defer closeServers()
-		resetCluster = reset
+	// What runs on the traffic's origin, from begin to end.
+	start     time.Time
+	scraper   synchealth.Scraper
+	syncWhy   string // why the replicas' sync health is not measured; "" when it is
+	scraping  *synchealth.Running
+	progress  <-chan struct{}
+	stopWatch func() *result.ClusterFault
+}
+
+// terminate tears the fleet down, on a context that outlives the run's cancel.
+func (r *scenarioRun) terminate(ctx context.Context) {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := r.fl.Terminate(tctx); err != nil {
+		r.cfg.Logger.Warn("fleet teardown", "err", err)
 	}
-	cpu := &cpuMeter{rdb: rdb}
-	cpuWhy := "the target keeps its counters to itself"
-	if cfg.Store == fleet.StoreCluster {
-		cpuWhy = "not measured on a cluster store"
-	}
-	scraper, syncWhy := sys.syncScraper(cfg, sc, fl.ReplicaURLs())
-	var scraping *synchealth.Running
+}
+
+// send sends the schedule at the fleet. traffic.Run owns the start: it waits for a window
+// edge of the replicas' epoch-aligned windows, so the schedule's window edges (the boundary
+// burst's) are the limiters' own, and calls begin on that origin, the clock of every outcome.
+// The sync health, the cluster's fault and the duration go into res.
+func (r *scenarioRun) send(ctx context.Context, res *result.ScenarioResult) ([]result.Shard, error) {
+	r.scraper, r.syncWhy = r.sys.syncScraper(r.cfg, r.sc, r.fl.ReplicaURLs())
+	r.progress = closed()
+	r.stopWatch = func() *result.ClusterFault { return nil }
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// traffic.Run owns the start: it waits for a window edge of the replicas' epoch-aligned
-	// windows, so the schedule's window edges (the boundary burst's) are the limiters' own,
-	// and calls onStart on that origin, the clock of every outcome. The store's counters and
-	// the fault windows are timed on it too.
-	var start time.Time
-	progressDone := closed()
-	stopWatch := func() *result.ClusterFault { return nil }
-	faultErr := make(chan error, 1)
-	onStart := func(origin time.Time) error {
-		start = origin
-		// What a judge needs of the scenario if the run dies before summary.json: harness
-		// judge rebuilds the schedule from it and judges outcomes.csv.
-		if err := writeStarted(dir, cfg, sc, sys, origin, faults, outage, res.Conditions); err != nil {
-			return err
-		}
-		// The store's command counts cover the traffic alone, not the fleet's start or the wait.
-		if resetCluster != nil {
-			if err := resetCluster(ctx); err != nil {
-				return fmt.Errorf("reset the store's command stats: %w", err)
-			}
-		}
-		if rdb != nil {
-			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-				return fmt.Errorf("reset the store's command stats: %w", err)
-			}
-			cpu.start(ctx, time.Now())
-		}
-		if syncWhy == "" {
-			scraping = scraper.Start(runCtx, origin)
-		}
-		stopWatch = watchCluster(runCtx, fl, sc, origin, outage.From)
-		if cfg.Shards <= 1 { // shards' outcomes arrive once they are done
-			progressDone = progress(runCtx, cfg.Progress, origin, &sent, &errs, len(sched.Requests))
-		}
-		if sc.Fault != FaultNone {
-			go func() { faultErr <- injectFault(runCtx, fl, sc.Fault, origin, outage, cfg.Logger) }()
-		} else {
-			faultErr <- nil
-		}
-		return nil
-	}
-	opts := sys.options(&sched)
-	opts.Align, opts.OnStart = window, onStart
-	shards, runErr := cfg.send(sc)(runCtx, &sched, fl, opts, sink)
+	opts := r.sys.options(&r.sched)
+	opts.Align = r.cfg.ScheduleSpec().Window()
+	opts.OnStart = func(origin time.Time) error { return r.begin(ctx, runCtx, origin) }
+	shards, runErr := r.cfg.send(r.sc)(runCtx, &r.sched, r.fl, opts, r.col.add)
 	cancel()
-	res.Sync = &result.SyncHealth{Why: syncWhy}
-	if scraping != nil {
+	if err := r.end(ctx, res); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return shards, runErr
+	}
+	return shards, nil
+}
+
+// begin starts, on the traffic's origin, everything timed on it: the store's counters (so
+// that they cover the traffic alone, not the fleet's start or the wait), the sync scrape, the
+// cluster watch, the progress lines and the fault.
+func (r *scenarioRun) begin(ctx, runCtx context.Context, origin time.Time) error {
+	r.start = origin
+	// What a judge needs of the scenario if the run dies before summary.json: harness
+	// judge rebuilds the schedule from it and judges outcomes.csv.
+	if err := writeStarted(r.sc.Dir(r.cfg.OutDir), r.cfg, r.sc, r.sys, origin, r.plan.windows, r.plan.outage, r.fl.Conditions()); err != nil {
+		return err
+	}
+	if err := r.store.reset(ctx); err != nil {
+		return fmt.Errorf("reset the store's command stats: %w", err)
+	}
+	if len(r.scraper.URLs) > 0 {
+		r.scraping = r.scraper.Start(runCtx, origin)
+	}
+	r.stopWatch = watchCluster(runCtx, r.fl, r.sc, origin, r.plan.outage.From)
+	if r.cfg.Shards <= 1 { // shards' outcomes arrive once they are done
+		r.progress = progress(runCtx, r.cfg.Progress, origin, &r.col.sent, &r.col.errs, len(r.sched.Requests))
+	}
+	if r.plan.fault != nil {
+		r.armed.Store(fault.Arm(runCtx, r.fl, *r.plan.fault, origin, r.cfg.Logger))
+	}
+	return nil
+}
+
+// end stops what begin started once the traffic is over and records it in res: the sync
+// health, the duration, the cluster's fault and the fault as it happened (measuredFault);
+// its error is the fault injection's.
+func (r *scenarioRun) end(ctx context.Context, res *result.ScenarioResult) error {
+	res.Sync = &result.SyncHealth{Why: r.syncWhy}
+	if r.scraping != nil {
 		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		h := scraping.Stop(sctx).Figures()
+		h := r.scraping.Stop(sctx).Figures()
 		stop()
+		if r.syncWhy != "" { // scraped for the decisions made without the store alone
+			h.Available, h.Why, h.Series = false, r.syncWhy, nil
+		}
 		res.Sync = &h
 	}
-	<-progressDone
-	if !start.IsZero() {
-		if err := <-faultErr; err != nil && runErr == nil {
-			runErr = fmt.Errorf("inject %s: %w", sc.Fault, err)
+	<-r.progress
+	var err error
+	if !r.start.IsZero() {
+		res.Duration = time.Since(r.start)
+	}
+	if a := r.armed.Load(); a != nil {
+		var ferr error
+		if r.outage, ferr = measuredFault(res, r.col.acc, a, r.cfg, r.sc); ferr != nil && !errors.Is(ferr, fault.ErrNotMade) {
+			err = fmt.Errorf("inject %s: %w", r.sc.Fault, ferr)
 		}
-		res.Duration = time.Since(start)
 	}
-	res.Cluster = stopWatch()
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return res, runErr
-	}
+	res.Cluster = r.stopWatch()
+	return err
+}
 
-	if cfg.Store == fleet.StoreCluster {
-		res.StoreCommands, res.StoreOps, err = storeCommandsAll(context.WithoutCancel(ctx), fl, sys.scriptCommands())
-		if err != nil {
-			cfg.Logger.Warn("store command stats", "err", err)
-		}
+// judge accounts for the outcomes and judges them: the gates and the document's claims, on a
+// cluster store whether the store agrees with what the replicas accepted, and the shards'
+// clock skew.
+func (r *scenarioRun) judge(ctx context.Context, res *result.ScenarioResult, shards []result.Shard) {
+	if boundedDesign(r.sc) && r.sys.t == nil && r.cfg.Rules == nil {
+		res.Budget = budgetLoad(&r.sched, r.cfg.Replicas)
 	}
-	res.StoreCPU, res.StoreCPUWhy = cpu.result(context.WithoutCancel(ctx), time.Now(), int(sent.Load()), cpuWhy)
-	if rdb != nil {
-		res.StoreCommands, res.StoreOps, err = commandstats.Read(context.WithoutCancel(ctx), rdb, sys.scriptCommands())
-		if err != nil {
-			cfg.Logger.Warn("store command stats", "err", err)
-		}
-	}
-	if sched.Duration > 0 {
-		res.StoreCmdPerSec = float64(res.StoreCommands) / sched.Duration.Seconds()
-		res.StoreOpsPerSec = float64(res.StoreOps) / sched.Duration.Seconds()
-	}
-	rep := acc.Report()
-	fillResult(&res, &rep, cfg, sc, probes, outage, faultLat)
-	if cfg.Store == fleet.StoreCluster {
-		if c, ok := storeAgreement(ctx, fl, cfg, sc, &res, start, outage); ok {
+	rep := r.col.acc.Report()
+	fillResult(res, &rep, r.cfg, r.sc, r.col.probes, r.outage, r.col.faultLat)
+	if r.cfg.Store == fleet.StoreCluster {
+		if c, ok := storeAgreement(ctx, r.fl, r.cfg, r.sc, res, r.start, r.outage); ok {
 			res.Checks = append(res.Checks, c)
 			res.Pass = res.Pass && c.Pass
 		}
 	}
 	if shards != nil {
-		judgeSkew(&res, shards, cfg.Gates.LatenessP99)
+		judgeSkew(res, shards, r.cfg.Gates.LatenessP99)
 	}
-	return res, nil
+}
+
+// faultPlan is a scenario's fault as planned, in offsets from the traffic's origin: what
+// harness/fault arms (planFault), the outage, and the windows the checks treat as the
+// fault's (the outage and its recovery grace; store-restart's a sync interval more) until
+// the measured ones replace them. A scenario without a fault has none of them.
+type faultPlan struct {
+	fault   *fault.Plan
+	outage  result.Interval
+	windows []result.Interval
+}
+
+func (c Config) faultPlan(sc result.Scenario, t *target.Target) faultPlan {
+	p := c.planFault(sc, t)
+	if p == nil {
+		return faultPlan{}
+	}
+	outage := result.Interval{From: p.At, To: p.Until}
+	return faultPlan{fault: p, outage: outage, windows: []result.Interval{{From: outage.From, To: c.recoveredAt(sc.Fault, outage)}}}
+}
+
+// collector takes a scenario's outcomes one at a time: the target's status as the harness's,
+// then the outcomes file, the accounting, the probes' acceptance times, the latency inside the
+// fault windows, and the counts the progress lines print.
+type collector struct {
+	status func(uint16) uint16
+	// inFault says whether an outcome sent at t is in the fault, as far as is known when it
+	// arrives; nil: never.
+	inFault    func(t time.Duration) bool
+	acc        *accounting.Accumulator
+	w          *traffic.Writer
+	probes     *probeTimes
+	faultLat   *accounting.Latency
+	sent, errs atomic.Int64
+}
+
+func newCollector(sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
+	acc, err := accounting.New(sched, faults)
+	if err != nil {
+		return nil, err
+	}
+	w, err := traffic.Replace(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &collector{status: status, acc: acc, w: w, probes: newProbeTimes(sched), faultLat: accounting.NewLatency()}, nil
+}
+
+// add is the sink of the scenario's traffic.
+func (c *collector) add(o traffic.Outcome) error {
+	o.Code = c.status(o.Code)
+	c.sent.Add(1)
+	if o.Code == 0 || o.Code >= 500 {
+		c.errs.Add(1)
+	}
+	c.probes.add(o)
+	if o.Code != 0 && c.inFault != nil && c.inFault(o.Sent) {
+		c.faultLat.Record(o.Latency)
+	}
+	if err := c.w.Write(o); err != nil {
+		return err
+	}
+	return c.acc.Add(o)
+}
+
+func (c *collector) close() { c.w.Close() }
+
+// storeMeter reads the counter store's work over a scenario's traffic: its commands (one
+// Redis, or every master of a cluster store) and its CPU (one Redis only).
+type storeMeter struct {
+	fl           fleet.Fleet
+	cluster      bool
+	rdb          *redis.Client // one Redis the harness reads; nil on a cluster or without a store
+	resetCluster func(context.Context) error
+	closeCluster func()
+	cpu          *cpuMeter
+	cpuWhy       string // why the CPU is not measured, where it is not
+	scripts      commandstats.Set
+	none         bool // the target keeps its counters to itself
+}
+
+// openStore connects to the scenario's store, where the harness can read one.
+func openStore(ctx context.Context, cfg Config, sys sut, fl fleet.Fleet) (*storeMeter, error) {
+	m := &storeMeter{fl: fl, cluster: cfg.Store == fleet.StoreCluster, scripts: sys.scriptCommands(),
+		cpuWhy: "the target keeps its counters to itself"}
+	addr := sys.storeAddr(fl)
+	m.none = addr == "" && !m.cluster
+	switch {
+	case m.cluster: // every master
+		m.cpuWhy = "not measured on a cluster store"
+		reset, closeServers, err := storeResetter(ctx, fl)
+		if err != nil {
+			return nil, fmt.Errorf("the cluster store before the run: %w", err)
+		}
+		m.resetCluster, m.closeCluster = reset, closeServers
+	case addr != "":
+		m.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		// Dial now: the counters are reset on the run's origin, where a first connection's
+		// handshake would hold back the first requests (CI saw starts 40-110 ms late).
+		if err := m.rdb.Ping(ctx).Err(); err != nil {
+			m.rdb.Close()
+			return nil, fmt.Errorf("reach the store at %s: %w", addr, err)
+		}
+	}
+	m.cpu = &cpuMeter{rdb: m.rdb}
+	return m, nil
+}
+
+// reset zeroes the store's command counts and reads its CPU, on the traffic's origin.
+func (m *storeMeter) reset(ctx context.Context) error {
+	if m.resetCluster != nil {
+		if err := m.resetCluster(ctx); err != nil {
+			return err
+		}
+	}
+	if m.rdb != nil {
+		if err := m.rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return err
+		}
+		m.cpu.start(ctx, time.Now())
+	}
+	return nil
+}
+
+// figures reads what the store did over the traffic into res: its commands and ops, per
+// second of the schedule's duration d, and its CPU; a failed read is logged and its figures
+// left at zero.
+func (m *storeMeter) figures(ctx context.Context, res *result.ScenarioResult, requests int, d time.Duration, log *slog.Logger) {
+	var err error
+	if m.cluster {
+		if res.StoreCommands, res.StoreOps, err = storeCommandsAll(ctx, m.fl, m.scripts); err != nil {
+			log.Warn("store command stats", "err", err)
+		}
+	}
+	res.StoreCPU, res.StoreCPUWhy = m.cpu.result(ctx, time.Now(), requests, m.cpuWhy)
+	if m.rdb != nil {
+		if res.StoreCommands, res.StoreOps, err = commandstats.Read(ctx, m.rdb, m.scripts); err != nil {
+			log.Warn("store command stats", "err", err)
+		}
+	}
+	if d > 0 {
+		res.StoreCmdPerSec = float64(res.StoreCommands) / d.Seconds()
+		res.StoreOpsPerSec = float64(res.StoreOps) / d.Seconds()
+	}
+}
+
+func (m *storeMeter) close() {
+	if m.rdb != nil {
+		m.rdb.Close()
+	}
+	if m.closeCluster != nil {
+		m.closeCluster()
+	}
 }
 
 // scriptInternal are the commands the limiter's Lua scripts call inside Redis
 // (limiters.ScriptCommands). INFO commandstats counts them beside the EVALSHA that ran them;
 // they are work for the store but not round trips, so they are left out of the touches.
 var scriptInternal = commandstats.NewSet(limiters.ScriptCommands...)
-
-// injectFault takes the store down at outage.From and brings it back at outage.To.
-func injectFault(ctx context.Context, fl fleet.Fleet, fault string, start time.Time, outage accounting.Interval, log *slog.Logger) error {
-	wait := func(at time.Duration) bool {
-		t := time.NewTimer(time.Until(start.Add(at)))
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		}
-	}
-	if !wait(outage.From) {
-		return nil
-	}
-	down, up := fl.Stop, fl.Start
-	if pauses(fault) {
-		down, up = fl.Pause, fl.Unpause
-	}
-	member := faultMember(fault)
-	log.Info("store fault begins", "fault", fault, "member", member, "at", time.Since(start))
-	if err := down(ctx, member); err != nil {
-		return err
-	}
-	wait(outage.To)
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	err := up(bctx, member)
-	log.Info("store fault ends", "fault", fault, "at", time.Since(start), "err", err)
-	return err
-}
 
 // closed is a channel that is already closed: a progress printer that never started.
 func closed() <-chan struct{} {

@@ -11,22 +11,15 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Faults a scenario can inject into the counter store.
-const (
-	FaultNone  = result.FaultNone
-	FaultStop  = result.FaultStop
-	FaultPause = result.FaultPause
-)
-
-// Scenario and Claim live in harness/result with the rest of summary.json.
-type (
-	Scenario = result.Scenario
-	Claim    = result.Claim
-)
-
-// Scenarios lists what a run does: the design under test, its fail-open scenarios, and,
-// with matrix, every other algorithm × mode as a comparison.
-func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix bool) []Scenario {
+// Scenarios lists what a run does: the design under test, its fault scenarios
+// (FailOpenFaults), and, with matrix, every other algorithm × mode as a comparison. In
+// delayed mode a scenario runs delayed sync's design (limiters.Design); the matrix's sliding
+// window in delayed mode runs both, the other one as a comparison named for its design
+// ("sliding_window/delayed-document"), so that the report shows them side by side.
+func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters.Design, failOpen, matrix bool) []result.Scenario {
+	if design == "" {
+		design = limiters.DesignBounded
+	}
 	name := func(a limiters.Algorithm, m limiters.Mode, f string) string {
 		n := fmt.Sprintf("%s/%s", a, m)
 		if f != "" {
@@ -34,19 +27,33 @@ func Scenarios(design limiters.Algorithm, mode limiters.Mode, failOpen, matrix b
 		}
 		return n
 	}
-	out := []Scenario{{Name: name(design, mode, ""), Algorithm: string(design), Mode: string(mode), Gated: true}}
+	designOf := func(m limiters.Mode) string {
+		if m != limiters.ModeDelayed {
+			return ""
+		}
+		return string(design)
+	}
+	out := []result.Scenario{{Name: name(algorithm, mode, ""), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Gated: true}}
 	if failOpen {
-		for _, f := range []string{FaultStop, FaultPause} {
-			out = append(out, Scenario{Name: name(design, mode, f), Algorithm: string(design), Mode: string(mode), Fault: f, Gated: true})
+		for _, f := range FailOpenFaults {
+			out = append(out, result.Scenario{Name: name(algorithm, mode, f), Algorithm: string(algorithm), Mode: string(mode), Design: designOf(mode), Fault: f, Gated: true})
 		}
 	}
-	if matrix {
-		for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingWindow, limiters.TokenBucket} {
-			for _, m := range limiters.Modes() {
-				if a == design && m == mode {
-					continue
+	if !matrix {
+		return out
+	}
+	for _, a := range []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingWindow, limiters.TokenBucket} {
+		for _, m := range limiters.Modes() {
+			if a != algorithm || m != mode {
+				out = append(out, result.Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: string(m), Design: designOf(m)})
+			}
+			if a != limiters.SlidingWindow || m != limiters.ModeDelayed {
+				continue // the designs differ on sliding windows only (BoundedSync)
+			}
+			for _, d := range limiters.Designs() {
+				if d != design {
+					out = append(out, result.Scenario{Name: name(a, m, "") + "-" + string(d), Algorithm: string(a), Mode: string(m), Design: string(d)})
 				}
-				out = append(out, Scenario{Name: name(a, m, ""), Algorithm: string(a), Mode: string(m)})
 			}
 		}
 	}

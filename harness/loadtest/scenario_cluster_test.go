@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 func TestClusterScenariosAndConfig(t *testing.T) {
-	names := func(scs []Scenario) string {
+	names := func(scs []result.Scenario) string {
 		var out []string
 		for _, s := range scs {
 			g := ""
@@ -25,7 +26,8 @@ func TestClusterScenariosAndConfig(t *testing.T) {
 		network, want string
 		err           string
 	}{
-		{"", true, "host", "sliding_window/delayed* sliding_window/delayed/store-stop* sliding_window/delayed/store-pause*", ""},
+		{"", true, "host", "sliding_window/delayed* sliding_window/delayed/store-stop* sliding_window/delayed/store-pause* sliding_window/delayed/store-slow* " +
+			"sliding_window/delayed/store-restart* sliding_window/delayed/replica-kill*", ""},
 		{fleet.StoreCluster, true, "host", "sliding_window/delayed* sliding_window/delayed/master-kill* sliding_window/delayed/master-pause*", ""},
 		{fleet.StoreCluster, false, "host", "sliding_window/delayed*", ""},
 		{fleet.StoreCluster, true, "bridge", "", "--store cluster runs on Docker's host networking only"},
@@ -48,10 +50,10 @@ func TestClusterScenariosAndConfig(t *testing.T) {
 			t.Errorf("store %q fail-open %v:\n got %s\nwant %s", tt.store, tt.failOpen, got, tt.want)
 		}
 	}
-	if f := faultMember(FaultMasterKill); f != "redis-node-0" {
+	if f := faultMember(result.FaultMasterKill); f != "redis-node-0" {
 		t.Errorf("master-kill hits %q, want redis-node-0", f)
 	}
-	if f := faultMember(FaultStop); f != fleet.RedisMember {
+	if f := faultMember(result.FaultStop); f != fleet.RedisMember {
 		t.Errorf("store-stop hits %q, want the whole store", f)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/edgeproof/rlharness/deploy"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // scheduleBytes is a schedule to the byte: every request's offset, client and replica, then
@@ -105,7 +106,7 @@ func TestEveryPathBuildsOneSchedule(t *testing.T) {
 	cfg.TimeScale, cfg.Rate, cfg.Clients, cfg.Seed, cfg.Replicas, cfg.Shards = 0.05, 50, 300, 7, 2, shards
 	urls := []string{"http://127.0.0.1:18080", "http://127.0.0.1:18081"}
 	start := time.Date(2026, 12, 3, 7, 0, 12, 0, time.UTC)
-	sc := Scenarios(cfg.Algorithm, cfg.Mode, false, false)[0]
+	sc := Scenarios(cfg.Algorithm, cfg.Mode, limiters.Design(cfg.Design), false, false)[0]
 
 	// The load test's scenario, as runScenario builds it.
 	scenario, err := sut{}.schedule(cfg)

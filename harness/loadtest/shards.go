@@ -213,7 +213,7 @@ func runContainer(ctx context.Context, image string, ac AttackConfig, i int, dir
 
 // sendShards is the load test's sender with --shards N: N attack shards on this machine, then
 // their outcomes merged into sink in shard order, on the common origin's clock.
-func (c Config) sendShards(sc Scenario) sendFunc {
+func (c Config) sendShards(sc result.Scenario) sendFunc {
 	return func(ctx context.Context, s *schedule.Schedule, fl fleet.Fleet, opts traffic.Options, sink func(traffic.Outcome) error) ([]result.Shard, error) {
 		dir := sc.Dir(c.OutDir)
 		start := traffic.NextAligned(time.Now().Add(shardLead), opts.Align)
@@ -235,7 +235,7 @@ func (c Config) sendShards(sc Scenario) sendFunc {
 
 // shardAttack is every shard's command line for a scenario of the load test, but its index
 // and directory: the config's schedule, sent at urls from start.
-func (c Config) shardAttack(sc Scenario, urls []string, clockRef string, start time.Time) AttackConfig {
+func (c Config) shardAttack(sc result.Scenario, urls []string, clockRef string, start time.Time) AttackConfig {
 	return AttackConfig{Schedule: c.ScheduleSpec(), Shards: c.Shards, Scenario: sc.Name, Algorithm: sc.Algorithm,
 		Mode: sc.Mode, Targets: urls, ClockRef: clockRef, Start: start}
 }

@@ -14,11 +14,17 @@ import (
 )
 
 // syncScraper is the scraper of a scenario's replicas' sync metrics, or why there is none:
-// the built-in replica syncs in delayed mode only; a target file names its metrics.
-func (s sut) syncScraper(cfg Config, sc Scenario, urls []string) (synchealth.Scraper, string) {
+// the built-in replica syncs in delayed mode only; a target file names its metrics. The
+// built-in replica is scraped in every mode for its decisions made without the store (a
+// central replica whose store calls time out decides alone): in the modes that do not sync,
+// the scraper reads those alone and why says there is no sync.
+func (s sut) syncScraper(cfg Config, sc result.Scenario, urls []string) (synchealth.Scraper, string) {
 	if s.t == nil {
 		if limiters.Mode(sc.Mode) != limiters.ModeDelayed {
-			return synchealth.Scraper{}, fmt.Sprintf("%s mode does not sync with the store", sc.Mode)
+			r := synchealth.Replica()
+			names := synchealth.Names{Path: r.Path, StoreErrors: r.StoreErrors, Degraded: r.Degraded}
+			return synchealth.Scraper{URLs: urls, Names: names, Every: synchealth.EveryFor(0)},
+				fmt.Sprintf("%s mode does not sync with the store", sc.Mode)
 		}
 		iv := cfg.scaled(cfg.SyncInterval)
 		return synchealth.Scraper{URLs: urls, Names: synchealth.Replica(), Interval: iv, Every: synchealth.EveryFor(iv)}, ""

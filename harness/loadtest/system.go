@@ -24,7 +24,7 @@ import (
 type System struct {
 	cfg Config // the run's config as the system's scenarios use it (forTarget)
 	sys sut
-	sc  Scenario
+	sc  result.Scenario
 	fl  fleet.Fleet
 }
 
@@ -40,11 +40,11 @@ func StartSystem(ctx context.Context, cfg Config, t *target.Target) (*System, er
 	asked := cfg.Gates.LatenessP99
 	cfg = cfg.forTarget(t, asked)
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
-	s := &System{cfg: cfg, sys: sut{t: t}, sc: Scenario{Name: string(cfg.Algorithm) + "/" + string(cfg.Mode), Algorithm: string(cfg.Algorithm), Mode: string(cfg.Mode)}}
+	s := &System{cfg: cfg, sys: sut{t: t}, sc: Scenarios(cfg.Algorithm, cfg.Mode, limiters.Design(cfg.Design), false, false)[0]}
 	if t != nil {
-		s.sc = Scenario{Name: t.Name, Algorithm: t.Algorithm, Target: t.Name}
+		s.sc = result.Scenario{Name: t.Name, Algorithm: t.Algorithm, Target: t.Name}
 	}
-	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger)
+	provider, err := fleet.NewProvider(cfg.Provider, cfg.Logger, fleet.WithBinDir(cfg.BinDir))
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +61,10 @@ func (s *System) Name() string {
 	}
 	return s.sys.t.Name
 }
+
+// Design is the built-in replica's delayed-sync design as the fleet runs it (its default
+// when none was asked), empty for a target file's limiter and in other modes.
+func (s *System) Design() string { return s.sc.Design }
 
 // Conditions are the fleet's.
 func (s *System) Conditions() result.Conditions { return s.fl.Conditions() }

@@ -25,14 +25,6 @@ import (
 // beside target files (make loadtest-peers).
 const BuiltinTarget = "replica"
 
-// The replica's delayed-sync designs, and the environment variable that picks one (its
-// --design).
-const (
-	DesignEnv      = "REPLICA_DESIGN"
-	DesignDocument = "document"
-	DesignBounded  = "bounded"
-)
-
 // sut is the system under test of a scenario: the built-in replica (t nil) or the limiter
 // a target file describes.
 type sut struct {
@@ -48,6 +40,7 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 	if t == nil {
 		return c
 	}
+	c.killedNode = t.Faults.KilledNode
 	c.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
 	c.Replicas = t.Start.Replicas
 	c.Gates.LatenessP99 = askedLateness
@@ -55,14 +48,15 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 	return c
 }
 
-// targetScenarios are a target's scenarios: the documents' traffic, and with a store the
-// harness runs, the same with the store stopped and paused mid-run.
-func targetScenarios(t *target.Target, gated, failOpen bool) []Scenario {
+// targetScenarios are a target's scenarios: the documents' traffic, and with failOpen its
+// fault scenarios (targetFaults): the store's where the harness runs it, a killed node where
+// it starts several.
+func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
 	a := t.Algorithm
-	out := []Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
-	if failOpen && t.Store.Managed {
-		for _, f := range []string{FaultStop, FaultPause} {
-			out = append(out, Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
+	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
+	if failOpen {
+		for _, f := range targetFaults(t) {
+			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
 	return out
@@ -82,7 +76,7 @@ func (s sut) classes() []schedule.Class {
 }
 
 // spec is the fleet a scenario starts.
-func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
+func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 	if s.t == nil {
 		window := cfg.ScheduleSpec().Window()
 		rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
@@ -90,12 +84,9 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 			rules = cfg.Rules
 		}
 		spec := fleet.Spec{
-			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Rules: rules,
+			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout,
-		}
-		if cfg.Design != "" {
-			spec.ExtraEnv = map[string]string{DesignEnv: cfg.Design}
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow,
 		}
 		return spec
 	}
@@ -106,7 +97,7 @@ func (s sut) spec(cfg Config, sc Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow}
 }
 
 // start brings the system up: a fleet, or for a url target the address it already answers on.
@@ -236,8 +227,8 @@ type urlFleet struct{ t *target.Target }
 
 var errNotStarted = errors.New("the target was not started by the harness (start: url), so it cannot stop, pause or restart it")
 
-func (u urlFleet) Conditions() fleet.Conditions {
-	return fleet.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
+func (u urlFleet) Conditions() result.Conditions {
+	return result.Conditions{Provider: "url", Network: "loopback", Replicas: 1, Target: u.t.Name}
 }
 func (u urlFleet) RedisAddr() string                  { return u.t.Store.Redis }
 func (u urlFleet) ReplicaURLs() []string              { return []string{u.t.Start.URL} }
@@ -254,7 +245,7 @@ func (u urlFleet) Terminate(context.Context) error       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {
-	sc  Scenario
+	sc  result.Scenario
 	sys sut
 }
 
@@ -273,12 +264,16 @@ func (c Config) runs() []run {
 		if t == nil {
 			for _, sc := range c.scenarios() {
 				sc.Gated = sc.Gated && k == 0
-				out = append(out, run{sc: sc})
+				if c.wantsFault(sc.Fault) {
+					out = append(out, run{sc: sc})
+				}
 			}
 			continue
 		}
 		for _, sc := range targetScenarios(t, k == 0, c.FailOpen) {
-			out = append(out, run{sc: sc, sys: sut{t: t}})
+			if c.wantsFault(sc.Fault) {
+				out = append(out, run{sc: sc, sys: sut{t: t}})
+			}
 		}
 	}
 	return out
@@ -286,9 +281,8 @@ func (c Config) runs() []run {
 
 // WritePeers prints the systems under test side by side when a run has more than the
 // built-in design, or a target file's: overshoot at the boundary burst and at worst, false
-// rejects, p99, store commands per request, and what clients saw with the store stopped
-// and paused.
-func WritePeers(w io.Writer, s Summary) {
+// rejects, p99, store commands per request, and what clients saw in each fault scenario.
+func WritePeers(w io.Writer, s result.Summary) {
 	rows := result.PeerTable(s.Scenarios)
 	targeted := false
 	for _, sc := range s.Scenarios {
@@ -297,19 +291,13 @@ func WritePeers(w io.Writer, s Summary) {
 	if !targeted || len(rows) == 0 {
 		return
 	}
-	fault := func(f *result.PeerFault) string {
-		if f == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%s: %d ok %d rej %d err (%d timeouts), p99 %v max %v, x%.2f", f.Verdict, f.Accepted, f.Rejected, f.Errors, f.Timeouts,
-			f.P99.Round(time.Millisecond), f.Max.Round(time.Millisecond), f.Overshoot)
-	}
 	fmt.Fprintf(w, "\nSystems side by side (the first is gated)\n")
 	fmt.Fprintf(w, "%-36s %7s %9s %9s %-26s %6s %9s %9s %9s  %s\n", "system", "window", "boundary", "worst", "worst client", "false", "p99", "store/req", "ops/req", "verdict")
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9.3f %9.3f  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
 			r.FalseRejects, r.P99.Round(10*time.Microsecond), r.StorePerRequest, r.StoreOpsPerRequest, r.Verdict)
-		fmt.Fprintf(w, "%-36s store stopped: %s\n", "", fault(r.Stop))
-		fmt.Fprintf(w, "%-36s store paused:  %s\n", "", fault(r.Pause))
+		for _, c := range r.FaultColumns() {
+			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r.NoStore))
+		}
 	}
 }

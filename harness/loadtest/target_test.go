@@ -123,12 +123,25 @@ func TestRunsGateTheFirstSystemOnly(t *testing.T) {
 			t.Errorf("%s: gated %v", r.sc.Name, r.sc.Gated)
 		}
 	}
-	want := "sliding_window/delayed sliding_window/delayed/store-stop sliding_window/delayed/store-pause mine mine/store-stop mine/store-pause"
+	want := "sliding_window/delayed sliding_window/delayed/store-stop sliding_window/delayed/store-pause sliding_window/delayed/store-slow " +
+		"sliding_window/delayed/store-restart sliding_window/delayed/replica-kill " +
+		"mine mine/store-stop mine/store-pause mine/store-slow mine/store-restart mine/replica-kill"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("runs %q, want %q", got, want)
 	}
+	// --faults picks some of them, for every system.
+	cfg.Faults = []string{result.FaultSlow, result.FaultKill}
+	names = nil
+	for _, r := range cfg.runs() {
+		names = append(names, r.sc.Name)
+	}
+	want = "sliding_window/delayed sliding_window/delayed/store-slow sliding_window/delayed/replica-kill mine mine/store-slow mine/replica-kill"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("runs with --faults store-slow,replica-kill: %q, want %q", got, want)
+	}
+	cfg.Faults = nil
 	cfg.Targets = []*target.Target{managed, nil}
-	if r := cfg.runs(); !r[0].sc.Gated || r[3].sc.Gated || r[0].sc.Algorithm != "fixed_window" {
+	if r := cfg.runs(); !r[0].sc.Gated || r[6].sc.Gated || r[0].sc.Algorithm != "fixed_window" {
 		t.Errorf("with the target first: %+v", r)
 	}
 	tc := cfg.forTarget(managed, 0)
@@ -137,7 +150,7 @@ func TestRunsGateTheFirstSystemOnly(t *testing.T) {
 	}
 	url := mustTarget(t, targetHead+"request: {client: {header: X}}\n")
 	if got := targetScenarios(url, true, true); len(got) != 1 {
-		t.Errorf("a url target without a managed store has %d scenarios, want 1 (no store to stop)", len(got))
+		t.Errorf("a url target without a managed store has %d scenarios, want 1 (no store to stop, no node to kill)", len(got))
 	}
 }
 
@@ -176,7 +189,11 @@ func TestPeerTable(t *testing.T) {
 		{Scenario: result.Scenario{Name: "fixed_window/central", Algorithm: "fixed_window", Mode: "central"}},
 		{Scenario: result.Scenario{Name: "envoy", Target: "envoy"}, Requests: 50, StoreCommands: 100,
 			Probes: []result.ProbeResult{probe("probe-uniform2x", 1.2), probe("probe-boundary-burst", 1.98)}},
-		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: FaultStop}, Accepted: 5, Error: "x"},
+		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: result.FaultStop}, Accepted: 5, Error: "x"},
+		{Scenario: result.Scenario{Name: "envoy/store-slow", Target: "envoy", Fault: result.FaultSlow}, Accepted: 6, Pass: true,
+			FaultLatency: &result.Percentiles{P99: 52 * time.Millisecond}},
+		{Scenario: result.Scenario{Name: "envoy/replica-kill", Target: "envoy", Fault: result.FaultKill}, Accepted: 7, Pass: true,
+			Errors: result.Errors{Connection: 1, Routing: 3}},
 	}
 	rows := result.PeerTable(scs)
 	if len(rows) != 2 || rows[0].System != "replica sliding_window/delayed" || rows[0].StorePerRequest != 0.1 || rows[0].Verdict != "PASS" {
@@ -185,6 +202,10 @@ func TestPeerTable(t *testing.T) {
 	e := rows[1]
 	if e.BoundaryOvershoot != 1.98 || e.MaxOvershoot != 0 || e.StorePerRequest != 2 || e.Stop == nil || e.Stop.Verdict != "ERROR" || e.Pause != nil || e.Window != time.Minute {
 		t.Errorf("envoy row %+v stop %+v", e, e.Stop)
+	}
+	if e.Slow == nil || e.Slow.Accepted != 6 || e.Slow.P99 != 52*time.Millisecond || e.Restart != nil ||
+		e.Kill == nil || e.Kill.Errors != 1 || e.Kill.RoutingErrors != 3 || e.Kill.Verdict != "PASS" {
+		t.Errorf("envoy's slow %+v, restart %+v, kill %+v", e.Slow, e.Restart, e.Kill)
 	}
 }
 

@@ -23,38 +23,6 @@ const (
 	daysPerYear   = 365
 )
 
-// ClaimSettings is one run of the pipeline on the model's queue and store.
-type ClaimSettings struct {
-	N             int                  `json:"events"`
-	Placement     claimcheck.Placement `json:"placement"`
-	Deletion      claimcheck.Deletion  `json:"deletion,omitempty"` // claim placement only
-	ProducerCrash float64              `json:"producer_crash_p"`
-	ConsumerCrash float64              `json:"consumer_crash_p"`
-	Seed          uint32               `json:"seed"`
-	// Ledger runs the consumer with an idempotency ledger, as the real pipeline does; the
-	// document's model has none.
-	Ledger bool `json:"ledger"`
-}
-
-// ClaimCounts is one line of olc.mjs's tables, plus what the ledger adds.
-type ClaimCounts struct {
-	ClaimSettings
-	result.ClaimTally
-}
-
-// Result is c as a result file holds it.
-func (c ClaimCounts) Result() result.ClaimCounts {
-	s := c.ClaimSettings
-	return result.ClaimCounts{
-		ClaimSettings: result.ClaimSettings{N: s.N, Placement: string(s.Placement), Deletion: string(s.Deletion),
-			ProducerCrash: s.ProducerCrash, ConsumerCrash: s.ConsumerCrash, Seed: s.Seed, Ledger: s.Ledger},
-		ClaimTally: c.ClaimTally,
-	}
-}
-
-// CarriedMB is the bytes carried in MB (10⁶), as olc.mjs prints them.
-func (c ClaimCounts) CarriedMB() float64 { return float64(c.CarriedBytes) / 1e6 }
-
 // ClaimCrashPlan is the fault window's draws as kuyruk.mjs makes them from one generator:
 // the first n values decide the producer's crash for events 0…n−1 in order, the next ones
 // the consumer's crash on the first delivery of each event that reached the queue, in
@@ -82,15 +50,15 @@ func NewClaimCrashPlan(n int, producerP, consumerP float64, seed uint32) ClaimCr
 
 // RunClaim is kuyruk.mjs's kos with the project's producer and consumer: every event
 // produced in order, then the queue drained, a crashed delivery going to the back.
-func RunClaim(s ClaimSettings) (ClaimCounts, error) {
+func RunClaim(s result.ClaimSettings) (result.ClaimCounts, error) {
 	ctx := context.Background()
 	if s.N < 0 {
-		return ClaimCounts{}, fmt.Errorf("events must be >= 0 (got %d)", s.N)
+		return result.ClaimCounts{}, fmt.Errorf("events must be >= 0 (got %d)", s.N)
 	}
 	if s.Placement == claimcheck.Attach {
 		s.Deletion = ""
 	}
-	out := ClaimCounts{ClaimSettings: s, ClaimTally: result.ClaimTally{MessageBytes: claimcheck.MessageBytes(s.Placement)}}
+	out := result.ClaimCounts{ClaimSettings: s, ClaimTally: result.ClaimTally{MessageBytes: claimcheck.MessageBytes(s.Placement)}}
 	rnd := NewLCG(s.Seed)
 	q := &claimcheck.MemoryQueue{}
 	store := claimcheck.NewMemoryStore()
@@ -177,10 +145,10 @@ func (s ClaimSetting) Name() string {
 
 // ClaimDay is one of olc.mjs's two tables: every setting under one fault condition.
 type ClaimDay struct {
-	Name          string        `json:"name"`
-	ProducerCrash float64       `json:"producer_crash_p"`
-	ConsumerCrash float64       `json:"consumer_crash_p"`
-	Rows          []ClaimCounts `json:"rows"`
+	Name          string               `json:"name"`
+	ProducerCrash float64              `json:"producer_crash_p"`
+	ConsumerCrash float64              `json:"consumer_crash_p"`
+	Rows          []result.ClaimCounts `json:"rows"`
 }
 
 // CostRow is one placement at K01 scale (bedel.mjs's first table).
@@ -235,7 +203,7 @@ func RunClaimCheck() (ClaimModel, error) {
 	}
 	for _, d := range days {
 		for _, row := range ClaimSettingsRows {
-			c, err := RunClaim(ClaimSettings{N: ClaimEvents, Placement: row.Placement, Deletion: row.Deletion,
+			c, err := RunClaim(result.ClaimSettings{N: ClaimEvents, Placement: row.Placement, Deletion: row.Deletion,
 				ProducerCrash: d.ProducerCrash, ConsumerCrash: d.ConsumerCrash, Seed: ClaimSeed})
 			if err != nil {
 				return m, err

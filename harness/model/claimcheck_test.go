@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/edgeproof/rlharness/claimcheck"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 func TestClaimMessageBytesMatchDocument(t *testing.T) {
@@ -125,7 +126,7 @@ func TestWriteClaimCheckPrintsEveryTable(t *testing.T) {
 // prevented duplicate, under either deletion policy, and nothing dangles.
 func TestClaimLedgerPreventsDuplicates(t *testing.T) {
 	for _, del := range []claimcheck.Deletion{claimcheck.Immediate, claimcheck.TTL} {
-		c, err := RunClaim(ClaimSettings{N: ClaimEvents, Placement: claimcheck.Claim, Deletion: del,
+		c, err := RunClaim(result.ClaimSettings{N: ClaimEvents, Placement: claimcheck.Claim, Deletion: del,
 			ProducerCrash: claimcheck.ProducerCrashP, ConsumerCrash: claimcheck.ConsumerCrashP, Seed: ClaimSeed, Ledger: true})
 		if err != nil {
 			t.Fatal(err)

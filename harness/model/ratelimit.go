@@ -71,14 +71,11 @@ func RunSizing() Sizing {
 	return s
 }
 
-// WindowRow is one line of pencere.mjs's table: one pattern under one algorithm.
-type WindowRow = result.WindowRow
-
 // RunWindows is pencere.mjs: three patterns over 180 s against each algorithm on one node.
 // The model's request times are whole milliseconds, so the project's patterns (nanosecond
 // offsets) are truncated to the millisecond here; at time scale 1 that gives the model's
 // times exactly.
-func RunWindows() ([]WindowRow, error) {
+func RunWindows() ([]result.WindowRow, error) {
 	patterns := []struct {
 		name string
 		gen  func(schedule.Params) (schedule.Schedule, error)
@@ -88,7 +85,7 @@ func RunWindows() ([]WindowRow, error) {
 		{schedule.PatternIntermittent, schedule.IntermittentAtLimit},
 	}
 	epoch := time.Unix(0, 0)
-	var rows []WindowRow
+	var rows []result.WindowRow
 	for _, p := range patterns {
 		s, err := p.gen(schedule.Params{Limit: Limit, Window: Window, Scale: 1})
 		if err != nil {
@@ -105,16 +102,13 @@ func RunWindows() ([]WindowRow, error) {
 				}
 			}
 			busiest := accounting.Busiest(accepted, Window)
-			rows = append(rows, WindowRow{Pattern: p.name, Requests: len(s.Requests), Algorithm: string(a),
+			rows = append(rows, result.WindowRow{Pattern: p.name, Requests: len(s.Requests), Algorithm: string(a),
 				Accepted: len(accepted), Rejected: len(s.Requests) - len(accepted), Busiest: busiest,
 				Overshoot: busiest - Limit, Ratio: float64(busiest) / Limit})
 		}
 	}
 	return rows, nil
 }
-
-// DistRow is one line of dagitik.mjs's tables: one client rate under one mode.
-type DistRow = result.DistRow
 
 // RunDistributed is dagitik.mjs's kos: one client sending rate requests/s for one window,
 // each request to a node drawn by the document's generator, under one mode of 8 nodes.
@@ -130,13 +124,13 @@ type DistRow = result.DistRow
 //     them: a fleet of DelayedSync nodes, each holding the client, synced every interval for
 //     one window, each counting its own exchanges (timerTouches). The run's own syncs, on
 //     requests, are RunExchanges.
-func RunDistributed(mode limiters.Mode, rate int, interval float64, seed uint32) (DistRow, error) {
+func RunDistributed(mode limiters.Mode, rate int, interval float64, seed uint32) (result.DistRow, error) {
 	row, _, err := runDistributed(mode, rate, interval, seed)
 	return row, err
 }
 
 // runDistributed is RunDistributed, and the store exchanges its delayed-sync nodes made.
-func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32) (DistRow, int64, error) {
+func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32) (result.DistRow, int64, error) {
 	ctx := context.Background()
 	rule := Rule(limiters.SlidingWindow)
 	rnd := NewLCG(seed)
@@ -153,11 +147,11 @@ func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32)
 		case limiters.ModeDelayed:
 			nodes[i] = fleet.nodes[i]
 		default:
-			return DistRow{}, 0, fmt.Errorf("unknown mode %q (want central, split or delayed)", mode)
+			return result.DistRow{}, 0, fmt.Errorf("unknown mode %q (want central, split or delayed)", mode)
 		}
 	}
 	epoch := time.Unix(0, 0)
-	row := DistRow{ClientRate: rate, Mode: string(mode), Requests: n}
+	row := result.DistRow{ClientRate: rate, Mode: string(mode), Requests: n}
 	lastSync := 0.0
 	for i := range n {
 		t := float64(i) / float64(rate)
@@ -166,12 +160,12 @@ func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32)
 		if mode == limiters.ModeDelayed && t-lastSync >= interval {
 			lastSync = t
 			if err := fleet.sync(ctx, now); err != nil {
-				return DistRow{}, 0, err
+				return result.DistRow{}, 0, err
 			}
 		}
 		dec, err := nodes[d].Allow(ctx, "client", &rule, now)
 		if err != nil {
-			return DistRow{}, 0, err
+			return result.DistRow{}, 0, err
 		}
 		if dec.Allowed {
 			row.Accepted++
@@ -193,7 +187,7 @@ func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32)
 		// own syncs fall on requests (fleet.touches(), see TestDelayedSyncExchanges).
 		t, err := timerTouches(ctx, Nodes, &rule, Window, time.Duration(interval*float64(time.Second)))
 		if err != nil {
-			return DistRow{}, 0, fmt.Errorf("delayed sync's timer: %w", err)
+			return result.DistRow{}, 0, fmt.Errorf("delayed sync's timer: %w", err)
 		}
 		row.Touches = t
 		row.RunExchanges = fleet.touches()
@@ -206,10 +200,10 @@ func runDistributed(mode limiters.Mode, rate int, interval float64, seed uint32)
 
 // RateLimit holds every table of the rate-limiter document.
 type RateLimit struct {
-	Sizing      Sizing      `json:"sizing"`
-	Windows     []WindowRow `json:"windows"`
-	Distributed []DistRow   `json:"distributed"`
-	SyncSweep   []DistRow   `json:"sync_sweep"`
+	Sizing      Sizing             `json:"sizing"`
+	Windows     []result.WindowRow `json:"windows"`
+	Distributed []result.DistRow   `json:"distributed"`
+	SyncSweep   []result.DistRow   `json:"sync_sweep"`
 }
 
 // Figures are the tables a load test is judged beside, as its summary saves them.

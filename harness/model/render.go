@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -48,7 +49,7 @@ func WriteRateLimit(w io.Writer, m RateLimit) error {
 			r.Accepted, r.Rejected, r.Overshoot, r.FalseRejects, r.Touches)
 	}
 	tw.Flush()
-	writeTimerNote(w, m.Distributed, func(r DistRow) string { return fmt.Sprintf("%d/s", r.ClientRate) })
+	writeTimerNote(w, m.Distributed, func(r result.DistRow) string { return fmt.Sprintf("%d/s", r.ClientRate) })
 
 	fmt.Fprintf(w, "\nDelayed sync, client rate 90/s (burst): sync interval sweep\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -60,13 +61,13 @@ func WriteRateLimit(w io.Writer, m RateLimit) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	writeTimerNote(w, m.SyncSweep, func(r DistRow) string { return fmt.Sprintf("%g s", r.SyncInterval) })
+	writeTimerNote(w, m.SyncSweep, func(r result.DistRow) string { return fmt.Sprintf("%g s", r.SyncInterval) })
 	return nil
 }
 
 // writeTimerNote says where delayed sync's touches come from, and what the rows' own runs
 // made, the nodes syncing on requests rather than on a timer.
-func writeTimerNote(w io.Writer, rows []DistRow, label func(DistRow) string) {
+func writeTimerNote(w io.Writer, rows []result.DistRow, label func(result.DistRow) string) {
 	var runs []string
 	for _, r := range rows {
 		if r.Mode == string(limiters.ModeDelayed) {

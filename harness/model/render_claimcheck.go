@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/edgeproof/rlharness/claimcheck"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // WriteClaimCheck prints the claim-check document's tables as aligned text, one per
@@ -50,7 +51,7 @@ func WriteClaimCheck(w io.Writer, m ClaimModel) error {
 }
 
 // WriteClaimRows prints olc.mjs's table for some runs.
-func WriteClaimRows(w io.Writer, rows []ClaimCounts) error {
+func WriteClaimRows(w io.Writer, rows []result.ClaimCounts) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "placement\tdeliveries\tcarried MB\tlost events\torphan payloads\tdangling claims\tprocessed\tleft in store\t\n")
 	for _, r := range rows {

@@ -2,6 +2,8 @@ package result
 
 import (
 	"time"
+
+	"github.com/edgeproof/rlharness/autoscale"
 )
 
 // AutoscaleFile is the name of a real autoscaling run's result in its run directory.
@@ -18,52 +20,28 @@ type Autoscale struct {
 	Startups   []Startup        `json:"startups"`
 	// Asked scores the counts the controller asked for, indexed as the model does (the
 	// decision of round t counts for round t); Ready scores the replicas that were serving.
-	Asked Score `json:"asked"`
-	Ready Score `json:"ready"`
+	Asked autoscale.Score `json:"asked"`
+	Ready autoscale.Score `json:"ready"`
 	// Model is the document's model at the same settings; ModelNextRound is the same counts
 	// applied one round later, the earliest a real replica can serve after a decision.
-	Model          Score `json:"model"`
-	ModelNextRound Score `json:"model_next_round"`
+	Model          autoscale.Score `json:"model"`
+	ModelNextRound autoscale.Score `json:"model_next_round"`
 	// PipelineLag is the real metric delay estimated from the run: the shift, in rounds, that
 	// best lines up the load the replicas reported with the load offered.
 	PipelineLag float64          `json:"pipeline_lag_rounds"`
 	Traffic     AutoscaleTraffic `json:"traffic"`
 }
 
-// Score is the document's measures of a replica-count series (autoscale.Score, which
-// converts to it).
-type Score struct {
-	Changes     int `json:"changes"`       // rounds in which the count changed
-	Oscillation int `json:"oscillation"`   // direction reversals among the changes
-	Over        int `json:"over"`          // over-provisioned replica-rounds: Σ max(0, replicas − required)
-	Under       int `json:"under"`         // under-provisioned rounds: replicas < required
-	UnderInStep int `json:"under_in_step"` // under-provisioned rounds inside the step window
-	Total       int `json:"total"`         // replica-rounds
-	Peak        int `json:"peak"`          // most replicas in a round
-	// Response is how many rounds after the step's first round the replicas first reached
-	// the required count; −1 when they never did.
-	Response int `json:"response"`
-}
-
-// Controller is the controller's settings (autoscale.Config, which converts to it).
-type Controller struct {
-	Target float64 `json:"target"`
-	Min    int     `json:"min"`
-	Max    int     `json:"max"`
-	Window int     `json:"window"`
-	Step   int     `json:"step"`
-}
-
 // AutoscaleConfig is the run's settings.
 type AutoscaleConfig struct {
-	Controller      Controller    `json:"controller"`
-	AddedDelay      int           `json:"added_delay_rounds"`
-	Round           time.Duration `json:"round"`
-	RateScale       float64       `json:"rate_scale"`
-	Saturation      float64       `json:"saturation_rps"` // per replica, after the rate scale
-	ScrapesPerRound int           `json:"scrapes_per_round"`
-	Warmup          time.Duration `json:"warmup"`
-	MaxQueue        time.Duration `json:"max_queue"`
+	Controller      autoscale.Config `json:"controller"`
+	AddedDelay      int              `json:"added_delay_rounds"`
+	Round           time.Duration    `json:"round"`
+	RateScale       float64          `json:"rate_scale"`
+	Saturation      float64          `json:"saturation_rps"` // per replica, after the rate scale
+	ScrapesPerRound int              `json:"scrapes_per_round"`
+	Warmup          time.Duration    `json:"warmup"`
+	MaxQueue        time.Duration    `json:"max_queue"`
 }
 
 // AutoscaleRound is one round of a real run.

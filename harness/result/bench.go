@@ -173,6 +173,8 @@ type MemoryLayout struct {
 	UsedDelta int64 `json:"used_memory_delta"`
 	// PerClient is UsedDelta / Clients.
 	PerClient float64 `json:"bytes_per_client"`
+	// Keys is how many keys the store holds after the load (DBSIZE).
+	Keys int64 `json:"keys"`
 	// SampleUsage is the mean MEMORY USAGE of a client's keys over Samples clients.
 	SampleUsage float64 `json:"memory_usage_per_client"`
 	Samples     int     `json:"samples"`

@@ -3,6 +3,8 @@ package result
 import (
 	"fmt"
 	"time"
+
+	"github.com/edgeproof/rlharness/claimcheck"
 )
 
 // ClaimCheckFile is the name of a real claim-check run's results in its run directory
@@ -27,24 +29,29 @@ type ClaimRun struct {
 	Pass       bool          `json:"pass"`
 }
 
-// ClaimSettings are what one run of the claim-check model was asked (model.ClaimSettings).
+// ClaimSettings are one run of the claim-check pipeline on the model's queue and store
+// (model.RunClaim), as claimcheck.json records them beside a real run.
 type ClaimSettings struct {
-	N             int     `json:"events"`
-	Placement     string  `json:"placement"`
-	Deletion      string  `json:"deletion,omitempty"` // claim placement only
-	ProducerCrash float64 `json:"producer_crash_p"`
-	ConsumerCrash float64 `json:"consumer_crash_p"`
-	Seed          uint32  `json:"seed"`
+	N             int                  `json:"events"`
+	Placement     claimcheck.Placement `json:"placement"`
+	Deletion      claimcheck.Deletion  `json:"deletion,omitempty"` // claim placement only
+	ProducerCrash float64              `json:"producer_crash_p"`
+	ConsumerCrash float64              `json:"consumer_crash_p"`
+	Seed          uint32               `json:"seed"`
 	// Ledger runs the consumer with an idempotency ledger, as the real pipeline does; the
 	// document's model has none.
 	Ledger bool `json:"ledger"`
 }
 
-// ClaimCounts are the claim-check model's figures for one setting (model.ClaimCounts).
+// ClaimCounts are the claim-check model's figures for one setting: one line of olc.mjs's
+// tables, plus what the ledger adds.
 type ClaimCounts struct {
 	ClaimSettings
 	ClaimTally
 }
+
+// CarriedMB is the bytes carried in MB (10⁶), as olc.mjs prints them.
+func (t ClaimTally) CarriedMB() float64 { return float64(t.CarriedBytes) / 1e6 }
 
 // ClaimTally is what one run of the claim-check model counted.
 type ClaimTally struct {

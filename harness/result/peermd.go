@@ -8,7 +8,7 @@ import (
 
 // PeerTableHeader is the first line of PeerTableMarkdown: the README's peer table starts
 // with it, so a test can tell that the table there was made by the generator.
-const PeerTableHeader = "| system | window | boundary burst | worst client | false rejects | errors | p99 | store commands / request | store stopped | store paused | verdict |"
+const PeerTableHeader = "| system | window | boundary burst | worst client | false rejects | errors | p99 | store commands / request | store stopped | store paused | store slow | store restarted | node killed | verdict |"
 
 // PeerTableMarkdown is a run's systems side by side as a Markdown table (harness report
 // --peer-table-md): the README's peer table is this output for make loadtest-peers's
@@ -27,19 +27,30 @@ func PeerTableMarkdown(rows []PeerRow) string {
 		if r.NoStore {
 			store = "no store (peer traffic not measured)"
 		}
-		fmt.Fprintf(&b, "| %s | %v | x%.3f | %s x%.3f | %d | %d | %v | %s | %s | %s | %s |\n", system, r.Window, r.BoundaryOvershoot,
-			r.WorstClient, r.MaxOvershoot, r.FalseRejects, r.Errors, r.P99.Round(10*time.Microsecond), store,
-			faultCell(r.Stop, r.NoStore), faultCell(r.Pause, r.NoStore), r.Verdict)
+		fmt.Fprintf(&b, "| %s | %v | x%.3f | %s x%.3f | %d | %d | %v | %s |", system, r.Window, r.BoundaryOvershoot,
+			r.WorstClient, r.MaxOvershoot, r.FalseRejects, r.Errors, r.P99.Round(10*time.Microsecond), store)
+		for _, c := range r.FaultColumns() {
+			fmt.Fprintf(&b, " %s |", c.Cell(r.NoStore))
+		}
+		fmt.Fprintf(&b, " %s |\n", r.Verdict)
 	}
 	return b.String()
 }
 
-func faultCell(f *PeerFault, noStore bool) string {
+// Cell is what clients saw in one line: the verdict, the answers, the latency while the
+// fault lasted and the worst client's overshoot; for a system without a store, a store
+// fault's cell says so instead of "not run".
+func (c PeerFaultColumn) Cell(noStore bool) string {
+	f := c.Fault
 	switch {
 	case f != nil:
-		return fmt.Sprintf("%s: %d ok, %d rejected, %d errors (%d timeouts), p99 %v, x%.3f", f.Verdict, f.Accepted, f.Rejected, f.Errors, f.Timeouts,
+		errs := fmt.Sprintf("%d timeouts", f.Timeouts)
+		if !c.Store {
+			errs += fmt.Sprintf(", %d routing errors apart", f.RoutingErrors)
+		}
+		return fmt.Sprintf("%s: %d ok, %d rejected, %d errors (%s), p99 %v, x%.3f", f.Verdict, f.Accepted, f.Rejected, f.Errors, errs,
 			f.P99.Round(time.Millisecond), f.Overshoot)
-	case noStore:
+	case noStore && c.Store:
 		return "no store: its fault is a node"
 	}
 	return "not run"

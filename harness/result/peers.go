@@ -24,16 +24,37 @@ type PeerRow struct {
 	NoStore            bool          `json:"no_store,omitempty"`         // it keeps its counters among its nodes: no store figures
 	Pass               bool          `json:"pass"`
 	Verdict            string        `json:"verdict"`
-	// Stop and Pause are what clients saw with the store stopped and paused; nil where
-	// the scenario did not run.
-	Stop  *PeerFault `json:"stop,omitempty"`
-	Pause *PeerFault `json:"pause,omitempty"`
+	// Stop, Pause, Slow and Restart are what clients saw with the store stopped, paused,
+	// slowed and killed and started again empty, Kill with one node killed; nil where the
+	// scenario did not run.
+	Stop    *PeerFault `json:"stop,omitempty"`
+	Pause   *PeerFault `json:"pause,omitempty"`
+	Slow    *PeerFault `json:"slow,omitempty"`
+	Restart *PeerFault `json:"restart,omitempty"`
+	Kill    *PeerFault `json:"kill,omitempty"`
 }
 
-// PeerFault is what the clients of a store-outage scenario saw.
+// PeerFaultColumn is one fault column of the systems' table.
+type PeerFaultColumn struct {
+	Name  string     // the column's head: "store stopped"
+	Fault *PeerFault // nil: not run
+	// Store says the fault hits a store: a system without one cannot have it.
+	Store bool
+}
+
+// FaultColumns are the row's fault columns, in the table's order.
+func (r PeerRow) FaultColumns() []PeerFaultColumn {
+	return []PeerFaultColumn{
+		{"store stopped", r.Stop, true}, {"store paused", r.Pause, true}, {"store slow", r.Slow, true},
+		{"store restarted", r.Restart, true}, {"node killed", r.Kill, false},
+	}
+}
+
+// PeerFault is what the clients of a fault scenario saw.
 type PeerFault struct {
 	Accepted, Rejected, Errors int           // over the whole scenario
 	Timeouts                   int           // of the errors, requests that got no answer in time
+	RoutingErrors              int           `json:",omitempty"` // node killed: requests the harness sent to the dead node, in no other count
 	P99, Max                   time.Duration // latency of the requests sent during the outage (and its grace)
 	Overshoot                  float64       // worst client's busiest window / limit
 	Pass                       bool
@@ -74,18 +95,16 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 			rows = append(rows, PeerRow{System: name, Gated: s.Gated})
 		}
 		row := &rows[i]
-		switch s.Fault {
-		case FaultStop, FaultPause:
+		slot := map[string]**PeerFault{FaultStop: &row.Stop, FaultPause: &row.Pause, FaultSlow: &row.Slow, FaultRestart: &row.Restart, FaultKill: &row.Kill}
+		switch at, ok := slot[s.Fault]; {
+		case ok:
 			f := &PeerFault{Accepted: s.Accepted, Rejected: s.Rejected, Errors: s.Errors.Total(), Timeouts: s.Errors.Timeout,
-				Overshoot: s.MaxOvershoot, Pass: s.Pass, Verdict: s.Verdict()}
+				RoutingErrors: s.Errors.Routing, Overshoot: s.MaxOvershoot, Pass: s.Pass, Verdict: s.Verdict()}
 			if s.FaultLatency != nil {
 				f.P99, f.Max = s.FaultLatency.P99, s.FaultLatency.Max
 			}
-			if s.Fault == FaultStop {
-				row.Stop = f
-			} else {
-				row.Pause = f
-			}
+			*at = f
+		case s.Fault != FaultNone: // a cluster store's master faults are not in this table
 		default:
 			row.MaxOvershoot, row.FalseRejects, row.Errors, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Errors.Total(), s.Latency.P99
 			row.Pass, row.Verdict, row.NoStore = s.Pass, s.Verdict(), s.NoStore

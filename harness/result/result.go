@@ -27,7 +27,10 @@ type Scenario struct {
 	Name      string `json:"name"`
 	Algorithm string `json:"algorithm"`
 	Mode      string `json:"mode"`
-	Fault     string `json:"fault,omitempty"`
+	// Design is delayed mode's design the scenario ran (bounded, document); empty in other
+	// modes and in runs written before the bounded design was the default.
+	Design string `json:"design,omitempty"`
+	Fault  string `json:"fault,omitempty"`
 	// Target names the target file's limiter the scenario ran on; empty for the built-in replica.
 	Target string `json:"target,omitempty"`
 	// Gated scenarios test the design under test: their checks decide the exit code.
@@ -76,12 +79,15 @@ func (c Claim) Verdict() string {
 // Conditions describe the fleet a scenario ran on (harness/fleet returns them). They live
 // here so that a reader of the summary need not import the fleet, and with it Docker.
 type Conditions struct {
-	Provider     string        `json:"provider"` // "docker" | "local"
-	Network      string        `json:"network"`  // "bridge" | "host" | "loopback" (local)
-	RunID        string        `json:"run_id"`
-	Replicas     int           `json:"replicas"`
-	Target       string        `json:"target"`
-	Mode         string        `json:"mode,omitempty"` // empty for the noop target
+	Provider string `json:"provider"` // "docker" | "local"
+	Network  string `json:"network"`  // "bridge" | "host" | "loopback" (local)
+	RunID    string `json:"run_id"`
+	Replicas int    `json:"replicas"`
+	Target   string `json:"target"`
+	Mode     string `json:"mode,omitempty"` // empty for the noop target
+	// Design is delayed mode's design (bounded, document); empty in other modes and for
+	// runs written before the bounded design was the default (those ran the document's).
+	Design       string        `json:"design,omitempty"`
 	SyncInterval time.Duration `json:"sync_interval"`
 	StoreTimeout time.Duration `json:"store_timeout"`
 	RedisImage   string        `json:"redis_image,omitempty"`   // docker
@@ -96,6 +102,8 @@ type Conditions struct {
 	// StoreProxy is where the store proxy listened (store-slow): the replicas reached Redis
 	// through it; empty without one.
 	StoreProxy string `json:"store_proxy,omitempty"`
+	// StoreCPU is the share of one core the Redis was given (a slow store); 0: no limit.
+	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }
 
 // Summary is summary.json: the run's conditions, every scenario and every check.
@@ -129,7 +137,7 @@ type ConfigSummary struct {
 	Replicas      int           `json:"replicas"`
 	Algorithm     string        `json:"algorithm"`
 	Mode          string        `json:"mode"`
-	Design        string        `json:"design,omitempty"` // the replica's --design when the run set it
+	Design        string        `json:"design,omitempty"` // delayed mode's design under test
 	SyncInterval  time.Duration `json:"sync_interval_ns"`
 	StoreTimeout  time.Duration `json:"store_timeout_ns"`
 	TimeScale     float64       `json:"time_scale"`
@@ -213,6 +221,26 @@ type ScenarioResult struct {
 	// Incomplete says the run was killed during this scenario and harness judge judged it
 	// afterwards from the outcomes it had written, and on what part of its schedule.
 	Incomplete string `json:"incomplete,omitempty"`
+	// Budget is what the schedule asks of the bounded design's store: the requests that
+	// arrive at a node past its unsynced budget of their client (set for the bounded design
+	// on the document's rule).
+	Budget *BudgetLoad `json:"budget,omitempty"`
+}
+
+// BudgetLoad is the part of a schedule the bounded design decides with the store: a node
+// decides a client alone while it has admitted fewer than Budget of the client's requests
+// in the last window (less the margin), and asks the store past it.
+type BudgetLoad struct {
+	Budget int64 `json:"budget"` // per node and client (the document's rule: 3)
+	// PastBudget counts the requests that arrive at a node holding Budget of its client's
+	// requests, decided alone, in the window before: each costs at most one store call.
+	PastBudget int64 `json:"past_budget_requests"`
+	// HotClients is how many clients pass a budget anywhere, HotRequests all their requests.
+	HotClients  int   `json:"hot_clients"`
+	HotRequests int64 `json:"hot_client_requests"`
+	Requests    int64 `json:"requests"`
+	// Duration is the schedule's length, over which the rates are taken.
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // ProbeResult is one probe client: the document's patterns, measured.

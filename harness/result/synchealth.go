@@ -43,6 +43,48 @@ type SyncHealth struct {
 	// Series is the sync over time, one point per scrape; AgeSeries names what its Age is.
 	Series    []SyncPoint `json:"series,omitempty"`
 	AgeSeries string      `json:"age_series,omitempty"`
+	// StoreDecisions are the decisions a node asked the store for (the bounded design: a
+	// client past its node's unsynced budget; central and peer: every one); nil where the
+	// replicas made none or do not expose them.
+	StoreDecisions *StoreDecisions `json:"store_decisions,omitempty"`
+	// Degraded is what the replicas decided without their store, in every mode (a central
+	// replica whose store calls time out decides alone too); nil where they do not say.
+	Degraded *Degraded `json:"degraded,omitempty"`
+}
+
+// StoreDecisions count the decision path's store calls over a scenario, and those that
+// failed or timed out (the node then decided alone; the store may have counted the request
+// all the same). Calls the circuit breaker refused are in neither.
+type StoreDecisions struct {
+	Calls  int64 `json:"calls"`
+	Failed int64 `json:"failed"`
+}
+
+// Degraded counts a scenario's decisions made without the counter store: the fail-open
+// fallback, one limit per node, after a store call failed or timed out or while the circuit
+// breaker was open. Such decisions are not the algorithm's over the shared store, so no
+// claim about the algorithm rests on a scenario that made them.
+type Degraded struct {
+	Decisions int64 `json:"decisions"`
+	// The decision path's store calls (op "take": the central and peer modes) that timed
+	// out, failed otherwise, or were not made because the circuit breaker was open.
+	TimedOut    int64  `json:"take_timed_out"`
+	Failed      int64  `json:"take_failed"`
+	BreakerOpen int64  `json:"take_breaker_open"`
+	From        string `json:"from"` // the metric read
+}
+
+// String is the figure in words: "23 decisions without the store (store calls: 3 timed out, 20 skipped by the open breaker)".
+func (d *Degraded) String() string {
+	return fmt.Sprintf("%d decisions without the store", d.Decisions) + d.calls()
+}
+
+// calls is why, in the decision path's store calls: " (store calls: 3 timed out, ...)".
+func (d *Degraded) calls() string {
+	if d.TimedOut+d.Failed+d.BreakerOpen == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (store calls: %d timed out, %d failed, %d skipped by the open breaker)", d.TimedOut, d.Failed, d.BreakerOpen)
 }
 
 // Exchanges count a scenario's syncs by result. Attempted is their sum.
@@ -117,8 +159,12 @@ func (h *SyncHealth) Rows() []SyncRow {
 	if h == nil {
 		return []SyncRow{{"sync health", NotAvailable + ": not scraped in this run"}}
 	}
+	var degraded []SyncRow
+	if h.Degraded != nil {
+		degraded = []SyncRow{{"decisions without the store", fmt.Sprintf("%d%s [%s]", h.Degraded.Decisions, h.Degraded.calls(), h.Degraded.From)}}
+	}
 	if !h.Available {
-		return []SyncRow{{"sync health", NotAvailable + ": " + h.Why}}
+		return append([]SyncRow{{"sync health", NotAvailable + ": " + h.Why}}, degraded...)
 	}
 	na := func(ok bool, f func() string) string {
 		if !ok {
@@ -155,7 +201,12 @@ func (h *SyncHealth) Rows() []SyncRow {
 			return fmt.Sprintf("worst node %.2f s, all nodes %.2f s", h.Blind.Max, h.Blind.Total)
 		})},
 		{"sync lag (most seen at a scrape)", na(h.MaxSyncLag != nil, func() string { return ms(*h.MaxSyncLag) })},
-		{"scrapes", fmt.Sprintf("%d of %d nodes every %v on %s, %d failed", h.Scrapes, h.Nodes, h.Every, h.Path, h.ScrapeErrors)},
 	}
-	return rows
+	if d := h.StoreDecisions; d != nil {
+		rows = append(rows, SyncRow{"decisions asked of the store", fmt.Sprintf("%d calls, %d failed or timed out", d.Calls, d.Failed)})
+	}
+	rows = append(rows, []SyncRow{
+		{"scrapes", fmt.Sprintf("%d of %d nodes every %v on %s, %d failed", h.Scrapes, h.Nodes, h.Every, h.Path, h.ScrapeErrors)},
+	}...)
+	return append(rows, degraded...)
 }

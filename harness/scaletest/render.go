@@ -20,7 +20,7 @@ func WriteResult(w io.Writer, a result.Autoscale) error {
 		autoscale.Config(s.Controller), s.AddedDelay, len(a.Rounds), s.Round, s.RateScale, s.Saturation, model.Saturation, s.RateScale)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "\tchanges\toscillation\tover-prov. replica-rounds\tunder-prov. rounds\tunder-prov. in step\ttotal replica-rounds\tpeak\tstep response\t\n")
-	row := func(name string, sc result.Score) {
+	row := func(name string, sc autoscale.Score) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, sc.Changes, sc.Oscillation, sc.Over, sc.Under, sc.UnderInStep, sc.Total, sc.Peak, sc.Response)
 	}
 	row("real: asked", a.Asked)

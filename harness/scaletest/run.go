@@ -111,7 +111,7 @@ func Run(ctx context.Context, c Config) (result.Autoscale, error) {
 	}
 	sat := model.Saturation * c.RateScale
 	res := result.Autoscale{StartedAt: time.Now().UTC(), Settings: result.AutoscaleConfig{
-		Controller: result.Controller(ctlCfg), AddedDelay: c.Delay, Round: c.Round, RateScale: c.RateScale, Saturation: sat,
+		Controller: ctlCfg, AddedDelay: c.Delay, Round: c.Round, RateScale: c.RateScale, Saturation: sat,
 		ScrapesPerRound: c.ScrapesPerRound, Warmup: c.Warmup, MaxQueue: c.MaxQueue}}
 
 	prov, err := fleet.NewProvider(c.Provider, c.Logger)
@@ -282,13 +282,13 @@ func (r *realRun) score(res *result.Autoscale) {
 		asked[t], ready[t], required[t] = row.Asked, int(math.Round(row.Ready)), row.Required
 	}
 	step := model.StepRounds
-	res.Asked = result.Score(autoscale.Rate(model.StartReplicas, asked, required, step))
-	res.Ready = result.Score(autoscale.Rate(model.StartReplicas, ready, required, step))
+	res.Asked = autoscale.Rate(model.StartReplicas, asked, required, step)
+	res.Ready = autoscale.Rate(model.StartReplicas, ready, required, step)
 	m, err := model.RunScaling(r.c.Series, model.Setting{Delay: r.c.Delay, Window: r.c.Window, Step: r.c.Step})
 	if err == nil {
-		res.Model = result.Score(m.Score)
+		res.Model = m.Score
 		next := append([]int{model.StartReplicas}, m.Replicas[:n-1]...)
-		res.ModelNextRound = result.Score(autoscale.Rate(model.StartReplicas, next, required, step))
+		res.ModelNextRound = autoscale.Rate(model.StartReplicas, next, required, step)
 	}
 	res.PipelineLag = pipelineLag(r.rows, r.sat, r.c.RateScale)
 }

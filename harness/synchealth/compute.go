@@ -45,6 +45,10 @@ func (s Series) Figures() result.SyncHealth {
 	var dur, cli, age hists
 	blind := make([]float64, s.Nodes)
 	hasBlind := false
+	var deg result.Degraded
+	hasDegraded := false
+	var takes result.StoreDecisions
+	hasTakes := false
 	for node := range s.Nodes {
 		var prev *Sample
 		for _, t := range s.Ticks {
@@ -68,6 +72,18 @@ func (s Series) Figures() result.SyncHealth {
 					blind[node] += increase(*prev.Blind, *cur.Blind)
 					hasBlind = true
 				}
+				if prev.HasTake && cur.HasTake {
+					takes.Calls += round(increase(prev.TakeCalls, cur.TakeCalls))
+					takes.Failed += round(increase(prev.TakeTimeout, cur.TakeTimeout) + increase(prev.TakeErrOther, cur.TakeErrOther))
+					hasTakes = true
+				}
+				if prev.Degraded != nil && cur.Degraded != nil {
+					deg.Decisions += round(increase(*prev.Degraded, *cur.Degraded))
+					deg.TimedOut += round(increase(prev.TakeTimeout, cur.TakeTimeout))
+					deg.BreakerOpen += round(increase(prev.TakeBreakerOpen, cur.TakeBreakerOpen))
+					deg.Failed += round(increase(prev.TakeErrOther, cur.TakeErrOther))
+					hasDegraded = true
+				}
 			}
 			prev = cur
 		}
@@ -86,6 +102,13 @@ func (s Series) Figures() result.SyncHealth {
 			h.Blind.Max = max(h.Blind.Max, b)
 			h.Blind.Total += b
 		}
+	}
+	if hasTakes && takes.Calls > 0 {
+		h.StoreDecisions = &takes
+	}
+	if hasDegraded {
+		deg.From = s.Names.Degraded
+		h.Degraded = &deg
 	}
 	h.Series, h.AgeSeries = s.points()
 	h.Available = h.Exchanges != nil || h.Duration != nil || h.Clients != nil || h.ViewAge != nil || h.Blind != nil || h.MaxSyncLag != nil

@@ -40,6 +40,9 @@ type Names struct {
 	// label "op" (StoreErrors by "reason" too): the built-in replica's, read for its
 	// exchanges (op="exchange") when Exchanges is not exposed.
 	RoundTrips, StoreErrors string
+	// Degraded is a counter of the decisions made without the store (the fail-open
+	// fallback); StoreErrors{op="take"} says why (timeout, breaker_open, other).
+	Degraded string
 }
 
 // The built-in replica's metrics (targets/replica).
@@ -48,6 +51,7 @@ const (
 	ResultFailed  = "failed"
 	ResultTimeout = "timeout"
 	opExchange    = "exchange"
+	opTake        = "take"
 	reasonTimeout = "timeout"
 	// reasonBreakerOpen is an exchange the replica did not make because its circuit
 	// breaker was open: attempted, not sent.
@@ -66,6 +70,7 @@ func Replica() Names {
 		SyncLag:     "rlreplica_sync_lag_seconds",
 		RoundTrips:  "rlreplica_store_round_trips_total",
 		StoreErrors: "rlreplica_store_errors_total",
+		Degraded:    "rlreplica_degraded_decisions_total",
 	}
 }
 
@@ -94,6 +99,14 @@ type Sample struct {
 
 	Duration, Clients, ViewAge *Hist
 	Blind, SyncLag             *float64
+	// Degraded is the decisions made without the store so far; nil when not exposed. The
+	// decision path's store errors (op take), by reason, come with it.
+	Degraded                                   *float64
+	TakeTimeout, TakeBreakerOpen, TakeErrOther float64
+	// TakeCalls are the decision path's store calls made (op take: a decision asked of the
+	// store); HasTake says the replica made some.
+	TakeCalls float64
+	HasTake   bool
 }
 
 // Parse reads one scrape in Prometheus text format.
@@ -120,27 +133,37 @@ func Parse(r io.Reader, n Names, at time.Duration) (Sample, error) {
 	}
 	if f := fams[n.RoundTrips]; n.RoundTrips != "" && f != nil {
 		for _, m := range f.GetMetric() {
-			if label(m, "op") == opExchange {
+			switch label(m, "op") {
+			case opExchange:
 				s.RoundTrips += value(m)
 				s.HasRoundTrips = true
+			case opTake:
+				s.TakeCalls += value(m)
+				s.HasTake = true
 			}
 		}
 	}
 	if f := fams[n.StoreErrors]; n.StoreErrors != "" && f != nil {
 		for _, m := range f.GetMetric() {
-			if label(m, "op") != opExchange {
+			timeout, open, other := &s.ErrTimeout, &s.ErrBreakerOpen, &s.ErrOther
+			switch label(m, "op") {
+			case opExchange:
+			case opTake:
+				timeout, open, other = &s.TakeTimeout, &s.TakeBreakerOpen, &s.TakeErrOther
+			default:
 				continue
 			}
 			switch label(m, "reason") {
 			case reasonTimeout:
-				s.ErrTimeout += value(m)
+				*timeout += value(m)
 			case reasonBreakerOpen:
-				s.ErrBreakerOpen += value(m)
+				*open += value(m)
 			default:
-				s.ErrOther += value(m)
+				*other += value(m)
 			}
 		}
 	}
+	s.Degraded = scalar(fams, n.Degraded)
 	s.Duration = hist(fams, n.Duration)
 	s.Clients = hist(fams, n.Clients)
 	s.ViewAge = hist(fams, n.ViewAge)
@@ -154,7 +177,7 @@ func Parse(r io.Reader, n Names, at time.Duration) (Sample, error) {
 // the generator, would cost the harness ten times as much.
 func (n Names) only(r io.Reader) io.Reader {
 	want := map[string]bool{}
-	for _, name := range []string{n.Exchanges, n.Duration, n.Clients, n.ViewAge, n.Blind, n.SyncLag, n.RoundTrips, n.StoreErrors} {
+	for _, name := range []string{n.Exchanges, n.Duration, n.Clients, n.ViewAge, n.Blind, n.SyncLag, n.RoundTrips, n.StoreErrors, n.Degraded} {
 		if name != "" {
 			want[name] = true
 		}

@@ -52,6 +52,20 @@ rlreplica_sync_lag_seconds %g
 `, exchanges, timeouts, breaker, errs, lag)
 }
 
+// takes is a bounded replica's decisions asked of the store, beside its exchanges.
+func takes(exchanges, calls, timeouts, errs, breaker int) string {
+	return fmt.Sprintf(`# TYPE rlreplica_sync_exchanges_total counter
+rlreplica_sync_exchanges_total{result="ok"} %d
+# TYPE rlreplica_store_round_trips_total counter
+rlreplica_store_round_trips_total{op="exchange"} %d
+rlreplica_store_round_trips_total{op="take"} %d
+# TYPE rlreplica_store_errors_total counter
+rlreplica_store_errors_total{op="take",reason="timeout"} %d
+rlreplica_store_errors_total{op="take",reason="error"} %d
+rlreplica_store_errors_total{op="take",reason="breaker_open"} %d
+`, exchanges, exchanges, calls, timeouts, errs, breaker)
+}
+
 func series(t *testing.T, nodes int, every time.Duration, scrapes ...[]string) Series {
 	t.Helper()
 	s := Series{Names: Replica(), Nodes: nodes, Every: every}
@@ -87,6 +101,7 @@ func TestFigures(t *testing.T) {
 		lag       float64
 		points    []result.SyncPoint
 		ageSeries string
+		decisions *result.StoreDecisions
 	}{
 		{
 			name: "two nodes, every metric",
@@ -142,6 +157,19 @@ func TestFigures(t *testing.T) {
 			ageSeries: "sync lag, the most of any node",
 		},
 		{
+			// The bounded design's decisions past a budget: calls and those that failed
+			// or timed out, not those the breaker refused (they never reached the store).
+			name: "store decisions",
+			s: series(t, 2, sec,
+				[]string{takes(10, 100, 1, 0, 5), takes(10, 0, 0, 0, 0)},
+				[]string{takes(15, 180, 3, 1, 9), takes(15, 40, 0, 2, 0)}),
+			available: true,
+			ex:        &result.Exchanges{Attempted: 10, OK: 10},
+			from:      "rlreplica_sync_exchanges_total",
+			points:    []result.SyncPoint{{At: sec, OKPerSec: 10, Age: -1}}, // no age exposed
+			decisions: &result.StoreDecisions{Calls: 120, Failed: 5},
+		},
+		{
 			name:      "metrics without a sync metric",
 			s:         series(t, 1, sec, []string{"# TYPE go_goroutines gauge\ngo_goroutines 9\n"}, []string{"go_goroutines 9\n"}),
 			available: false,
@@ -178,6 +206,9 @@ func TestFigures(t *testing.T) {
 			}
 			if tt.lag > 0 && (h.MaxSyncLag == nil || *h.MaxSyncLag != tt.lag) {
 				t.Errorf("max sync lag %v, want %v", h.MaxSyncLag, tt.lag)
+			}
+			if fmt.Sprint(h.StoreDecisions) != fmt.Sprint(tt.decisions) {
+				t.Errorf("store decisions %+v, want %+v", h.StoreDecisions, tt.decisions)
 			}
 			if fmt.Sprint(h.Series) != fmt.Sprint(tt.points) || h.AgeSeries != tt.ageSeries {
 				t.Errorf("series %+v (%q), want %+v (%q)", h.Series, h.AgeSeries, tt.points, tt.ageSeries)
@@ -302,5 +333,41 @@ func TestEveryFor(t *testing.T) {
 		if got := EveryFor(tt.interval); got != tt.want {
 			t.Errorf("EveryFor(%v) = %v, want %v", tt.interval, got, tt.want)
 		}
+	}
+}
+
+// central is a central replica's scrape: no sync, its decisions without the store and the
+// decision path's store errors by reason.
+func central(degraded, timeouts, breaker, errs int) string {
+	return fmt.Sprintf(`# TYPE rlreplica_degraded_decisions_total counter
+rlreplica_degraded_decisions_total %d
+# TYPE rlreplica_store_errors_total counter
+rlreplica_store_errors_total{op="take",reason="timeout"} %d
+rlreplica_store_errors_total{op="take",reason="breaker_open"} %d
+rlreplica_store_errors_total{op="take",reason="error"} %d
+rlreplica_store_errors_total{op="exchange",reason="timeout"} 99
+`, degraded, timeouts, breaker, errs)
+}
+
+// The decisions the replicas made without their store are the increase over the scenario,
+// summed over nodes (a node that restarted counts from zero), in every mode; a replica that
+// does not expose the counter reads nil, never zero.
+func TestDegradedDecisions(t *testing.T) {
+	s := series(t, 2, time.Second,
+		[]string{central(5, 1, 4, 0), central(0, 0, 0, 0)},
+		[]string{central(25, 3, 20, 1), central(40, 4, 30, 6)},
+		[]string{central(30, 4, 24, 1), central(3, 1, 2, 0)}, // node 1 restarted
+	)
+	d := s.Figures().Degraded
+	want := result.Degraded{Decisions: 25 + 40 + 3, TimedOut: 3 + 4 + 1, BreakerOpen: 20 + 30 + 2, Failed: 1 + 6, From: "rlreplica_degraded_decisions_total"}
+	if d == nil || *d != want {
+		t.Errorf("degraded %+v, want %+v", d, want)
+	}
+	if got := d.String(); got != "68 decisions without the store (store calls: 8 timed out, 7 failed, 52 skipped by the open breaker)" {
+		t.Errorf("in words: %q", got)
+	}
+	none := series(t, 1, time.Second, []string{full(1, 0, 0, [3]int{1, 1, 1}, 0.001, 0, 0)}, []string{full(2, 0, 0, [3]int{2, 2, 2}, 0.002, 0, 0)})
+	if d := none.Figures().Degraded; d != nil {
+		t.Errorf("a replica without the counter: degraded %+v, want nil", d)
 	}
 }

@@ -193,16 +193,8 @@ var errDeadline = errors.New("run exceeded the schedule's last offset + grace + 
 // Timeout at the latest. If sink returns an error the run stops and Run
 // returns it; results already in flight are not passed to sink.
 func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options, sink func(Outcome) error) (Summary, error) {
-	if err := s.Validate(); err != nil {
+	if err := checkRun(s, urls, opts); err != nil {
 		return Summary{}, err
-	}
-	if need := s.Replicas(); opts.Route == nil && len(urls) < need {
-		return Summary{}, fmt.Errorf("the schedule sends to %d replicas but %d URLs were given; give one URL per replica or reassign replicas", need, len(urls))
-	}
-	for _, u := range urls {
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return Summary{}, fmt.Errorf("replica URL %q must start with http:// or https://", u)
-		}
 	}
 	opts = opts.withDefaults()
 	var last time.Duration
@@ -212,31 +204,8 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	pacingLimit := last + opts.Grace
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-
-	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
-	transport := &http.Transport{
-		DialContext:         dialer.DialContext,
-		MaxIdleConnsPerHost: opts.Connections,
-		MaxConnsPerHost:     opts.MaxConnections,
-		DisableKeepAlives:   opts.NoKeepAlive,
-		IdleConnTimeout:     90 * time.Second,
-		// The per-request bound: the dialer's Timeout, then this from the request written
-		// to the response's headers. A timer per request (context.WithTimeout) cost four
-		// allocations and two locks on the run's context each; the responses are a status
-		// line. Runs with request bodies keep the timer (ctxTransport).
-		ResponseHeaderTimeout: opts.Timeout,
-	}
+	atk, transport := newAttacker(runCtx, opts)
 	defer transport.CloseIdleConnections()
-	client := &http.Client{
-		Transport:     withStatus(opts.Status, withShape(opts.Shape, withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: bodyTimeout(opts), base: transport}))),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	atk := vegeta.NewAttacker(
-		vegeta.Client(client),
-		vegeta.Workers(opts.Workers),
-		vegeta.MaxWorkers(opts.MaxWorkers),
-		vegeta.MaxBody(0), // the status is the decision; bodies would only cost memory
-	)
 	stopped := make(chan struct{})
 	defer close(stopped)
 	go func() {
@@ -251,14 +220,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	// and Run waits for it last, once everything is built, so the attack starts on it. The
 	// pacer paces from the origin and every offset is measured from it; the hard deadline
 	// counts from there, not from before the wait.
-	start := opts.Start
-	switch {
-	case !start.IsZero():
-	case opts.Align > 0:
-		start = NextAligned(time.Now(), opts.Align)
-	default:
-		start = time.Now()
-	}
+	start := runOrigin(opts)
 	// The pacer and the targeter (every client's ID in one slice: 200,000 of them) are built
 	// before the wait, so the first request leaves on the origin, not after them.
 	pacer := NewPacerFrom(s, start)
@@ -282,7 +244,71 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	defer hard.Stop()
 	// No attack name: Vegeta would send it as one more header on every request.
 	results := atk.Attack(targeter, pacer, pacing, "")
+	return collect(ctx, runCtx, cancel, s, start, results, sink)
+}
 
+// checkRun says why s cannot be sent at urls, if it cannot.
+func checkRun(s *schedule.Schedule, urls []string, opts Options) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if need := s.Replicas(); opts.Route == nil && len(urls) < need {
+		return fmt.Errorf("the schedule sends to %d replicas but %d URLs were given; give one URL per replica or reassign replicas", need, len(urls))
+	}
+	for _, u := range urls {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("replica URL %q must start with http:// or https://", u)
+		}
+	}
+	return nil
+}
+
+// newAttacker is the Vegeta attacker of a run and its transport, every request bound to
+// runCtx.
+func newAttacker(runCtx context.Context, opts Options) (*vegeta.Attacker, *http.Transport) {
+	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		DialContext:         dialer.DialContext,
+		MaxIdleConnsPerHost: opts.Connections,
+		MaxConnsPerHost:     opts.MaxConnections,
+		DisableKeepAlives:   opts.NoKeepAlive,
+		IdleConnTimeout:     90 * time.Second,
+		// The per-request bound: the dialer's Timeout, then this from the request written
+		// to the response's headers. A timer per request (context.WithTimeout) cost four
+		// allocations and two locks on the run's context each; the responses are a status
+		// line. Runs with request bodies keep the timer (ctxTransport).
+		ResponseHeaderTimeout: opts.Timeout,
+	}
+	client := &http.Client{
+		Transport:     withStatus(opts.Status, withShape(opts.Shape, withBody(opts.Body, ctxTransport{ctx: runCtx, timeout: bodyTimeout(opts), base: transport}))),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	atk := vegeta.NewAttacker(
+		vegeta.Client(client),
+		vegeta.Workers(opts.Workers),
+		vegeta.MaxWorkers(opts.MaxWorkers),
+		vegeta.MaxBody(0), // the status is the decision; bodies would only cost memory
+	)
+	return atk, transport
+}
+
+// runOrigin is the run's start: the given instant, the next aligned one, or now.
+func runOrigin(opts Options) time.Time {
+	switch {
+	case !opts.Start.IsZero():
+		return opts.Start
+	case opts.Align > 0:
+		return NextAligned(time.Now(), opts.Align)
+	default:
+		return time.Now()
+	}
+}
+
+// collect attributes every result to its schedule entry and passes it to sink, draining the
+// results once sink fails (the error cancels the run), and sums the run up; its error is the
+// sink's, ctx's, or the hard deadline's.
+func collect(ctx, runCtx context.Context, cancel context.CancelCauseFunc, s *schedule.Schedule, start time.Time,
+	results <-chan *vegeta.Result, sink func(Outcome) error) (Summary, error) {
 	sum := Summary{Scheduled: len(s.Requests), AskedRate: float64(len(s.Requests)) / s.Duration.Seconds()}
 	var sinkErr error
 	for res := range results {

@@ -104,7 +104,7 @@ func TestAimedTrafficAgainstAFleet(t *testing.T) {
 		nodes  = 4
 	)
 	rules := mustRules(t, "default: {limit: 600, window: 6s, algorithm: sliding_window, slices: 12}\n")
-	for _, design := range []string{DesignDocument, DesignBounded} {
+	for _, design := range []limiters.Design{DesignDocument, DesignBounded} {
 		srv := redistest.Start(t)
 		var urls []string
 		for i := range nodes {
@@ -125,7 +125,7 @@ func TestAimedTrafficAgainstAFleet(t *testing.T) {
 			}},
 		}
 		for _, f := range families {
-			t.Run(design+"/"+f.name, func(t *testing.T) {
+			t.Run(string(design)+"/"+f.name, func(t *testing.T) {
 				shots := f.run(fmt.Sprintf("%s-%s", design, f.name))
 				over, falseRejects := judgeShots(shots, window, limit)
 				passed := 0

@@ -35,18 +35,19 @@ type Config struct {
 	StoreTimeout time.Duration
 	RulesPath    string // empty: the embedded default rules
 	ClientHeader string
-	// Design is delayed mode's design: DesignDocument or DesignBounded.
-	Design string
+	// Design is delayed mode's design: DesignBounded (the default) or DesignDocument.
+	Design limiters.Design
 }
 
-// Delayed mode's designs (--design).
+// Delayed mode's designs (--design), spelled as limiters spells them.
 const (
-	// DesignDocument is the document's delayed sync: every node pushes every count each
-	// interval and decides on the last view plus its own counts (limiters.DelayedSync).
-	DesignDocument = "document"
-	// DesignBounded is the bounded design (docs/design-bound.md): an unsynced budget per
-	// node and client, past it one atomic store decision (limiters.BoundedSync).
-	DesignBounded = "bounded"
+	// DesignBounded is the bounded design (docs/design-bound.md), the default: an unsynced
+	// budget per node and client, past it one atomic store decision (limiters.BoundedSync).
+	DesignBounded = limiters.DesignBounded
+	// DesignDocument is the document's delayed sync, kept for comparison: every node pushes
+	// every count each interval and decides on the last view plus its own counts
+	// (limiters.DelayedSync).
+	DesignDocument = limiters.DesignDocument
 )
 
 // DefaultConfig is the configuration of a replica started without flags or environment.
@@ -59,7 +60,7 @@ func DefaultConfig() Config {
 		SyncInterval: limiters.DefaultSyncInterval, // HS5
 		StoreTimeout: limiters.DefaultStoreTimeout,
 		ClientHeader: DefaultClientHeader,
-		Design:       DesignDocument,
+		Design:       DesignBounded,
 	}
 }
 
@@ -71,7 +72,7 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	cfg := DefaultConfig()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(output)
-	mode := string(cfg.Mode)
+	mode, design := string(cfg.Mode), string(cfg.Design)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve decisions on, host:port [env REPLICA_LISTEN]")
 	fs.StringVar(&cfg.Redis, "redis", cfg.Redis, "counter store: host:port of one Redis, or a Redis Cluster's seed nodes host:port,host:port,... or redis-cluster://host:port,...; required in central and delayed modes [env REPLICA_REDIS]")
 	fs.StringVar(&mode, "mode", mode, "distributed mode: central | split | delayed | peer-gcra (go-redis/redis_rate) | peer-ulule (ulule/limiter), for comparison [env REPLICA_MODE]")
@@ -80,7 +81,7 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	fs.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed mode: time between exchanges with the store [env REPLICA_SYNC_INTERVAL]")
 	fs.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "longest wait for any store call; past it the replica decides fail-open [env REPLICA_STORE_TIMEOUT]")
 	fs.StringVar(&cfg.RulesPath, "rules", cfg.RulesPath, "YAML rule file; SIGHUP reloads it (default: the embedded 600 per 60 s sliding window) [env REPLICA_RULES]")
-	fs.StringVar(&cfg.Design, "design", cfg.Design, "delayed mode's design: document (the document's delayed sync) | bounded (an unsynced budget per client, past it one store call; docs/design-bound.md) [env REPLICA_DESIGN]")
+	fs.StringVar(&design, "design", design, "delayed mode's design: bounded (the default: an unsynced budget per client, past it one store call; docs/design-bound.md) | document (the document's delayed sync, for comparison) [env REPLICA_DESIGN]")
 	fs.StringVar(&cfg.ClientHeader, "client-header", cfg.ClientHeader, "request header carrying the client ID [env REPLICA_CLIENT_HEADER]")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: %s [flags]
@@ -103,7 +104,7 @@ Flags (a flag not given falls back to its environment variable):
 	if err := service.EnvFallback(fs, "REPLICA_", lookupEnv); err != nil {
 		return cfg, err
 	}
-	cfg.Mode = limiters.Mode(mode)
+	cfg.Mode, cfg.Design = limiters.Mode(mode), limiters.Design(design)
 	return cfg, cfg.Validate()
 }
 
@@ -133,7 +134,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--store-timeout must be > 0 (got %s)", c.StoreTimeout))
 	}
 	if c.Design != DesignDocument && c.Design != DesignBounded {
-		errs = append(errs, fmt.Errorf("--design %q is unknown: want %s or %s", c.Design, DesignDocument, DesignBounded))
+		errs = append(errs, fmt.Errorf("--design %q is unknown: want %s (the default) or %s", c.Design, DesignBounded, DesignDocument))
 	}
 	if c.Listen == "" {
 		errs = append(errs, errors.New("--listen is empty: give host:port, e.g. :8080"))

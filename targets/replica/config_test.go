@@ -25,16 +25,16 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 	}{
 		{"defaults need a store in delayed mode", []string{"--redis", "r:6379"}, nil,
 			Config{Listen: ":8080", Redis: "r:6379", Mode: limiters.ModeDelayed, NodeIndex: 0, NodeCount: 8,
-				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "document"}},
+				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "bounded"}},
 		{"environment fills what flags leave", []string{"--mode", "central"},
 			map[string]string{"REPLICA_MODE": "split", "REPLICA_REDIS": "e:1", "REPLICA_NODE_INDEX": "2",
 				"REPLICA_NODE_COUNT": "3", "REPLICA_SYNC_INTERVAL": "20ms", "REPLICA_STORE_TIMEOUT": "10ms",
-				"REPLICA_RULES": "/r.yaml", "REPLICA_CLIENT_HEADER": "X-Api-Key", "REPLICA_LISTEN": ":9", "REPLICA_DESIGN": "bounded"},
+				"REPLICA_RULES": "/r.yaml", "REPLICA_CLIENT_HEADER": "X-Api-Key", "REPLICA_LISTEN": ":9", "REPLICA_DESIGN": "document"},
 			Config{Listen: ":9", Redis: "e:1", Mode: limiters.ModeCentral, NodeIndex: 2, NodeCount: 3,
-				SyncInterval: 20 * time.Millisecond, StoreTimeout: 10 * time.Millisecond, RulesPath: "/r.yaml", ClientHeader: "X-Api-Key", Design: "bounded"}},
+				SyncInterval: 20 * time.Millisecond, StoreTimeout: 10 * time.Millisecond, RulesPath: "/r.yaml", ClientHeader: "X-Api-Key", Design: "document"}},
 		{"empty environment is unset", []string{"--mode=split"}, map[string]string{"REPLICA_NODE_COUNT": ""},
 			Config{Listen: ":8080", Mode: limiters.ModeSplit, NodeCount: 8,
-				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "document"}},
+				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "bounded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--mode", "ring"}, nil, `--mode "ring" is unknown: want central, split or delayed (or peer-gcra or peer-ulule, peer limiters for comparison)`},
-		{[]string{"--redis", "r:1", "--design", "fast"}, nil, `--design "fast" is unknown: want document or bounded`},
+		{[]string{"--redis", "r:1", "--design", "fast"}, nil, `--design "fast" is unknown: want bounded (the default) or document`},
 		{nil, nil, "--redis is required in delayed mode: give the counter store's host:port (or REPLICA_REDIS)"},
 		{[]string{"--mode", "split", "--node-index", "8"}, nil, "--node-index must be in 0..7 for --node-count 8 (got 8)"},
 		{[]string{"--mode", "split", "--node-count", "0"}, nil, "--node-count must be >= 1 (got 0)"},

@@ -54,23 +54,43 @@ func paced(t *testing.T, url, client string, n int, gap time.Duration) *tally {
 	return &c
 }
 
-var failOpenModes = []limiters.Mode{limiters.ModeCentral, limiters.ModeDelayed}
+// failOpenCase is a mode (and in delayed mode, its design) the fail-open tests run.
+type failOpenCase struct {
+	mode   limiters.Mode
+	design limiters.Design
+}
+
+func (c failOpenCase) name() string {
+	if c.mode != limiters.ModeDelayed {
+		return string(c.mode)
+	}
+	return string(c.mode) + "-" + string(c.design)
+}
+
+var failOpenModes = []failOpenCase{{limiters.ModeCentral, ""}, {limiters.ModeDelayed, DesignBounded}, {limiters.ModeDelayed, DesignDocument}}
+
+// storeCheckRules give the killed-store test's client a limit of 100 per 10 s, of which it
+// sends 90: on two replicas the bounded design's unsynced budget is then 2 per node, so
+// nearly every decision goes through the store and the store's count can be checked.
+const storeCheckRules = "default: {limit: 100, window: 10s, algorithm: sliding_window, slices: 10}\n"
 
 // The store killed mid-test: an under-limit client sees no 429 and no 5xx, the replica
 // says it is degraded; the store restarted empty: the replica reconnects, syncs again,
 // the gauge goes back to 0 and the log tells the outage's start, end and degraded count.
 func TestFailOpenStoreKilledThenRestarted(t *testing.T) {
-	for _, mode := range failOpenModes {
-		t.Run(string(mode), func(t *testing.T) {
+	for _, tc := range failOpenModes {
+		t.Run(tc.name(), func(t *testing.T) {
+			mode := tc.mode
 			srv := redistest.Start(t)
-			rules := mustRules(t, underLimitRules)
+			rules := mustRules(t, storeCheckRules)
 			var log logBuffer
-			r, ts := startReplica(t, Config{Mode: mode, Redis: srv.Addr, NodeCount: 2}, rules, WithLogger(log.logger()))
+			r, ts := startReplica(t, Config{Mode: mode, Redis: srv.Addr, NodeCount: 2, Design: tc.design}, rules, WithLogger(log.logger()))
 			rule := &rules.Default
+			stored := func() int64 { return storedCountIn(t, srv.Client(), "steady", rule, tc.design) }
 
 			paced(t, ts.URL, "steady", 20, 10*time.Millisecond).onlyOK(t, "store up")
-			if !eventually(2*time.Second, func() bool { return storedCount(t, srv.Client(), "steady", rule) == 20 }) {
-				t.Fatalf("store holds %d of 20 before the outage", storedCount(t, srv.Client(), "steady", rule))
+			if !eventually(2*time.Second, func() bool { return stored() == 20 }) {
+				t.Fatalf("store holds %d of 20 before the outage", stored())
 			}
 
 			srv.Kill()
@@ -93,8 +113,8 @@ func TestFailOpenStoreKilledThenRestarted(t *testing.T) {
 			paced(t, ts.URL, "steady", 10, 10*time.Millisecond).onlyOK(t, "store restarted")
 			// The store restarted empty: what it holds now came from this replica after the
 			// restart, so syncing (or central decisions) work again.
-			if !eventually(2*time.Second, func() bool { return storedCount(t, srv.Client(), "steady", rule) >= 10 }) {
-				t.Errorf("store holds %d after the restart, want at least the 10 new decisions", storedCount(t, srv.Client(), "steady", rule))
+			if !eventually(2*time.Second, func() bool { return stored() >= 10 }) {
+				t.Errorf("store holds %d after the restart, want at least the 10 new decisions", stored())
 			}
 			if v, _ := metric(t, ts.URL, "rlreplica_degraded"); v != 0 {
 				t.Errorf("degraded gauge %v after recovery, want 0", v)
@@ -104,7 +124,7 @@ func TestFailOpenStoreKilledThenRestarted(t *testing.T) {
 				!strings.Contains(logs, "degraded_decisions=") || !strings.Contains(logs, "outage_start=") {
 				t.Errorf("log lacks the outage's start, end or degraded decisions:\n%s", logs)
 			}
-			t.Logf("%s: %v degraded decisions during the outage", mode, degraded)
+			t.Logf("%s: %v degraded decisions during the outage", tc.name(), degraded)
 		})
 	}
 }
@@ -113,11 +133,12 @@ func TestFailOpenStoreKilledThenRestarted(t *testing.T) {
 // and only a few wait at all (the breaker opens), so p99 stays under 2× the timeout.
 func TestFailOpenStorePausedLatency(t *testing.T) {
 	const timeout = limiters.DefaultStoreTimeout
-	for _, mode := range failOpenModes {
-		t.Run(string(mode), func(t *testing.T) {
+	for _, tc := range failOpenModes {
+		t.Run(tc.name(), func(t *testing.T) {
+			mode := tc.mode
 			srv := redistest.Start(t)
 			rules := mustRules(t, underLimitRules)
-			r, ts := startReplica(t, Config{Mode: mode, Redis: srv.Addr, NodeCount: 2, StoreTimeout: timeout}, rules,
+			r, ts := startReplica(t, Config{Mode: mode, Redis: srv.Addr, NodeCount: 2, StoreTimeout: timeout, Design: tc.design}, rules,
 				WithLogger((&logBuffer{}).logger()))
 			// Warm the connection pools, as a replica under load has them.
 			paced(t, ts.URL, "p", 10, 5*time.Millisecond).onlyOK(t, "store up")

@@ -86,7 +86,7 @@ func startReplica(t testing.TB, cfg Config, rules *Rules, opts ...Option) (*Repl
 		cfg.StoreTimeout = limiters.DefaultStoreTimeout
 	}
 	if cfg.Design == "" {
-		cfg.Design = DesignDocument
+		cfg.Design = DesignBounded
 	}
 	r, err := New(cfg, rules, opts...)
 	if err != nil {
@@ -199,7 +199,7 @@ func storedCount(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.
 }
 
 // storedCountIn is the total of a client's counts in Redis as design lays them out.
-func storedCountIn(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.Rule, design string) int64 {
+func storedCountIn(t testing.TB, rdb redis.Cmdable, client string, rule *limiters.Rule, design limiters.Design) int64 {
 	t.Helper()
 	if design != DesignBounded {
 		return storedCount(t, rdb, client, rule)

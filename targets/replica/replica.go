@@ -83,7 +83,11 @@ type Replica struct {
 	limiter limiters.Limiter
 	syncer  syncer
 	pruner  pruner
-	ulule   *ulule // peer-ulule's decisions, made by ulule/limiter's middleware instead (ulule.go)
+	// guardedSync says the syncer runs each of its store calls through the store guard
+	// itself (the bounded design: the epoch read and each chunk of pushes, each with its
+	// own timeout), so a sync is not put under one more.
+	guardedSync bool
+	ulule       *ulule // peer-ulule's decisions, made by ulule/limiter's middleware instead (ulule.go)
 
 	rdb      redis.UniversalClient
 	guard    *storeGuard
@@ -134,11 +138,13 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		node := strconv.Itoa(cfg.NodeIndex) + "-" + o.instance
 		if cfg.Design == DesignBounded {
-			// The bounded design (docs/design-bound.md): decisions past a node's unsynced
-			// budget go to the store under the guard's timeout and breaker, and fall back on
-			// the node's own count when it fails.
+			// The bounded design (docs/design-bound.md), the default: decisions past a node's
+			// unsynced budget go to the store, and so does each part of a sync, every call
+			// under the guard's timeout and breaker; a decision whose call fails falls back on
+			// the node's own count.
 			r.limiter = limiters.NewBoundedSync(limiters.NewRedisStore(r.rdb), limiters.BoundedNode(node, cfg.NodeCount),
 				limiters.BoundedObserve(r.m), limiters.StoreCalls(r.guard.call))
+			r.guardedSync = true
 			break
 		}
 		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb), limiters.NodeID(node), limiters.Observe(r.m))
@@ -165,9 +171,17 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	}
 	r.log.Info("replica ready", "rules", rules.Source, "named_rules", len(rules.Named),
 		"default_rule", fmt.Sprintf("%d per %s, %s", rules.Default.Limit, rules.Default.Window, rules.Default.Algorithm),
-		"redis", cfg.Redis, "node_count", cfg.NodeCount, "sync_interval", cfg.SyncInterval.String(),
+		"design", r.design(), "redis", cfg.Redis, "node_count", cfg.NodeCount, "sync_interval", cfg.SyncInterval.String(),
 		"store_timeout", cfg.StoreTimeout.String(), "client_header", cfg.ClientHeader)
 	return r, nil
+}
+
+// design is delayed mode's design in force, empty in other modes.
+func (r *Replica) design() string {
+	if r.cfg.Mode != limiters.ModeDelayed {
+		return ""
+	}
+	return string(r.cfg.Design)
 }
 
 // Rules returns the rules in force.
@@ -416,7 +430,11 @@ func (r *Replica) syncOnce(ctx context.Context) error {
 	} else {
 		before := r.m.exchanged.Load()
 		start := time.Now() // wall time, whatever clock the replica decides on
-		err = r.guard.call(ctx, opExchange, func(ctx context.Context) error { return r.syncer.Sync(ctx, now) })
+		if r.guardedSync {
+			err = r.syncer.Sync(ctx, now)
+		} else {
+			err = r.guard.call(ctx, opExchange, func(ctx context.Context) error { return r.syncer.Sync(ctx, now) })
+		}
 		if r.m.exchanged.Load() != before { // an exchange was sent (not skipped by the breaker, not empty)
 			r.m.syncDuration.Observe(time.Since(start).Seconds())
 			r.m.syncExchanges.WithLabelValues(exchangeResult(err)).Inc()

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/edgeproof/rlharness/limiters"
 	"net"
 	"os"
@@ -25,38 +26,71 @@ func TestLimitThen429WithHeaders(t *testing.T) {
 		status                int
 		ratelimit, retryAfter string
 	}
-	// At 1.5 s into slice 0 the window's counts leave at 10 s: t = ceil(8.5) = 9.
-	first := []want{
-		{200, `"default";r=2;t=9`, ""},
-		{200, `"default";r=1;t=9`, ""},
-		{200, `"default";r=0;t=9`, ""},
-		{429, `"default";r=0;t=9`, "9"},
-		{429, `"default";r=0;t=9`, "9"},
+	// Sliced counts (split, central, the document's delayed sync): at 1.5 s into slice 0
+	// the window's counts leave at 10 s: t = ceil(8.5) = 9. At 10.5 s slice 0 has left the
+	// window; the new count leaves at 20 s, 9.5 s on.
+	sliced := struct {
+		first      []want
+		after      []time.Duration
+		then       []want
+		rejections float64
+	}{
+		first: []want{
+			{200, `"default";r=2;t=9`, ""},
+			{200, `"default";r=1;t=9`, ""},
+			{200, `"default";r=0;t=9`, ""},
+			{429, `"default";r=0;t=9`, "9"},
+			{429, `"default";r=0;t=9`, "9"},
+		},
+		after:      []time.Duration{9 * time.Second},
+		then:       []want{{200, `"default";r=2;t=10`, ""}},
+		rejections: 2,
 	}
-	for _, mode := range []limiters.Mode{limiters.ModeSplit, limiters.ModeCentral, limiters.ModeDelayed} {
-		t.Run(string(mode), func(t *testing.T) {
+	// The bounded design counts each request until it is a window old, less the margin
+	// (25 ms): the requests at 1.5 s leave at 11.475 s, 9.975 s on (t = 10); at 10.5 s
+	// they are still in the window (retry in 0.975 s: 1), at 11.5 s they have left.
+	bounded := sliced
+	bounded.first = []want{
+		{200, `"default";r=2;t=10`, ""},
+		{200, `"default";r=1;t=10`, ""},
+		{200, `"default";r=0;t=10`, ""},
+		{429, `"default";r=0;t=10`, "10"},
+		{429, `"default";r=0;t=10`, "10"},
+	}
+	bounded.after = []time.Duration{9 * time.Second, time.Second}
+	bounded.then = []want{{429, `"default";r=0;t=1`, "1"}, {200, `"default";r=2;t=10`, ""}}
+	bounded.rejections = 3
+	cases := []failOpenCase{{limiters.ModeSplit, ""}, {limiters.ModeCentral, ""}, {limiters.ModeDelayed, DesignBounded}, {limiters.ModeDelayed, DesignDocument}}
+	for _, tc := range cases {
+		t.Run(tc.name(), func(t *testing.T) {
+			w := sliced
+			if tc.design == DesignBounded {
+				w = bounded
+			}
 			clock := &testClock{t: slice0.Add(1500 * time.Millisecond)}
-			cfg := Config{Mode: mode, Redis: srv.Addr, SyncInterval: time.Hour}
+			cfg := Config{Mode: tc.mode, Redis: srv.Addr, SyncInterval: time.Hour, Design: tc.design}
 			_, ts := startReplica(t, cfg, rules, WithClock(clock.Now))
-			client := "c-" + string(mode)
-			for i, w := range first {
-				a := ask(t, ts.URL, client)
+			client := "c-" + tc.name()
+			check := func(what string, a answer, w want) {
+				t.Helper()
 				if a.status != w.status || a.header.Get("RateLimit") != w.ratelimit || a.header.Get("Retry-After") != w.retryAfter {
-					t.Errorf("request %d: %d RateLimit %q Retry-After %q; want %d %q %q",
-						i+1, a.status, a.header.Get("RateLimit"), a.header.Get("Retry-After"), w.status, w.ratelimit, w.retryAfter)
+					t.Errorf("%s: %d RateLimit %q Retry-After %q; want %d %q %q",
+						what, a.status, a.header.Get("RateLimit"), a.header.Get("Retry-After"), w.status, w.ratelimit, w.retryAfter)
 				}
+			}
+			for i, w := range w.first {
+				a := ask(t, ts.URL, client)
+				check(fmt.Sprintf("request %d", i+1), a, w)
 				if p := a.header.Get("RateLimit-Policy"); p != `"default";q=3;w=10` {
 					t.Errorf("request %d: RateLimit-Policy %q", i+1, p)
 				}
 			}
-			// 10.5 s: slice 0 has left the window; the new count leaves at 20 s, 9.5 s on.
-			clock.Advance(9 * time.Second)
-			a := ask(t, ts.URL, client)
-			if a.status != 200 || a.header.Get("RateLimit") != `"default";r=2;t=10` {
-				t.Errorf("next window: %d %q, want 200 \"default\";r=2;t=10", a.status, a.header.Get("RateLimit"))
+			for i, d := range w.after {
+				clock.Advance(d)
+				check(fmt.Sprintf("%v later", d), ask(t, ts.URL, client), w.then[i])
 			}
-			if v, _ := metric(t, ts.URL, `rlreplica_decisions_total{outcome="rejected",rule="default"}`); v != 2 {
-				t.Errorf("rejected decisions %v, want 2", v)
+			if v, _ := metric(t, ts.URL, `rlreplica_decisions_total{outcome="rejected",rule="default"}`); v != w.rejections {
+				t.Errorf("rejected decisions %v, want %v", v, w.rejections)
 			}
 		})
 	}
@@ -228,12 +262,12 @@ func TestRunStopsOnBadRules(t *testing.T) {
 // SIGTERM (ctx) drains and, in delayed mode, flushes local counts with a final sync.
 // The bounded design pushes the counts of a client within its budget only then.
 func TestServeFlushesOnShutdown(t *testing.T) {
-	for _, design := range []string{DesignDocument, DesignBounded} {
-		t.Run(design, func(t *testing.T) { serveFlushesOnShutdown(t, design) })
+	for _, design := range []limiters.Design{DesignDocument, DesignBounded} {
+		t.Run(string(design), func(t *testing.T) { serveFlushesOnShutdown(t, design) })
 	}
 }
 
-func serveFlushesOnShutdown(t *testing.T, design string) {
+func serveFlushesOnShutdown(t *testing.T, design limiters.Design) {
 	srv := redistest.Start(t)
 	cfg := DefaultConfig()
 	cfg.Mode, cfg.Redis, cfg.SyncInterval, cfg.Design = limiters.ModeDelayed, srv.Addr, time.Hour, design // only the final sync

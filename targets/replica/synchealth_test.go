@@ -13,12 +13,12 @@ import (
 // (exchanges time out, blindness grows by about the pause less two intervals), the store
 // back (exchanges ok again, blindness stops growing).
 func TestSyncHealthMetrics(t *testing.T) {
-	for _, design := range []string{DesignDocument, DesignBounded} {
-		t.Run(design, func(t *testing.T) { syncHealthMetrics(t, design) })
+	for _, design := range []limiters.Design{DesignDocument, DesignBounded} {
+		t.Run(string(design), func(t *testing.T) { syncHealthMetrics(t, design) })
 	}
 }
 
-func syncHealthMetrics(t *testing.T, design string) {
+func syncHealthMetrics(t *testing.T, design limiters.Design) {
 	srv := redistest.Start(t)
 	rules := mustRules(t, underLimitRules)
 	const interval = 20 * time.Millisecond

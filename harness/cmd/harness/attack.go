@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeproof/rlharness/harness/loadtest"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 func newAttackCmd() *cobra.Command {
@@ -80,7 +81,7 @@ form one run; 3 generator-bound.`,
 			jc.Commit = commit()
 			judge := loadtest.Judge
 			if len(args) == 1 && loadtest.Killed(args[0]) { // a load test's run directory
-				judge = func(paths []string, jc loadtest.JudgeConfig) (loadtest.Summary, error) {
+				judge = func(paths []string, jc loadtest.JudgeConfig) (result.Summary, error) {
 					return loadtest.JudgeKilled(paths[0], jc)
 				}
 			}

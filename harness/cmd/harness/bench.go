@@ -16,7 +16,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultConfig()
-	var networks, out string
+	var networks, out, html string
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -68,7 +68,7 @@ should not share the machine with another load test: make bench runs this under 
 			if err := bench.WriteTable(cmd.OutOrStdout(), b); err != nil {
 				return errors.Join(runErr, err)
 			}
-			page, err := reports.GenerateBench(out)
+			page, err := reports.GenerateBenchAs(out, html)
 			if err != nil {
 				return errors.Join(runErr, err)
 			}
@@ -99,7 +99,9 @@ should not share the machine with another load test: make bench runs this under 
 	f.BoolVar(&cfg.GeneratorOnly, "generator-only", false, "measure only the generator: the no-op fleet with the harness's sender and with plain Vegeta, and their profiles")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write the generator profiles' raw pprof files here (go tool pprof); default: the run directory")
 	f.StringVar(&cfg.Baseline, "baseline", "", "an earlier bench.json whose generator profiles the report shows beside this run's (before/after)")
+	f.StringVar(&cfg.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, noop, redis-server, redis-cli: the HS2 kit's bin/) instead of go build and PATH")
 	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
+	f.StringVar(&html, "html", reports.HTMLFile, "the report's file name in --out (bench.html beside a load test's report.html)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/claimtest"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 // addRunSubcommands adds subs under "harness run", creating it when no other command file
@@ -67,7 +68,7 @@ Exit 1 when a check fails (an acknowledged event not processed exactly once, ...
 				settings = []model.ClaimSetting{s}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Claim-check pipeline on real Redis Streams (%s provider)\n", provider)
-			var results []claimtest.Result
+			var results []result.ClaimRun
 			failed := 0
 			for _, withFaults := range faults.conditions() {
 				for _, s := range settings {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,6 +66,66 @@ func containers(t *testing.T, filter string) []string {
 	return strings.Fields(string(out))
 }
 
+// running is a harness loadtest started as a process, with its output.
+type running struct {
+	cmd            *exec.Cmd
+	exited         chan error
+	stdout, stderr lockedBuffer
+}
+
+// lockedBuffer is a buffer a command writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startLoadtest starts bin loadtest args in the checkout root (the local provider builds the
+// replica from it) with TMPDIR=tmp, and kills it when the test ends.
+func startLoadtest(t *testing.T, bin, root, tmp string, args ...string) *running {
+	t.Helper()
+	r := &running{cmd: exec.Command(bin, append([]string{"loadtest"}, args...)...), exited: make(chan error, 1)}
+	r.cmd.Dir = root
+	r.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.exited <- r.cmd.Wait() }()
+	t.Cleanup(func() { _ = r.cmd.Process.Kill() })
+	return r
+}
+
+// waitOutcomes waits until the outcome file at path holds more than size bytes: the traffic
+// flows. The test fails when the run ends first, or after 3 minutes.
+func (r *running) waitOutcomes(t *testing.T, path string, size int64) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		if st, err := os.Stat(path); err == nil && st.Size() > size {
+			return
+		}
+		select {
+		case err := <-r.exited:
+			t.Fatalf("the run ended before its traffic flowed: %v\n%s\n%s", err, r.stdout.String(), r.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no traffic after 3 minutes:\n%s\n%s", r.stdout.String(), r.stderr.String())
+		}
+	}
+}
+
 // A real run, interrupted mid-traffic: one SIGINT tears the fleet down and leaves a
 // summary.json marked interrupted with what was measured; a second exits at once.
 func TestInterruptedRun(t *testing.T) {
@@ -92,35 +153,11 @@ func TestInterruptedRun(t *testing.T) {
 				dockertest.Require(t, "replica", "redis")
 			}
 			tmp, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-			cmd := exec.Command(bin, "loadtest", "--provider", tt.provider, "--network", "host", "--replicas", "2",
+			run := startLoadtest(t, bin, root, tmp, "--provider", tt.provider, "--network", "host", "--replicas", "2",
 				"--only", "sliding_window/delayed", "--time-scale", "0.05", "--rate", "100", "--clients", "1000", "--out", out)
-			cmd.Dir = root // the local provider builds the replica from the checkout
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			t.Cleanup(func() { _ = cmd.Process.Kill() })
-
+			cmd, exited, stdout, stderr := run.cmd, run.exited, &run.stdout, &run.stderr
 			// Interrupt once the traffic flows: outcomes are being written.
-			outcomes := filepath.Join(out, "sliding_window_delayed", "outcomes.csv")
-			deadline := time.Now().Add(3 * time.Minute)
-			for {
-				if st, err := os.Stat(outcomes); err == nil && st.Size() > 0 {
-					break
-				}
-				select {
-				case err := <-exited:
-					t.Fatalf("the run ended before its traffic flowed: %v\n%s\n%s", err, stdout.String(), stderr.String())
-				case <-time.After(50 * time.Millisecond):
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no traffic after 3 minutes:\n%s\n%s", stdout.String(), stderr.String())
-				}
-			}
+			run.waitOutcomes(t, filepath.Join(out, "sliding_window_delayed", "outcomes.csv"), 0)
 			// What the run left: its local processes, or its containers.
 			var left func() []string
 			if tt.provider == "local" {
@@ -142,11 +179,17 @@ func TestInterruptedRun(t *testing.T) {
 				t.Fatalf("want Redis and 2 replicas of the run before the signal, found %d: %v", n, left())
 			}
 			sent := time.Now()
-			for range tt.signals {
+			for i := range tt.signals {
+				if i > 0 {
+					// The next signal once the harness has taken the first: two sent a few ms
+					// apart to a process the loaded machine has not scheduled arrive as one.
+					for end := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "stopping;") && time.Now().Before(end); {
+						time.Sleep(5 * time.Millisecond)
+					}
+				}
 				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(20 * time.Millisecond)
 			}
 			var waitErr error
 			select {

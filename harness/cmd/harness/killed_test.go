@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
@@ -33,38 +31,15 @@ func TestKilledRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(bin, "loadtest", "--provider", "local", "--replicas", "2", "--matrix=false", "--fail-open=false",
+	run := startLoadtest(t, bin, root, tmp, "--provider", "local", "--replicas", "2", "--matrix=false", "--fail-open=false",
 		"--time-scale", "0.05", "--rate", "100", "--clients", "1000", "--out", out)
-	cmd.Dir = root // the local provider builds the replica from the checkout
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
+	cmd := run.cmd
 	// Kill once a few seconds of traffic are written (the outcomes are flushed every second).
-	outcomes := filepath.Join(out, "sliding_window_delayed", "outcomes.csv")
-	for deadline := time.Now().Add(3 * time.Minute); ; {
-		if st, err := os.Stat(outcomes); err == nil && st.Size() > 40_000 {
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("the run ended before it was killed: %v\n%s\n%s", err, stdout.String(), stderr.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no traffic after 3 minutes:\n%s\n%s", stdout.String(), stderr.String())
-		}
-	}
+	run.waitOutcomes(t, filepath.Join(out, "sliding_window_delayed", "outcomes.csv"), 40_000)
 	if err := cmd.Process.Signal(os.Kill); err != nil {
 		t.Fatal(err)
 	}
-	<-exited
+	<-run.exited
 	dead := strconv.Itoa(cmd.Process.Pid)
 
 	// What the kill left: the fleet's directory, naming the dead harness as its owner.

@@ -19,7 +19,7 @@ func newLoadtestCmd() *cobra.Command {
 	var algorithm, mode string
 	var verbose bool
 	var baseline string
-	var targets []string
+	var targets, faults []string
 	var schedulePath string
 	cmd := &cobra.Command{
 		Use:   "loadtest",
@@ -29,8 +29,10 @@ the documents' probe patterns and a background population with Vegeta, attribute
 response to its client and checks the three requirements: no client above 1.1x its limit in
 any window, no client under its limit rejected, no rejection or 5xx because the store failed.
 
-The design under test (--algorithm, --mode) is gated. With --matrix every other algorithm x
-mode runs as a comparison that tests the document's claim about it, without gating.
+The design under test (--algorithm, --mode, and in delayed mode --design) is gated. With
+--matrix every other algorithm x mode runs as a comparison that tests the document's claim
+about it, without gating, and so does the other delayed design on the sliding window
+(sliding_window/delayed-document beside the bounded design under test).
 
 Exit codes: 0 every gate passed; 1 a promise broken or a gate failed (or a regression
 against --baseline); 2 the run could not be made (flags, Docker, the fleet); 3 generator-bound:
@@ -44,6 +46,13 @@ judged as one run.
 
 --time-scale F shrinks every duration (window, slices, sync interval, pattern timing, outage)
 by F and so raises every rate by 1/F: every ratio the checks test is preserved.
+
+--fail-open runs the fault scenarios (docs/faults.md): store-stop, store-pause, store-slow
+(every store reply delayed twice the store timeout through a TCP proxy), store-restart (Redis
+killed and started again empty) and replica-kill (one replica SIGKILLed, its requests sent to
+the others, started again after the outage); --faults picks some of them. A target file gets
+the store faults where the harness runs its store and replica-kill where it starts several
+nodes.
 
 --target FILE tests a limiter the harness did not write, as a target file describes it (see
 README, "Testing your own limiter"): every scenario and check runs on it, at the time scale
@@ -59,6 +68,10 @@ scale, replica count and design (unless --design says otherwise).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Algorithm = limiters.Algorithm(algorithm)
 			cfg.Mode = limiters.Mode(mode)
+			var err error
+			if cfg.Faults, err = loadtest.ParseFaults(faults); err != nil {
+				return err
+			}
 			for _, path := range targets {
 				if path == loadtest.BuiltinTarget {
 					cfg.Targets = append(cfg.Targets, nil)
@@ -74,6 +87,9 @@ scale, replica count and design (unless --design says otherwise).`,
 				f, err := schedule.ReadFile(schedulePath)
 				if err != nil {
 					return err
+				}
+				if !cmd.Flags().Changed("design") {
+					cfg.Design = "" // the file's design, unless --design says otherwise
 				}
 				if cfg, err = cfg.WithSchedule(&f); err != nil {
 					return err
@@ -105,25 +121,28 @@ scale, replica count and design (unless --design says otherwise).`,
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "limiter replicas (HS4)")
 	f.StringVar(&algorithm, "algorithm", string(cfg.Algorithm), "design under test: fixed_window, sliding_window or token_bucket")
 	f.StringVar(&mode, "mode", string(cfg.Mode), "design under test: central, split or delayed")
-	f.StringVar(&cfg.Design, "design", "", "the replica's delayed-sync design: document or bounded (REPLICA_DESIGN; empty: the replica's default)")
+	f.StringVar(&cfg.Design, "design", string(limiters.DesignBounded), "delayed mode's design under test: bounded (an unsynced budget per client, past it one store call; docs/design-bound.md) or document (the document's delayed sync); with --matrix the other one runs as a comparison")
 	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
 	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
 	f.Float64Var(&cfg.TimeScale, "time-scale", cfg.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")
 	f.Float64Var(&cfg.Rate, "rate", cfg.Rate, "background population's aggregate rate asked, requests/s as sent (HS2: 40000)")
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients tracked (HS1)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedule (clients, arrivals, replicas)")
-	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the store-stop and store-pause scenarios (on --store cluster: master-kill and master-pause)")
+	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the fault scenarios, those of --faults (on --store cluster: master-kill and master-pause)")
+	f.StringSliceVar(&faults, "faults", []string{"all"}, "the fault scenarios --fail-open runs: all, or some of store-stop, store-pause, store-slow, store-restart, replica-kill")
 	f.StringVar(&cfg.Store, "store", "redis", "counter store: redis (one Redis) or cluster (a Redis Cluster of 3 masters + 3 replicas; docker needs --network host)")
+	f.Float64Var(&cfg.StoreCPU, "store-cpu", 0, "give the one Redis this share of a core (docker provider: its CPU quota), a slow store whose calls take time in proportion to their work; 0: no limit")
 	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
 	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
-	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text")
-	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store stays down in a fail-open scenario, before scaling")
+	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text (or one of several, comma-separated)")
+	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store (or the killed replica) stays down in a fault scenario, before scaling; store-restart starts it again at once")
 	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
 	f.DurationVar(&cfg.Gates.LatenessP99, "max-lateness", cfg.Gates.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this (0: 2% of a slice at the time scale, 20ms at 0.2)")
 	f.Float64Var(&cfg.Gates.MinRateRatio, "min-rate-ratio", cfg.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
 	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "generator shards per scenario, each sending its share of the clients (1: in this process)")
 	f.StringVar(&cfg.ShardRunner, "shard-runner", cfg.ShardRunner, "how shards run: process (harness attack on this machine) or container (the harness image, host networking)")
 	f.StringVar(&cfg.HarnessImage, "harness-image", loadtest.DefaultHarnessImage, "the container runner's image (scripts/build-images.sh harness)")
+	f.StringVar(&cfg.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, noop, redis-server, redis-cli: the HS2 kit's bin/) instead of go build and PATH")
 	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory: outcomes, summary.json, report")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringArrayVar(&targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/loadtest"
+	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
@@ -60,7 +61,7 @@ rules:
 }
 
 // clientCounts re-accounts a scenario's merged outcomes client by client.
-func clientCounts(t *testing.T, cfg loadtest.Config, dir string) []accounting.ClientReport {
+func clientCounts(t *testing.T, cfg loadtest.Config, dir string) []result.ClientReport {
 	t.Helper()
 	s, err := schedule.Build(cfg.ScheduleSpec(), schedule.DefaultClasses())
 	if err != nil {
@@ -103,8 +104,8 @@ func TestTwoShardsGiveTheVerdictAndCountsOfOne(t *testing.T) {
 	base.StoreTimeout = 2 * time.Second
 	base.HarnessBinary = os.Args[0]
 
-	var sums []loadtest.Summary
-	var counts [][]accounting.ClientReport
+	var sums []result.Summary
+	var counts [][]result.ClientReport
 	var dirs []string
 	for _, shards := range []int{1, 2} {
 		cfg := base

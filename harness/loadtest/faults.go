@@ -1,0 +1,255 @@
+package loadtest
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// FailOpenFaults are the fault scenarios of the design under test on one Redis, in the order
+// they run: the store stopped, paused, slowed, and killed and started again empty, then one
+// replica killed.
+var FailOpenFaults = []string{result.FaultStop, result.FaultPause, result.FaultSlow, result.FaultRestart, result.FaultKill}
+
+// ParseFaults reads --faults: a comma-separated list of FailOpenFaults, or "all".
+func ParseFaults(list []string) ([]string, error) {
+	var out []string
+	for _, f := range list {
+		switch {
+		case f == "all":
+			out = append(out, FailOpenFaults...)
+		case slices.Contains(FailOpenFaults, f):
+			out = append(out, f)
+		default:
+			return nil, fmt.Errorf("--faults %q: use all, or some of %v", f, FailOpenFaults)
+		}
+	}
+	return out, nil
+}
+
+// wantsFault says whether the run asks for a scenario with fault f: every fault the scenario
+// list holds when --faults names none, else the faults it names (a cluster store's master
+// faults are its store-stop and store-pause).
+func (c Config) wantsFault(f string) bool {
+	if f == result.FaultNone || len(c.Faults) == 0 {
+		return true
+	}
+	switch f {
+	case result.FaultMasterKill:
+		f = result.FaultStop
+	case result.FaultMasterPause:
+		f = result.FaultPause
+	}
+	return slices.Contains(c.Faults, f)
+}
+
+// targetFaults are the fault scenarios of a target file's limiter: the store faults where
+// the harness runs its store, and replica-kill where it starts more than one node.
+func targetFaults(t *target.Target) []string {
+	var out []string
+	if t.Store.Managed {
+		out = append(out, result.FaultStop, result.FaultPause, result.FaultSlow, result.FaultRestart)
+	}
+	if t.Start.Kind != target.StartURL && t.Start.Replicas > 1 {
+		out = append(out, result.FaultKill)
+	}
+	return out
+}
+
+// storeDelay is what store-slow adds to every store reply: the target file's store_delay, or
+// twice the replicas' store timeout, which a replica that waits for its store cannot hide.
+func (c Config) storeDelay(t *target.Target) time.Duration {
+	if t != nil && t.Faults.StoreDelay > 0 {
+		return t.Faults.StoreDelay
+	}
+	return (2 * c.StoreTimeout).Round(time.Millisecond)
+}
+
+// planFault is the scenario's fault on the traffic's clock: taken down inside the second
+// window, clear of the boundary burst, for the outage; a store-restart is started again at
+// once. Nil without a fault.
+func (c Config) planFault(sc result.Scenario, t *target.Target) *fault.Plan {
+	if sc.Fault == result.FaultNone {
+		return nil
+	}
+	window := c.scaled(limiters.DefaultWindow)
+	from := window + window/5
+	p := &fault.Plan{Fault: sc.Fault, Member: fault.Member(sc.Fault, c.Replicas), At: from, Until: from + c.scaled(c.Outage)}
+	if o, ok := c.replayOutage(); ok { // a replayed schedule's fault, at its offsets
+		p.At, p.Until = o.From, o.To
+	}
+	switch sc.Fault {
+	case result.FaultSlow:
+		p.Delay = c.storeDelay(t)
+	case result.FaultRestart:
+		p.Until = from
+	}
+	return p
+}
+
+// routedAway is the replica a replica-kill scenario's schedule sends around, and when: from
+// fault.Drain before the kill until the recovery grace after the replica is started again.
+// Nil for every other scenario.
+func (c Config) routedAway(sc result.Scenario, t *target.Target) *schedule.Away {
+	p := c.planFault(sc, t)
+	if p == nil || p.Fault != result.FaultKill {
+		return nil
+	}
+	w := p.RouteWindow(c.RecoveryGrace)
+	return &schedule.Away{Replica: c.Replicas - 1, From: w.From, To: w.To}
+}
+
+// blamesHarness says whether a refused connection to a killed node is the harness's routing
+// error (the default) rather than the limiter's (a target file's faults.killed_node).
+func blamesHarness(t *target.Target) bool {
+	return t == nil || t.Faults.KilledNode != target.BlameLimiter
+}
+
+// killedNodeRefusals is who answers for a refused connection to a killed node in this
+// config's scenarios: target.BlameHarness unless forTarget was given a target that says
+// otherwise.
+func (c Config) killedNodeRefusals() string {
+	if c.killedNode == "" {
+		return target.BlameHarness
+	}
+	return c.killedNode
+}
+
+// recoveredAt is when the 1.1x bound applies again after a store fault: the recovery grace
+// after the store returned, and for a store that came back empty (store-restart) one sync
+// interval more, in which the replicas push again what the store forgot.
+func (c Config) recoveredAt(f string, outage result.Interval) time.Duration {
+	at := outage.To + c.RecoveryGrace
+	if f == result.FaultRestart {
+		at += c.scaled(c.SyncInterval)
+	}
+	return at
+}
+
+// slowChecks are store-slow's own: a replica answers within its store timeout, not after
+// the store's delay, while the store is slow.
+func slowChecks(res *result.ScenarioResult) []result.Check {
+	delay := time.Duration(0)
+	if res.FaultTiming != nil {
+		delay = res.FaultTiming.Delay
+	}
+	if res.FaultLatency == nil || res.FaultLatency.Count == 0 || delay <= 0 {
+		return []result.Check{accounting.NewCheck("answer time while the store is slow (ms)", 0, accounting.OpAtLeast, 1,
+			"not measured: no request was answered while the store was slow")}
+	}
+	l := res.FaultLatency
+	return []result.Check{accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(delay),
+		fmt.Sprintf("p99 of %d answers while every store reply took %v more (and the recovery grace): a replica that waits for its store answers after that, one that keeps its timeout before it; p50 %v, max %v",
+			l.Count, delay, l.P50.Round(time.Millisecond/10), l.Max.Round(time.Millisecond)))}
+}
+
+// restartChecks are store-restart's own: once the replicas have pushed again what the empty
+// store forgot, no probe gets more than 1.1x its limit in a window counting what it was given
+// before the store died: the acceptances of the outage itself, decided without the store,
+// are left out (the per-node bound judges them).
+func restartChecks(res *result.ScenarioResult, cfg Config, outage result.Interval) []result.Check {
+	window := cfg.scaled(limiters.DefaultWindow)
+	recovered := cfg.recoveredAt(result.FaultRestart, outage)
+	worst, who := 0.0, "no probe accepted a request"
+	for _, p := range res.Probes {
+		lo, _ := slices.BinarySearch(p.AcceptedAt, outage.From)
+		hi, _ := slices.BinarySearch(p.AcceptedAt, recovered)
+		kept := append(slices.Clone(p.AcceptedAt[:lo]), p.AcceptedAt[hi:]...)
+		n := accounting.Busiest(kept, window)
+		if r := float64(n) / float64(p.Limit); r >= worst {
+			worst, who = r, fmt.Sprintf("%s: %d accepted in one window across the restart (those of the %v outage and the %v after it left out)",
+				p.ID, n, (outage.To-outage.From).Round(time.Millisecond), (recovered-outage.To).Round(time.Millisecond))
+		}
+	}
+	return []result.Check{accounting.NewCheck("overshoot across the restart", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who)}
+}
+
+// killChecks judge replica-kill: the 1.1x bound and zero false rejects hold throughout (the
+// requirement checks, unchanged), and every request the live replicas got while the node was
+// down is answered; refused connections to the dead node are the harness's routing errors,
+// counted apart, unless the target says they are its own.
+func killChecks(checks []result.Check, rep *accounting.Report, res *result.ScenarioResult, cfg Config) []result.Check {
+	routing := fmt.Sprintf("%d refused connections to the killed node counted as the harness's routing errors, not the limiter's", rep.RoutingErrors)
+	if cfg.killedNodeRefusals() == target.BlameLimiter {
+		routing = "refused connections to the killed node counted as the limiter's (the target file's faults.killed_node: limiter)"
+	}
+	member := "the node"
+	if res.FaultTiming != nil {
+		member = res.FaultTiming.Member
+	}
+	return append(checks, accounting.NewCheck("errors while a node is down", float64(rep.ErrorsInFault), accounting.OpEqual, 0,
+		fmt.Sprintf("every request sent while %s was down and for the recovery grace after it answered accepted or rejected; %d timeouts, %d connection errors, %d 5xx in the whole run; %s",
+			member, rep.Errors.Timeout, rep.Errors.Connection, rep.Errors.Status5xx, routing)))
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// faultLine is a scenario's fault on one line, as planned and as it happened, with the
+// routing errors kept apart; "" without a fault.
+func faultLine(r result.ScenarioResult) string {
+	f := r.FaultTiming
+	if f == nil {
+		return ""
+	}
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	planned := "at " + ms(f.Planned.From) + ", started again at once"
+	if f.Planned.To != f.Planned.From {
+		planned = ms(f.Planned.From) + ".." + ms(f.Planned.To)
+	}
+	s := fmt.Sprintf("%s on %s: planned %s; down %s..%s", f.Fault, f.Member, planned, ms(f.Began), ms(f.Back))
+	if f.Back == 0 {
+		s = fmt.Sprintf("%s on %s: planned %s; down from %s, never back", f.Fault, f.Member, planned, ms(f.Began))
+	}
+	if f.Delay > 0 {
+		s += fmt.Sprintf("; every store reply +%v", f.Delay)
+	}
+	if f.Routed != nil {
+		s += fmt.Sprintf("; its requests sent to the others %s..%s, %d routing errors (the harness's, in no other count)",
+			ms(f.Routed.From), ms(f.Routed.To), r.Errors.Routing)
+	}
+	if f.Error != "" {
+		s += "; " + f.Error
+	}
+	return s
+}
+
+// measuredFault records a scenario's fault once the traffic is over: its timing in res, the
+// windows it is judged with, measured (from its beginning to the member's return plus the
+// grace; to the end of the run when it never returned), in res and the accounting, and a
+// killed replica's refusals as routing errors where the harness answers for them. It returns
+// the outage as measured, and the error that kept the fault from being made or mended.
+func measuredFault(res *result.ScenarioResult, acc *accounting.Accumulator, a *fault.Armed, cfg Config, sc result.Scenario) (result.Interval, error) {
+	timing, err := a.Wait()
+	if cfg.away != nil {
+		routed := result.Interval{From: cfg.away.From, To: cfg.away.To}
+		timing.Routed = &routed
+	}
+	res.FaultTiming = &timing
+	outage := timing.Outage()
+	if outage.To == 0 { // never back: away to the end
+		outage.To = max(res.Duration, outage.From+1)
+	}
+	if w := fault.Windows(timing, cfg.recoveredAt(sc.Fault, outage)-outage.To, res.Duration); w != nil {
+		res.Faults = w
+	}
+	if serr := acc.SetFaults(res.Faults); serr != nil && err == nil {
+		err = serr
+	}
+	if sc.Fault == result.FaultKill && timing.Began > 0 && cfg.killedNodeRefusals() == target.BlameHarness {
+		// From the first request the schedule moved (or the kill, if earlier) to the
+		// replica's return: a refusal then is the dead replica's.
+		from := outage.From
+		if cfg.away != nil {
+			from = min(from, cfg.away.From)
+		}
+		acc.SetDeadReplica(cfg.Replicas-1, result.Interval{From: from, To: outage.To})
+	}
+	return outage, err
+}

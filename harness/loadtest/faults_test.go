@@ -1,0 +1,261 @@
+package loadtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/fault"
+	"github.com/edgeproof/rlharness/harness/fleet"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/traffic"
+)
+
+func TestParseFaults(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"all"}, "store-stop store-pause store-slow store-restart replica-kill"},
+		{[]string{"store-slow", "replica-kill"}, "store-slow replica-kill"},
+		{[]string{"store-melt"}, "error"},
+	} {
+		got, err := ParseFaults(c.in)
+		s := strings.Join(got, " ")
+		if err != nil {
+			s = "error"
+		}
+		if s != c.want {
+			t.Errorf("ParseFaults(%v) = %q (%v), want %q", c.in, s, err, c.want)
+		}
+	}
+}
+
+// Each target gets the faults it can have: a store's where the harness runs one, a node's
+// where it starts several.
+func TestTargetFaults(t *testing.T) {
+	withStart := func(start, extra string) *target.Target {
+		return mustTarget(t, strings.Replace(targetHead, `start: {url: "http://127.0.0.1:1"}`, start, 1)+"request: {client: {header: X}}\n"+extra)
+	}
+	for _, c := range []struct {
+		name string
+		t    *target.Target
+		want string
+	}{
+		{"peers without a store (gubernator)", withStart("start: {docker: {image: i}, replicas: 8}", ""), "replica-kill"},
+		{"one node, a managed store", withStart("start: {docker: {image: i}}", "store: {redis: managed}\n"), "store-stop store-pause store-slow store-restart"},
+		{"nodes on a managed store", withStart("start: {docker: {image: i}, replicas: 2}", "store: {redis: managed}\n"),
+			"store-stop store-pause store-slow store-restart replica-kill"},
+		{"a url target", withStart(`start: {url: "http://127.0.0.1:1"}`, "store: {redis: \"127.0.0.1:6379\"}\n"), ""},
+	} {
+		if got := strings.Join(targetFaults(c.t), " "); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The plan times every fault inside the second window, clear of the boundary burst; a
+// store-restart is started again at once; store-slow's delay is twice the store timeout or
+// the target's own; replica-kill's schedule goes around the last replica from just before
+// the kill to the recovery grace after its start.
+func TestPlanFault(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.2 // window 12 s: the fault from 14.4 s, the outage 6 s
+	slowTarget := mustTarget(t, strings.Replace(targetHead, `start: {url: "http://127.0.0.1:1"}`, "start: {docker: {image: i}, replicas: 2}", 1)+
+		"request: {client: {header: X}}\nstore: {redis: managed}\nfaults: {store_delay: 300ms, killed_node: limiter}\n")
+	for _, c := range []struct {
+		fault string
+		t     *target.Target
+		want  fault.Plan
+	}{
+		{result.FaultStop, nil, fault.Plan{Fault: result.FaultStop, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond}},
+		{result.FaultSlow, nil, fault.Plan{Fault: result.FaultSlow, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond, Delay: 100 * time.Millisecond}},
+		{result.FaultSlow, slowTarget, fault.Plan{Fault: result.FaultSlow, Member: "redis", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond, Delay: 300 * time.Millisecond}},
+		{result.FaultRestart, nil, fault.Plan{Fault: result.FaultRestart, Member: "redis", At: 14400 * time.Millisecond, Until: 14400 * time.Millisecond}},
+		{result.FaultKill, nil, fault.Plan{Fault: result.FaultKill, Member: "replica-7", At: 14400 * time.Millisecond, Until: 20400 * time.Millisecond}},
+	} {
+		got := cfg.planFault(result.Scenario{Fault: c.fault}, c.t)
+		if got == nil || *got != c.want {
+			t.Errorf("%s: plan %+v, want %+v", c.fault, got, c.want)
+		}
+		if err := got.Check(); err != nil {
+			t.Errorf("%s: %v", c.fault, err)
+		}
+	}
+	if cfg.planFault(result.Scenario{}, nil) != nil || cfg.routedAway(result.Scenario{Fault: result.FaultStop}, nil) != nil {
+		t.Error("a plan or a route around for a scenario without a node fault")
+	}
+	if a := cfg.routedAway(result.Scenario{Fault: result.FaultKill}, nil); a == nil || *a != (schedule.Away{Replica: 7, From: 14400*time.Millisecond - fault.Drain, To: 22400 * time.Millisecond}) {
+		t.Errorf("route around %+v", a)
+	}
+	if cfg.killedNodeRefusals() != target.BlameHarness || cfg.forTarget(slowTarget, 0).killedNodeRefusals() != target.BlameLimiter {
+		t.Error("who answers for a refused connection to a killed node: the harness by default, the limiter where the target says")
+	}
+	out := result.Interval{From: 14 * time.Second, To: 15 * time.Second}
+	if got := cfg.recoveredAt(result.FaultStop, out); got != 17*time.Second {
+		t.Errorf("store-stop recovered at %v, want 17s (2 s grace)", got)
+	}
+	if got := cfg.recoveredAt(result.FaultRestart, out); got != 17*time.Second+40*time.Millisecond {
+		t.Errorf("store-restart recovered at %v, want 17.04s (2 s grace and one 40 ms sync interval)", got)
+	}
+}
+
+func TestSlowChecks(t *testing.T) {
+	res := func(p99 time.Duration, n int64) *result.ScenarioResult {
+		r := &result.ScenarioResult{FaultTiming: &result.FaultTiming{Delay: 100 * time.Millisecond}}
+		if n > 0 {
+			r.FaultLatency = &result.Percentiles{Count: n, P50: time.Millisecond, P99: p99, Max: 2 * p99}
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		r      *result.ScenarioResult
+		pass   bool
+		figure float64
+	}{
+		{"answers within the timeout", res(52*time.Millisecond, 500), true, 52},
+		{"waits for the slow store", res(104*time.Millisecond, 500), false, 104},
+		{"nothing answered", res(0, 0), false, 0},
+	} {
+		got := slowChecks(c.r)
+		if len(got) != 1 || got[0].Pass != c.pass || got[0].Figure != c.figure {
+			t.Errorf("%s: %+v, want pass %v at %v", c.name, got, c.pass, c.figure)
+		}
+	}
+	if d := slowChecks(res(0, 0))[0].Detail; !strings.HasPrefix(d, "not measured") {
+		t.Errorf("void data reads %q, want not measured", d)
+	}
+}
+
+// Across a store-restart a probe may not get more than 1.1x in a window that counts what it
+// was given before the store died, once the replicas had a sync interval to push again what
+// the store forgot; the outage's own acceptances are left out.
+func TestRestartChecks(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.2 // window 12 s, sync interval 40 ms
+	outage := result.Interval{From: 14 * time.Second, To: 15 * time.Second}
+	at := func(from time.Duration, n int, every time.Duration) []time.Duration {
+		var out []time.Duration
+		for i := range n {
+			out = append(out, from+time.Duration(i)*every)
+		}
+		return out
+	}
+	probe := func(times ...[]time.Duration) result.ProbeResult {
+		var all []time.Duration
+		for _, t := range times {
+			all = append(all, t...)
+		}
+		return result.ProbeResult{ClientReport: result.ClientReport{ID: "probe-uniform2x", Limit: 600}, AcceptedAt: all}
+	}
+	for _, c := range []struct {
+		name  string
+		p     result.ProbeResult
+		pass  bool
+		worst float64
+	}{
+		// 500 before the kill, 100 more after recovery within the window: the store remembered.
+		{"remembered", probe(at(9*time.Second, 500, 10*time.Millisecond), at(18*time.Second, 100, 10*time.Millisecond)), true, 1},
+		// 500 before, 500 more after: the store forgot, and the replicas did not tell it again.
+		{"forgotten", probe(at(9*time.Second, 500, 10*time.Millisecond), at(18*time.Second, 500, 2*time.Millisecond)), false, 1000.0 / 600},
+		// 300 during the outage and its grace, decided alone: not counted here.
+		{"the outage left out", probe(at(9*time.Second, 500, 10*time.Millisecond), at(14*time.Second, 300, 10*time.Millisecond), at(18*time.Second, 100, 10*time.Millisecond)), true, 1},
+	} {
+		got := restartChecks(&result.ScenarioResult{Probes: []result.ProbeResult{c.p}}, cfg, outage)
+		if len(got) != 1 || got[0].Pass != c.pass || got[0].Figure != c.worst {
+			t.Errorf("%s: %+v, want pass %v at %.3f", c.name, got, c.pass, c.worst)
+		}
+	}
+}
+
+func TestKillChecks(t *testing.T) {
+	base := []result.Check{accounting.NewCheck("max overshoot", 1.05, accounting.OpAtMost, 1.1, "")}
+	res := &result.ScenarioResult{FaultTiming: &result.FaultTiming{Member: "replica-7"}}
+	rep := &accounting.Report{RoutingErrors: 4}
+	got := killChecks(base, rep, res, DefaultConfig())
+	if len(got) != 2 || got[0].Name != "max overshoot" || !got[1].Pass || !strings.Contains(got[1].Detail, "4 refused connections to the killed node counted as the harness's routing errors") ||
+		!strings.Contains(got[1].Detail, "replica-7") {
+		t.Errorf("a clean kill: %+v", got)
+	}
+	rep = &accounting.Report{ErrorsInFault: 329, Errors: result.Errors{Status5xx: 329}}
+	cfg := DefaultConfig()
+	cfg.killedNode = target.BlameLimiter
+	got = killChecks(base, rep, res, cfg)
+	if got[1].Pass || got[1].Figure != 329 || !strings.Contains(got[1].Detail, "counted as the limiter's") {
+		t.Errorf("errors while a node is down: %+v", got[1])
+	}
+}
+
+func TestFaultLine(t *testing.T) {
+	kill := result.ScenarioResult{FaultTiming: &result.FaultTiming{Fault: result.FaultKill, Member: "replica-7",
+		Planned: result.Interval{From: 14400 * time.Millisecond, To: 20400 * time.Millisecond}, Began: 14401 * time.Millisecond, Back: 20950 * time.Millisecond,
+		Routed: &result.Interval{From: 14300 * time.Millisecond, To: 22400 * time.Millisecond}}, Errors: result.Errors{Routing: 2}}
+	restart := result.ScenarioResult{FaultTiming: &result.FaultTiming{Fault: result.FaultRestart, Member: "redis",
+		Planned: result.Interval{From: 14400 * time.Millisecond, To: 14400 * time.Millisecond}, Began: 14402 * time.Millisecond, Error: "bring redis back: it failed"}}
+	slow := result.ScenarioResult{FaultTiming: &result.FaultTiming{Fault: result.FaultSlow, Member: "redis", Delay: 100 * time.Millisecond,
+		Planned: result.Interval{From: 14400 * time.Millisecond, To: 20400 * time.Millisecond}, Began: 14400 * time.Millisecond, Back: 20401 * time.Millisecond}}
+	for _, c := range []struct {
+		r    result.ScenarioResult
+		want string
+	}{
+		{result.ScenarioResult{}, ""},
+		{kill, "replica-kill on replica-7: planned 14.4s..20.4s; down 14.401s..20.95s; its requests sent to the others 14.3s..22.4s, 2 routing errors (the harness's, in no other count)"},
+		{restart, "store-restart on redis: planned at 14.4s, started again at once; down from 14.402s, never back; bring redis back: it failed"},
+		{slow, "store-slow on redis: planned 14.4s..20.4s; down 14.4s..20.401s; every store reply +100ms"},
+	} {
+		if got := faultLine(c.r); got != c.want {
+			t.Errorf("fault line\n got %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+// nodeFleet is a fleet whose members come and go on request, and nothing else.
+type nodeFleet struct{ fleet.Fleet }
+
+func (nodeFleet) Kill(context.Context, string) error  { return nil }
+func (nodeFleet) Start(context.Context, string) error { return nil }
+
+// A replica-kill measured: the timing with the route-around window, the fault's window from
+// the kill to the return plus the grace, and a refused connection to the dead replica as
+// the harness's routing error, one to a live replica as the limiter's.
+func TestMeasuredFault(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Replicas, cfg.RecoveryGrace = 2, 50*time.Millisecond
+	sc := result.Scenario{Fault: result.FaultKill}
+	plan := fault.Plan{Fault: result.FaultKill, Member: fault.Member(result.FaultKill, 2), At: 20 * time.Millisecond, Until: 60 * time.Millisecond}
+	cfg.away = &schedule.Away{Replica: 1, From: 0, To: 110 * time.Millisecond}
+	s := schedule.Schedule{Clients: []schedule.Client{{ID: "c", Limit: 10, Window: time.Second}}, Duration: time.Second,
+		Requests: []schedule.Request{{At: 30 * time.Millisecond, Replica: 1}, {At: 40 * time.Millisecond, Replica: 0}, {At: 500 * time.Millisecond, Replica: 1}}}
+	acc, err := accounting.New(&s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sent := range []time.Duration{30 * time.Millisecond, 40 * time.Millisecond, 500 * time.Millisecond} {
+		if err := acc.Add(traffic.Outcome{Index: i, Err: traffic.ErrConnection, Sent: sent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := fault.Arm(context.Background(), nodeFleet{}, plan, time.Now(), nil)
+	res := result.ScenarioResult{Scenario: sc, Duration: time.Second}
+	outage, err := measuredFault(&res, acc, a, cfg, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.FaultTiming
+	if f == nil || f.Routed == nil || *f.Routed != (result.Interval{To: 110 * time.Millisecond}) || outage.From < 20*time.Millisecond || outage.To < 60*time.Millisecond {
+		t.Fatalf("timing %+v, outage %+v", f, outage)
+	}
+	if len(res.Faults) != 1 || res.Faults[0] != (result.Interval{From: outage.From, To: outage.To + 50*time.Millisecond}) {
+		t.Errorf("windows %+v, want the outage %+v and the 50 ms grace", res.Faults, outage)
+	}
+	rep := acc.Report()
+	if rep.RoutingErrors != 1 || rep.Errors.Connection != 2 || rep.ErrorsInFault != 1 || rep.ErrorsOutsideFault != 1 {
+		t.Errorf("routing %d, connection %d, in the fault %d, outside %d: want 1, 2, 1, 1", rep.RoutingErrors, rep.Errors.Connection, rep.ErrorsInFault, rep.ErrorsOutsideFault)
+	}
+}
