@@ -42,8 +42,8 @@ type Config struct {
 	Rate         float64            // background population's asked aggregate rate, req/s as sent
 	Clients      int                // HS1: 200,000
 	Seed         uint64
-	FailOpen     bool // run the fault scenarios (Faults)
-	Matrix       bool // run every other algorithm × mode as a comparison
+	FailOpen     bool   // run the fault scenarios (Faults)
+	Matrix       bool   // run every other algorithm × mode as a comparison
 	Only         string // run only the scenarios whose name contains it, or one of its comma-separated parts
 	// Store is "redis" (one Redis, default) or "cluster" (a Redis Cluster of 3 masters + 3
 	// replicas; the fail-open scenarios then kill and pause one master).
