@@ -172,18 +172,24 @@ func (c Config) latenessTolerance() time.Duration {
 // the faults and the checks are timed as the schedule is.
 func (c Config) scaled(d time.Duration) time.Duration { return c.ScheduleSpec().Scale(d) }
 
+// withWriters is c with a logger and a progress writer that discard where none was given.
+func (c Config) withWriters() Config {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return c
+}
+
 // Run runs every scenario the config asks for, writes summary.json into OutDir and returns
 // it. A gate that fails is not an error: the summary says so (Pass false).
 func Run(ctx context.Context, cfg Config) (result.Summary, error) {
 	if err := cfg.check(); err != nil {
 		return result.Summary{}, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
+	cfg = cfg.withWriters()
 	askedLateness := cfg.Gates.LatenessP99
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
@@ -343,6 +349,7 @@ func (c Config) send(sc result.Scenario) sendFunc {
 // faults, send the schedule, collect the store's figures, judge.
 func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc result.Scenario, sys sut) (result.ScenarioResult, error) {
 	res := result.ScenarioResult{Scenario: sc}
+	cfg = cfg.withWriters() // Run sets them; a test that calls runScenario alone may not
 	// A killed replica's requests go to the others in the schedule itself, so that shards and
 	// judges send and rebuild the same.
 	cfg.away = cfg.routedAway(sc, sys.t)
