@@ -29,7 +29,7 @@ func newDeployCmd() *cobra.Command {
 'harness attack' pods, JOB_COMPLETION_INDEX their shard) and judge.yaml (a Job running
 'harness judge' on the volume) to --out, or both to stdout. Every shard gets the same
 --start: by default the next window edge at least --lead from now, so render right before
-'kubectl apply'. See README, "Running across machines".`,
+'kubectl apply'. See docs/shards.md, "Running across machines".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p.Now = time.Now()

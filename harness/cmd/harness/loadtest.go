@@ -55,8 +55,8 @@ the store faults where the harness runs its store and replica-kill where it star
 nodes.
 
 --target FILE tests a limiter the harness did not write, as a target file describes it (see
-README, "Testing your own limiter"): every scenario and check runs on it, at the time scale
-its declared window implies (a 60 s window runs at the documents' own time). Give --target
+docs/targets.md): every scenario and check runs on it, at the time scale its declared window
+implies (a 60 s window runs at the documents' own time). Give --target
 more than once to put systems side by side in one run; "replica" names the built-in design.
 The first is gated, the others are comparisons.
 
