@@ -203,8 +203,9 @@ type bstate struct {
 	viewAt, seen                                int64 // Unix ns
 	storeAt                                     int64 // Unix µs of the last store contact: 0 never
 	// counted is what this node's push mark stands at: what it pushed, and what the store
-	// admitted of its requests; inc is the mark's incarnation.
-	inc, counted int64
+	// admitted of its requests; inc is the mark's incarnation; calls numbers its store
+	// calls (PushMark.Call).
+	inc, counted, calls int64
 	// queue are the requests past the budget waiting for the store; busy says a store call
 	// of this client is in flight (a batch of decisions or a push): one at a time, so that
 	// the marks go in order and a burst costs the store one call a round trip, not one a
@@ -382,7 +383,8 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 	}
 	s.unpushed.reset()
 	if n.node != "" {
-		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted}
+		s.calls++
+		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted, Call: s.calls}
 	}
 }
 
@@ -399,7 +401,8 @@ func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry) {
 	s.unpushed.reset() // own holds it
 	s.counted = total
 	if n.node != "" {
-		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total}
+		s.calls++
+		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total, Call: s.calls}
 	}
 	s.repush = false
 }

@@ -53,7 +53,7 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 	if at == 0 {
 		at = nowUs
 	}
-	skip, mark, marked := int64(0), int64(0), false
+	skip, mark, marked, stale, call := int64(0), int64(0), false, false, e.Mark.Call
 	if mk := e.Mark; mk.Node != "" && (mk.Total > mk.Base || len(e.Decide) > 0) {
 		have, ok := h.marks[mk.Node]
 		if !ok || have.Inc != mk.Inc {
@@ -65,6 +65,9 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 		}
 		skip = min(max(have.Total-mk.Base, 0), mk.Total-mk.Base)
 		mark, marked = max(have.Total, mk.Total), true
+		// A later call of this node has landed before this one: the node gave up on this
+		// call at its timeout and decided its requests alone, so the store admits none.
+		stale, call = have.Call > mk.Call, max(have.Call, mk.Call)
 	}
 	advance := func(edge int64) {
 		for j, x := range h.subs {
@@ -108,14 +111,14 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 	var admitted int64
 	for i, ti := range e.Decide {
 		advance(bd.edge(ti))
-		if lenient, strict := counts(bd.edge(ti)); lenient < bd.Limit && strict < bd.Cap {
+		if lenient, strict := counts(bd.edge(ti)); !stale && lenient < bd.Limit && strict < bd.Cap {
 			add(floorDiv(ti, bd.Sub), 1, ti)
 			e.Allowed[i] = true
 			admitted++
 		}
 	}
 	if marked {
-		h.marks[e.Mark.Node] = PushMark{Inc: e.Mark.Inc, Total: mark + admitted}
+		h.marks[e.Mark.Node] = PushMark{Inc: e.Mark.Inc, Total: mark + admitted, Call: call}
 	}
 	edge = bd.edge(at)
 	advance(edge)

@@ -17,7 +17,8 @@ import (
 // BoundedKey is the Redis key of client's counts under rule for BoundedSync: beside the
 // document's layout (Key), since its hash holds sub-slices with their newest arrival.
 // Fields: "c<sub-slice>" count, "t<sub-slice>" newest arrival (µs), "_tot" the total of the
-// sub-slices held, "_lo" the oldest sub-slice still counted, "n:<node>" push marks.
+// sub-slices held, "_lo" the oldest sub-slice still counted, "n:<node>" push marks
+// ("<inc>:<total>:<call>", PushMark).
 func BoundedKey(client string, rule *Rule) string { return Key(client, rule) + ":b" }
 
 // epochKey holds the store's epoch: set by the first node that finds it missing, so it
@@ -25,7 +26,7 @@ func BoundedKey(client string, rule *Rule) string { return Key(client, rule) + "
 const epochKey = "rl:epoch"
 
 // luaSettle is one client's part of a Settle: settle(key, a) reads its arguments from
-// ARGV[a] on (mark field, inc, base, total, sub, window, margin, limit, cap, decisions,
+// ARGV[a] on (mark field, inc, base, total, call, sub, window, margin, limit, cap, decisions,
 // at, push count, then sub-slice, count, newest per push, then the decisions' arrival
 // times) and returns {-1} when the store lost the node's earlier pushes (nothing applied),
 // else {admitted, lenient, strict, full until, reset at, then 1 or 0 per decision}
@@ -40,21 +41,27 @@ const luaSettle = `
 local function fmt(j) return string.format('%d', j) end
 local function settle(key, a)
   local field, inc = ARGV[a], ARGV[a+1]
-  local base, total = tonumber(ARGV[a+2]), tonumber(ARGV[a+3])
-  local sub, win, margin = tonumber(ARGV[a+4]), tonumber(ARGV[a+5]), tonumber(ARGV[a+6])
-  local limit, cap = tonumber(ARGV[a+7]), tonumber(ARGV[a+8])
-  local nd, at = tonumber(ARGV[a+9]), tonumber(ARGV[a+10])
-  local np = tonumber(ARGV[a+11])
-  local p = a + 12
+  local base, total, call = tonumber(ARGV[a+2]), tonumber(ARGV[a+3]), tonumber(ARGV[a+4])
+  local sub, win, margin = tonumber(ARGV[a+5]), tonumber(ARGV[a+6]), tonumber(ARGV[a+7])
+  local limit, cap = tonumber(ARGV[a+8]), tonumber(ARGV[a+9])
+  local nd, at = tonumber(ARGV[a+10]), tonumber(ARGV[a+11])
+  local np = tonumber(ARGV[a+12])
+  local p = a + 13
   local q = p + 3 * np
   local nexta = q + nd
-  local skip, mark = 0, nil
+  local skip, mark, stale = 0, nil, false
   if field ~= '' and (total > base or nd > 0) then
     local have = nil
     local v = redis.call('HGET', key, field)
     if v then
-      local i, c = string.match(v, '^(%d+):(%d+)$')
-      if i == inc then have = tonumber(c) end
+      local i, c, n = string.match(v, '^(%d+):(%d+):(%d+)$')
+      if i == inc then
+        have = tonumber(c)
+        -- A later call of this node has landed before this one: the node gave up on this
+        -- call at its timeout and decided its requests alone, so the store admits none.
+        stale = tonumber(n) > call
+        call = math.max(call, tonumber(n))
+      end
     end
     if have == nil then
       if base > 0 then return {-1}, nexta end
@@ -132,6 +139,7 @@ local function settle(key, a)
       k = k + 1
     end
     local a = math.max(0, math.min(k - i, limit - len, cap - str))
+    if stale then a = 0 end
     if a > 0 then add(d, a, tonumber(ARGV[q+i+a-1])) end
     for m = i, k - 1 do
       if m < i + a then flags[m+1] = 1 else flags[m+1] = 0 end
@@ -139,7 +147,7 @@ local function settle(key, a)
     admitted = admitted + a
     i = k
   end
-  if mark ~= nil then redis.call('HSET', key, field, inc .. ':' .. fmt(mark + admitted)) end
+  if mark ~= nil then redis.call('HSET', key, field, inc .. ':' .. fmt(mark + admitted) .. ':' .. fmt(call)) end
   edge = at - win + margin
   advance(edge)
   local len, str = counts(edge)
@@ -296,7 +304,7 @@ func appendSettleArgs(args []any, e *SettleEntry, now time.Time) []any {
 		at = now.UnixMicro()
 	}
 	b := e.Bounds
-	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
+	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, e.Mark.Call, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
 		len(e.Decide), at, len(e.Push))
 	for _, c := range e.Push {
 		args = append(args, c.Index, c.Count, c.Newest)

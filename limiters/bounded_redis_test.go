@@ -188,3 +188,61 @@ func TestBoundedBatchesABurst(t *testing.T) {
 		t.Errorf("%d store calls for %d requests, want a few (one a round trip)", c, burst)
 	}
 }
+
+// A node's store call that timed out at the node but reached the store after the node's
+// next call (Redis ran them from two connections in the other order) must admit nothing:
+// the node decided its requests alone and pushed them with the next call. CI saw the store
+// count such a call's five requests a second time, and the client refused five requests
+// before its limit (595 admitted of 600).
+func TestSettleLateCallAdmitsNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	bd := BoundsFor(rule, 8)
+	at := time.Unix(1_800_000_000, 0)
+	t0 := at.UnixMicro()
+	five := []int64{t0 - 5, t0 - 4, t0 - 3, t0 - 2, t0 - 1}
+	// Call 1 carries five decisions; the node times out on it, admits the five alone and
+	// sends call 2 with them pushed and one decision more.
+	late := SettleEntry{Client: "c", Rule: rule, Bounds: bd, At: t0, Decide: five,
+		Mark: PushMark{Node: "n0", Inc: 1, Base: 0, Total: 0, Call: 1}}
+	next := SettleEntry{Client: "c", Rule: rule, Bounds: bd, At: t0 + 1_000, Decide: []int64{t0 + 1_000},
+		Push: []SubCount{{Index: floorDiv(t0, bd.Sub), Count: 5, Newest: t0 - 1}},
+		Mark: PushMark{Node: "n0", Inc: 1, Base: 0, Total: 5, Call: 2}}
+	for _, tc := range []struct {
+		name  string
+		store BoundedStore
+	}{
+		{"memory", NewMemoryStore()},
+		{"redis", NewRedisStore(srv.Client())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "redis" {
+				if err := srv.Client().FlushAll(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			calls := []SettleEntry{next, late} // the store runs call 2 first
+			calls[0].Decide, calls[1].Decide = slices.Clone(next.Decide), slices.Clone(late.Decide)
+			for i := range calls {
+				if err := tc.store.Settle(ctx, at, calls[i:i+1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n2, n1 := calls[0], calls[1]
+			if n2.admitted() != 1 || n1.admitted() != 0 || n1.Lenient != 6 {
+				t.Errorf("call 2 admitted %d, the late call 1 %d, the store then counts %d: want 1, 0 and 6 (the five the node admitted alone, once)",
+					n2.admitted(), n1.admitted(), n1.Lenient)
+			}
+			// In order (no timeout), call 1 decides: the same five admitted by the store.
+			inOrder := []SettleEntry{late}
+			inOrder[0].Client, inOrder[0].Decide = "d", slices.Clone(late.Decide)
+			if err := tc.store.Settle(ctx, at, inOrder); err != nil {
+				t.Fatal(err)
+			}
+			if inOrder[0].admitted() != 5 {
+				t.Errorf("call 1 in order admitted %d, want 5", inOrder[0].admitted())
+			}
+		})
+	}
+}

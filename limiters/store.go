@@ -43,6 +43,10 @@ type PushMark struct {
 	Node        string // empty: no mark
 	Inc         int64  // the node's incarnation of the client's count: a forgotten client starts anew
 	Base, Total int64
+	// Call numbers the bounded design's store calls of the client from this node, one at a
+	// time: a call that reaches the store after a later one (the node gave up on it at its
+	// timeout and decided its requests alone) admits none of them.
+	Call int64
 }
 
 // Store holds the counters shared by the nodes of a fleet.

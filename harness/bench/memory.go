@@ -167,7 +167,7 @@ func layouts() []layout {
 			keys:    "nothing: a client a node decides within its unsynced budget is never pushed; only rl:epoch",
 			records: 0, load: boundedWithin(&sliding), keysOf: func(string, time.Time) []string { return nil }},
 		{name: fmt.Sprintf("sliding_window, the bounded design: a client at its limit (600 evenly over the window, %d sub-slices, pushed by 8 replicas)", bd.Subs-2),
-			keys:    "rl:{client}:default:sliding_window:b → {c<sub>: count, t<sub>: newest µs} × 300, _lo, _tot, {n:<node>: inc:total} × 8",
+			keys:    "rl:{client}:default:sliding_window:b → {c<sub>: count, t<sub>: newest µs} × 300, _lo, _tot, {n:<node>: inc:total:call} × 8",
 			records: int(bd.Subs - 2), clients: boundedHotClients, load: boundedAtLimit(&sliding, bd), keysOf: boundedKeys},
 		{name: "sliding_window, 12 slices (the document's: one key per slice)", keys: "rl:{client}:default:sliding_window:<slice> → count, × 12 keys",
 			records: sliding.Slices,
