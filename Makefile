@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy images-gubernator test test-short test-envoy test-gubernator loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench lint clean
+.PHONY: all build deps images images-envoy images-gubernator test test-loadtest test-short test-envoy test-gubernator loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -45,7 +45,18 @@ test: deps images lint
 	@# its generator for 235 ms and its syncs with it (CI: overshoot 1.85, generator-bound).
 	@# The hunt's live tests (about two minutes): the fixed-window target's edge found at x2
 	@# and replayed by loadtest --schedule, the bounded design holding the families aimed at it.
-	$(GO) test -tags loadtest -count=1 -p 1 -timeout 20m -run 'TestLoadtest|TestTwoShards|TestClusterDesign|TestHuntLive' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
+	@# To keep CI under 20 minutes on 2 cores, make test leaves to make test-loadtest the live
+	@# tests that others cover: the built-in fixed window's failure (the fixed-window target
+	@# file's and the hunt's show it), the store-pause fault (store-stop's gates are the same)
+	@# and the Redis Cluster design (make test-cluster).
+	$(GO) test -tags loadtest -count=1 -p 1 -timeout 20m -run '$(LIVE_TESTS)' -skip '$(LIVE_SKIP)' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
+
+LIVE_TESTS := TestLoadtest|TestTwoShards|TestClusterDesign|TestHuntLive
+LIVE_SKIP := TestLoadtestFixedWindowFailsAtTheBoundary|TestLoadtestFaults/store-pause|TestClusterDesign
+
+# Every live load test, those make test leaves out included (about 17 minutes on 2 cores).
+test-loadtest: deps images
+	$(GO) test -tags loadtest -count=1 -p 1 -timeout 25m -run '$(LIVE_TESTS)' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
 
 # envoyproxy/ratelimit started from its target file: one 200 and one 429 (after the image).
 test-envoy: deps images-envoy
@@ -80,7 +91,7 @@ loadtest-cluster: build images
 
 # The cluster store's load tests: the design alone (nothing lost: the store agrees with what
 # the replicas accepted), then the master faults, asserting what the report says of each slot
-# range (about three minutes in all); make test runs the design.
+# range (about three minutes in all); make test-loadtest runs the design too.
 test-cluster test-cluster-faults: deps images
 	$(GO) test -tags loadtest -count=1 -timeout 12m -run 'TestCluster' ./harness/loadtest
 

@@ -34,6 +34,9 @@ func quickConfig(t *testing.T) Config {
 	if dir := os.Getenv("RLHARNESS_RUN_DIR"); dir != "" {
 		cfg.OutDir = filepath.Join(dir, t.Name())
 		t.Cleanup(func() {
+			if _, err := os.Stat(filepath.Join(cfg.OutDir, result.SummaryFile)); err != nil {
+				return // a test that ran one scenario alone (runScenario) writes no summary
+			}
 			if _, err := reports.Generate(cfg.OutDir, reports.Options{}); err != nil {
 				t.Errorf("report of the CI run: %v", err)
 			}
@@ -68,10 +71,10 @@ func TestLoadtestDesignKeepsItsWord(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cfg := quickConfig(t)
-	cfg.Faults = []string{result.FaultStop, result.FaultPause} // the others: TestLoadtestFaults
+	cfg.Faults = []string{result.FaultStop} // the others: TestLoadtestFaults
 	sum := runMeasured(ctx, t, cfg)
-	if len(sum.Scenarios) != 3 {
-		t.Fatalf("%d scenarios, want the design and its two fail-open scenarios", len(sum.Scenarios))
+	if len(sum.Scenarios) != 2 {
+		t.Fatalf("%d scenarios, want the design and its store-stop scenario", len(sum.Scenarios))
 	}
 	for _, sc := range sum.Scenarios {
 		for _, c := range sc.Checks {
@@ -186,12 +189,13 @@ rules:
 	}
 }
 
-// TestLoadtestFaults runs the design through the newer faults on real containers: the store
-// slowed through the proxy, killed and started again empty, and one replica killed, each
-// judged by its own gates (docs/faults.md). Each fault is its own run, so that one that was
-// generator-bound is run again alone. About two and a half minutes.
+// TestLoadtestFaults runs the design through the other faults on real containers: the store
+// paused, slowed through the proxy, killed and started again empty, and one replica killed,
+// each judged by its own gates (docs/faults.md). Each fault is its own run, so that one that
+// was generator-bound is run again alone. About three minutes; make test skips store-pause
+// (make test-loadtest runs it).
 func TestLoadtestFaults(t *testing.T) {
-	for _, f := range []string{result.FaultSlow, result.FaultRestart, result.FaultKill} {
+	for _, f := range []string{result.FaultPause, result.FaultSlow, result.FaultRestart, result.FaultKill} {
 		t.Run(f, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
