@@ -309,7 +309,7 @@ func TestCeilingFigureIsGeneratorBound(t *testing.T) {
 		{"within 10 %", 4000, 3601, false, result.StatusGeneratorBound, "3,601 / 4,000 req/s = 0.90: GENERATOR-BOUND", 0.90025},
 		{"just below 90 %: a real ratio", 4000, 3599, false, result.StatusNotMet, "3,599 / 4,000 req/s = 0.90", 0.89975},
 		{"well below: the limiter's own ceiling", 6000, 3000, false, result.StatusNotMet, "3,000 / 6,000 req/s = 0.50", 0.5},
-		{"the generator never saturated: the ratio stands", 8000, 8000, true, result.StatusMet, "8,000+ / 8,000+ req/s = 1.00", 1},
+		{"both searches capped: two lower bounds, no ratio", 8000, 8000, true, result.StatusNotMeasured, "8,000+ / 8,000+ req/s = 1.00", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := map[string]*result.FleetBench{
@@ -336,6 +336,35 @@ func TestCeilingFigureIsGeneratorBound(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// A ceiling from a search that stopped at its maximum rate is a lower bound: the ratio is
+// met or not met only where the bound settles it.
+func TestRatioStatusWithCappedSearches(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		value          float64
+		numCap, denCap bool
+		want           string
+	}{
+		{"neither capped, met", 0.95, false, false, result.StatusMet},
+		{"neither capped, not met", 0.85, false, false, result.StatusNotMet},
+		{"both capped (bench on 2 cores: 200+ / 200+)", 1, true, true, result.StatusNotMeasured},
+		{"numerator capped: at least the value, met", 0.95, true, false, result.StatusMet},
+		{"numerator capped: at least 0.85 settles nothing", 0.85, true, false, result.StatusNotMeasured},
+		{"denominator capped: at most 0.85, not met", 0.85, false, true, result.StatusNotMet},
+		{"denominator capped: at most 0.95 settles nothing", 0.95, false, true, result.StatusNotMeasured},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, note := ratioStatus(tt.value, 0.9, tt.numCap, tt.denCap)
+			if got != tt.want {
+				t.Errorf("ratioStatus(%v, 0.9, %v, %v) = %q (%s), want %q", tt.value, tt.numCap, tt.denCap, got, note, tt.want)
+			}
+			if (tt.numCap || tt.denCap) != (note != "") {
+				t.Errorf("note %q", note)
+			}
+		})
+	}
+}
 
 func TestFiguresSayWhatWasNotMeasured(t *testing.T) {
 	b := measured()

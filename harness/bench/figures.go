@@ -30,6 +30,24 @@ func status(ok bool) string {
 	return result.StatusNotMet
 }
 
+// ratioStatus judges num / den >= target where a search that stopped at its maximum rate
+// gives only a lower bound of its ceiling: a capped numerator makes value a lower bound of
+// the ratio (met is proven, not met is not), a capped denominator an upper bound (not met is
+// proven, met is not), and both capped leave the ratio unknown. note says which, if any.
+func ratioStatus(value, target float64, numCapped, denCapped bool) (verdict, note string) {
+	switch {
+	case numCapped && denCapped:
+		return result.StatusNotMeasured, "both searches stopped at their maximum rate: both ceilings are lower bounds, so their ratio is not measured; search higher"
+	case numCapped && value < target:
+		return result.StatusNotMeasured, fmt.Sprintf("the first search stopped at its maximum rate: the ratio is at least %.2f, which does not settle %.2f; search higher", value, target)
+	case denCapped && value >= target:
+		return result.StatusNotMeasured, fmt.Sprintf("the second search stopped at its maximum rate: the ratio is at most %.2f, which does not settle %.2f; search higher", value, target)
+	case numCapped || denCapped:
+		return status(value >= target), "a search stopped at its maximum rate: that ceiling is a lower bound, which settles the ratio either way"
+	}
+	return status(value >= target), ""
+}
+
 // Figures builds the table from what a run measured: one row per figure, the items
 // in order, each with its target, whether it was met and the conditions it was measured in.
 func Figures(b result.Bench) []result.BenchFigure {
@@ -169,10 +187,7 @@ func ceilingFigure(b result.Bench, fs map[string]*result.FleetBench) result.Benc
 		return f
 	}
 	f.Display = fmt.Sprintf("%s%s / %s%s req/s = %.2f", result.Rate(d.Ceiling), atLeast(d), result.Rate(n.Ceiling), atLeast(n), f.Value)
-	f.Status = status(f.Value >= TargetCeilingRatio)
-	if n.Capped || d.Capped {
-		f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
-	}
+	f.Status, f.Note = ratioStatus(f.Value, TargetCeilingRatio, d.Capped, n.Capped)
 	return f
 }
 
@@ -192,12 +207,9 @@ func generatorFigures(b result.Bench, fs map[string]*result.FleetBench) []result
 		n, v := fs[FleetNoop], fs[FleetVegeta]
 		f.Value = n.Ceiling / v.Ceiling
 		f.Display = fmt.Sprintf("%s%s / %s%s req/s = %.2f", result.Rate(n.Ceiling), atLeast(n), result.Rate(v.Ceiling), atLeast(v), f.Value)
-		f.Status = status(f.Value >= TargetGeneratorRatio)
+		f.Status, f.Note = ratioStatus(f.Value, TargetGeneratorRatio, n.Capped, v.Capped)
 		f.Conditions = fleetCond(b, n, fmt.Sprintf("one process each against the same no-op replicas, searched in turn; harness: the schedule of the background population, attribution, accounting; vegeta: vegeta.Rate + Attack, one static target per replica; harness: %s; vegeta: %s",
 			steps(n), steps(v)))
-		if n.Capped || v.Capped {
-			f.Note = "a search stopped at its maximum rate: that ceiling is a lower bound"
-		}
 	}
 	n := fs[FleetNoop]
 	out := []result.BenchFigure{f}
