@@ -652,3 +652,43 @@ func TestFalseRejectCountsTheSendsInFlight(t *testing.T) {
 		})
 	}
 }
+
+// A rejection is unearned only if the client's requests that may have reached the limiter in
+// the window before it (a request arrives between its send and its answer) number at most
+// the limit: the harness gives the limiter the benefit of what it cannot see on both sides.
+func TestUnearnedByArrivalBounds(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	const window, limit = 1000 * time.Millisecond, 3
+	for _, tt := range []struct {
+		name           string
+		sent, answered []time.Duration
+		rej            rejection
+		want           int
+	}{
+		{"three sent long before, answered at once: a fourth refused a window later is unearned",
+			ms(0, 10, 20, 1015), ms(1, 11, 21, 1016), rejection{1015 * time.Millisecond, 1016 * time.Millisecond}, 1},
+		{"the same three answered 160 ms late: they may have arrived inside the window, earned",
+			ms(0, 10, 20, 1015), ms(160, 170, 180, 1016), rejection{1015 * time.Millisecond, 1016 * time.Millisecond}, 0},
+		{"two of three answered after t-window: three may be in the window, the limit: unearned",
+			ms(0, 10, 20, 1015), ms(1, 30, 40, 1016), rejection{1015 * time.Millisecond, 1016 * time.Millisecond}, 1},
+		{"sent while the refused one was in flight: may have arrived first, earned",
+			ms(500, 510, 520, 530), ms(501, 511, 521, 540), rejection{520 * time.Millisecond, 600 * time.Millisecond}, 0},
+		{"within the limit whatever the arrivals: unearned",
+			ms(500, 510, 520), ms(501, 511, 521), rejection{520 * time.Millisecond, 521 * time.Millisecond}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sent, answered := slices.Clone(tt.sent), slices.Clone(tt.answered)
+			slices.Sort(sent)
+			slices.Sort(answered)
+			if got := unearned(sent, answered, []rejection{tt.rej}, window, limit); got != tt.want {
+				t.Errorf("unearned = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -148,7 +148,7 @@ func TestHuntFindsEachAlgorithmsWeakPoint(t *testing.T) {
 		{limiters.SlidingWindow, FamilySliceDrop, 1.99, 2.0},
 		{limiters.SlidingWindow, FamilyEdge, 0.9, 1.1},
 		{limiters.FixedWindow, FamilyAtLimitPaced, 0, 0},
-		{limiters.TokenBucket, FamilyAtLimitBursts, 1000, 2000},
+		{limiters.TokenBucket, FamilyAtLimitBursts, 250, 2000}, // fewer where a burst's answers may overlap the next window (accounting.unearned)
 	} {
 		t.Run(fmt.Sprintf("%s/%s", tc.algo, tc.family), func(t *testing.T) {
 			nodes, rule := central(2, tc.algo)
