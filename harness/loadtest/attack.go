@@ -194,6 +194,9 @@ func wholeSchedule(spec schedule.Spec) (schedule.Schedule, error) {
 func (ac AttackConfig) send(ctx context.Context, p shardPlan, w *traffic.Writer, m *result.Shard) error {
 	opts := ac.Options
 	opts.Start, opts.Align = ac.Start, ac.Schedule.Window()
+	if opts.Warm == 0 {
+		opts.Warm = warmConns
+	}
 	userStart := opts.OnStart
 	opts.OnStart = func(origin time.Time) error {
 		m.Start = origin

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -128,6 +129,12 @@ type Options struct {
 	// Status(code, body) as its status: for a target that says its decision in the body.
 	// It is called from many goroutines.
 	Status func(code int, body []byte) int
+	// Warm, when set, is how many connections per replica the run opens before its origin
+	// (warm): it sends a few rounds of that many concurrent requests naming WarmClient, so
+	// that the schedule's first requests find open connections and a replica that has
+	// served. An aligned origin is then the first window edge at least warmLead away. Runs
+	// with Route are not warmed.
+	Warm int
 	// Route, when set, names each request's replica base URL as it is sent, in place of
 	// urls[Replica]: for a replica set that changes while the run goes (autoscaling). The
 	// urls argument may then be empty. It is called from many goroutines.
@@ -228,6 +235,12 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	if opts.Route != nil {
 		targeter = NewRoutedTargeter(s, opts.Route, opts.Path, opts.ClientHeader)
 	}
+	if opts.Warm > 0 && opts.Route == nil {
+		warm(ctx, transport, urls, opts.Path, opts.ClientHeader, opts.Warm, warmUntil(start))
+		// The garbage of building the schedule's targeter (200,000 clients' IDs) is collected
+		// now, not by a cycle that starts on the origin and slows the first sends.
+		runtime.GC()
+	}
 	if err := WaitUntil(ctx, start); err != nil {
 		return Summary{}, err
 	}
@@ -292,13 +305,18 @@ func newAttacker(runCtx context.Context, opts Options) (*vegeta.Attacker, *http.
 	return atk, transport
 }
 
-// runOrigin is the run's start: the given instant, the next aligned one, or now.
+// runOrigin is the run's start: the given instant, the next aligned one, or now; for a
+// warmed run (Warm) the next aligned one, or the instant, at least warmLead away.
 func runOrigin(opts Options) time.Time {
 	switch {
 	case !opts.Start.IsZero():
 		return opts.Start
+	case opts.Align > 0 && opts.Warm > 0 && opts.Route == nil:
+		return NextAligned(time.Now().Add(warmLead), opts.Align)
 	case opts.Align > 0:
 		return NextAligned(time.Now(), opts.Align)
+	case opts.Warm > 0 && opts.Route == nil:
+		return time.Now().Add(warmLead)
 	default:
 		return time.Now()
 	}
