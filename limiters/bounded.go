@@ -376,7 +376,7 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 		n.takeRepush(s, e)
 		return
 	}
-	e.Push = s.unpushed.appendCounts(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
+	e.Push = s.unpushed.appendCounts(e.Push[:0], s.unpushed.through(floorDiv(e.At, s.bd.Sub)), s.bd.Subs)
 	var pushed int64
 	for _, c := range e.Push {
 		pushed += c.Count
@@ -393,7 +393,7 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry) {
 	n.incs++
 	s.inc = n.incs
-	e.Push = s.own.appendCounts(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
+	e.Push = s.own.appendCounts(e.Push[:0], s.own.through(floorDiv(e.At, s.bd.Sub)), s.bd.Subs)
 	var total int64
 	for _, c := range e.Push {
 		total += c.Count
@@ -718,6 +718,17 @@ func (w *subRing) at(j int64) (count, newest int64) {
 		}
 	}
 	return 0, 0
+}
+
+// through is the newest sub-slice a push taken at sub-slice d must carry: d, or the ring's
+// newest when it is newer. A call's time is its last request's arrival, and a request that
+// arrived later in another sub-slice may have been admitted (within the budget) before that
+// one took the lock: its count is pushed with the rest, not dropped with the ring's reset.
+func (w *subRing) through(d int64) int64 {
+	if n := len(w.subs); n > 0 {
+		return max(d, w.subs[n-1].Index)
+	}
+	return d
 }
 
 // appendCounts appends the non-empty sub-slices among the n ending at d, oldest first.
