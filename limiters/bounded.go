@@ -212,6 +212,10 @@ type bstate struct {
 	// request.
 	queue               []*waiter
 	busy, repush, dirty bool
+	// repushing: the incarnation is a re-push's that has not landed yet: every push of it
+	// carries PushMark.Repush, so that one that landed after the node gave up on it, or a
+	// mark written since the store forgot, makes the store adopt it instead of adding it.
+	repushing bool
 	// epoch is the store's epoch this node last pushed the client again under (a store
 	// that came back empty): the sync that finds the epoch changed pushes again only the
 	// clients a call's vanished mark has not made it push again already.
@@ -384,7 +388,7 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 	s.unpushed.reset()
 	if n.node != "" {
 		s.calls++
-		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted, Call: s.calls}
+		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: s.counted - pushed, Total: s.counted, Call: s.calls, Repush: s.repushing}
 	}
 }
 
@@ -402,9 +406,9 @@ func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry) {
 	s.counted = total
 	if n.node != "" {
 		s.calls++
-		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total, Call: s.calls}
+		e.Mark = PushMark{Node: n.node, Inc: s.inc, Base: 0, Total: total, Call: s.calls, Repush: true}
 	}
-	s.repush = false
+	s.repush, s.repushing = false, true
 }
 
 // putBack returns a push that did not land (or may not have) to unpushed; its mark's base
@@ -424,6 +428,7 @@ func (n *BoundedSync) settled(s *bstate, e *SettleEntry, nowNs int64) {
 	s.viewT = e.At
 	s.viewAt = nowNs
 	s.storeAt = e.At
+	s.repushing = false // the incarnation's mark is in the store
 }
 
 // decision builds the answer from what the node knows after deciding: the store's last

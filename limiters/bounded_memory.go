@@ -56,6 +56,10 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 	skip, mark, marked, stale, call := int64(0), int64(0), false, false, e.Mark.Call
 	if mk := e.Mark; mk.Node != "" && (mk.Total > mk.Base || len(e.Decide) > 0) {
 		have, ok := h.marks[mk.Node]
+		adopt := ok && have.Inc != mk.Inc && mk.Repush
+		if adopt { // the store holds have.Total of the node's counts already (PushMark.Repush)
+			have = PushMark{Inc: mk.Inc, Total: have.Total, Call: mk.Call}
+		}
 		if !ok || have.Inc != mk.Inc {
 			if mk.Base > 0 {
 				e.Reset = true
@@ -65,6 +69,9 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 		}
 		skip = min(max(have.Total-mk.Base, 0), mk.Total-mk.Base)
 		mark, marked = max(have.Total, mk.Total), true
+		if adopt {
+			mark = mk.Total
+		}
 		// A later call of this node has landed before this one: the node gave up on this
 		// call at its timeout and decided its requests alone, so the store admits none.
 		stale, call = have.Call > mk.Call, max(have.Call, mk.Call)

@@ -26,7 +26,7 @@ func BoundedKey(client string, rule *Rule) string { return Key(client, rule) + "
 const epochKey = "rl:epoch"
 
 // luaSettle is one client's part of a Settle: settle(key, a) reads its arguments from
-// ARGV[a] on (mark field, inc, base, total, call, sub, window, margin, limit, cap, decisions,
+// ARGV[a] on (mark field, inc, base, total, call, repush, sub, window, margin, limit, cap, decisions,
 // at, push count, then sub-slice, count, newest per push, then the decisions' arrival
 // times) and returns {-1} when the store lost the node's earlier pushes (nothing applied),
 // else {admitted, lenient, strict, full until, reset at, then 1 or 0 per decision}
@@ -42,14 +42,15 @@ local function fmt(j) return string.format('%d', j) end
 local function settle(key, a)
   local field, inc = ARGV[a], ARGV[a+1]
   local base, total, call = tonumber(ARGV[a+2]), tonumber(ARGV[a+3]), tonumber(ARGV[a+4])
-  local sub, win, margin = tonumber(ARGV[a+5]), tonumber(ARGV[a+6]), tonumber(ARGV[a+7])
-  local limit, cap = tonumber(ARGV[a+8]), tonumber(ARGV[a+9])
-  local nd, at = tonumber(ARGV[a+10]), tonumber(ARGV[a+11])
-  local np = tonumber(ARGV[a+12])
-  local p = a + 13
+  local repush = ARGV[a+5] == '1'
+  local sub, win, margin = tonumber(ARGV[a+6]), tonumber(ARGV[a+7]), tonumber(ARGV[a+8])
+  local limit, cap = tonumber(ARGV[a+9]), tonumber(ARGV[a+10])
+  local nd, at = tonumber(ARGV[a+11]), tonumber(ARGV[a+12])
+  local np = tonumber(ARGV[a+13])
+  local p = a + 14
   local q = p + 3 * np
   local nexta = q + nd
-  local skip, mark, stale = 0, nil, false
+  local skip, mark, stale, adopt = 0, nil, false, false
   if field ~= '' and (total > base or nd > 0) then
     local have = nil
     local v = redis.call('HGET', key, field)
@@ -61,6 +62,11 @@ local function settle(key, a)
         -- call at its timeout and decided its requests alone, so the store admits none.
         stale = tonumber(n) > call
         call = math.max(call, tonumber(n))
+      elseif repush then
+        -- A re-push, and this node's mark under another incarnation was written since the
+        -- store forgot (or it never forgot): the store holds that many of the node's
+        -- counts already; the re-push adds the rest, and its incarnation is the mark's.
+        have, adopt = tonumber(c), true
       end
     end
     if have == nil then
@@ -69,6 +75,7 @@ local function settle(key, a)
     end
     skip = math.min(math.max(have - base, 0), total - base)
     mark = math.max(have, total)
+    if adopt then mark = total end
   end
   local reach = 2 * (math.floor(win / sub) + 2)
   local hm = redis.call('HMGET', key, '_lo', '_tot')
@@ -304,7 +311,11 @@ func appendSettleArgs(args []any, e *SettleEntry, now time.Time) []any {
 		at = now.UnixMicro()
 	}
 	b := e.Bounds
-	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, e.Mark.Call, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
+	repush := 0
+	if e.Mark.Repush {
+		repush = 1
+	}
+	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, e.Mark.Call, repush, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
 		len(e.Decide), at, len(e.Push))
 	for _, c := range e.Push {
 		args = append(args, c.Index, c.Count, c.Newest)

@@ -290,3 +290,108 @@ func TestPushCarriesCountsNewerThanTheCall(t *testing.T) {
 		})
 	}
 }
+
+// A re-push (everything a node admitted in the window, under a new incarnation, after the
+// store forgot or its epoch changed) adds only what the store lacks of the node's counts:
+// one that lands twice, or finds a mark the node wrote since (a first call that needed no
+// re-push, an earlier re-push the node gave up on), is counted once. Without it a client
+// whose first store call came between a restart and its node's next sync was counted twice.
+func TestRepushCountsEachCountOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	bd := BoundsFor(rule, 8)
+	at := time.Unix(1_800_000_000, 0)
+	t0 := at.UnixMicro()
+	type push struct {
+		inc, base, total int64
+		repush           bool
+	}
+	for i, tc := range []struct {
+		name   string
+		pushes []push
+		want   int64
+	}{
+		{"a re-push to a store that forgot adds it all", []push{{2, 0, 5, true}}, 5},
+		{"a re-push that landed, sent again", []push{{2, 0, 5, true}, {2, 0, 5, true}}, 5},
+		{"a mark written since: a first call that needed no re-push", []push{{1, 0, 3, false}, {2, 0, 5, true}}, 5},
+		{"an earlier re-push that landed unseen, then another", []push{{2, 0, 5, true}, {3, 0, 6, true}}, 6},
+		{"after adopting, the incarnation's pushes add their new counts", []push{{1, 0, 3, false}, {2, 0, 5, true}, {2, 5, 7, false}}, 7},
+		{"a new incarnation that is not a re-push starts from nothing", []push{{1, 0, 3, false}, {2, 0, 4, false}}, 7},
+	} {
+		for _, st := range []struct {
+			name  string
+			store BoundedStore
+		}{
+			{"memory", NewMemoryStore()},
+			{"redis", NewRedisStore(srv.Client())},
+		} {
+			t.Run(tc.name+"/"+st.name, func(t *testing.T) {
+				client := fmt.Sprintf("repush-%d", i)
+				for k, p := range tc.pushes {
+					e := []SettleEntry{{Client: client, Rule: rule, Bounds: bd, At: t0 + int64(k),
+						Push: []SubCount{{Index: floorDiv(t0, bd.Sub), Count: p.total - p.base, Newest: t0}},
+						Mark: PushMark{Node: "n0", Inc: p.inc, Base: p.base, Total: p.total, Call: int64(k + 1), Repush: p.repush}}}
+					if err := st.store.Settle(ctx, at, e); err != nil {
+						t.Fatal(err)
+					}
+					if e[0].Reset {
+						t.Fatalf("push %d: the store asked for a re-push", k)
+					}
+				}
+				probe := []SettleEntry{{Client: client, Rule: rule, Bounds: bd, At: t0 + 10}}
+				if err := st.store.Settle(ctx, at, probe); err != nil {
+					t.Fatal(err)
+				}
+				if probe[0].Lenient != tc.want {
+					t.Errorf("the store counts %d, want %d", probe[0].Lenient, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// The race the re-push mark closes, on one node: the store restarts empty, a client's first
+// call past its budget lands there (it pushes its budget's counts, nothing was lost), and
+// then the node's sync finds the new epoch and pushes the client again whole.
+func TestSyncAfterARestartDoesNotCountAFreshClientTwice(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	base := time.Unix(1_800_000_000, 0)
+	for _, st := range []struct {
+		name   string
+		store  BoundedStore
+		forget func()
+	}{
+		{"memory", NewMemoryStore(), nil},
+		{"redis", NewRedisStore(srv.Client()), func() { srv.Client().FlushAll(ctx) }},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			if st.forget == nil {
+				st.forget = st.store.(*MemoryStore).Forget
+			}
+			n := NewBoundedSync(st.store, BoundedNode("n0", 8))
+			if err := n.Sync(ctx, base); err != nil { // the node learns the store's epoch
+				t.Fatal(err)
+			}
+			st.forget()
+			const sent = 5 // three within the budget, two decided by the store
+			for i := range sent {
+				if d, _ := n.Allow(ctx, "fresh", rule, base.Add(time.Duration(i+1)*time.Millisecond)); !d.Allowed {
+					t.Fatalf("request %d refused", i)
+				}
+			}
+			if err := n.Sync(ctx, base.Add(50*time.Millisecond)); err != nil { // finds the new epoch
+				t.Fatal(err)
+			}
+			probe := []SettleEntry{{Client: "fresh", Rule: rule, Bounds: BoundsFor(rule, 8), At: base.Add(60 * time.Millisecond).UnixMicro()}}
+			if err := st.store.Settle(ctx, base.Add(60*time.Millisecond), probe); err != nil {
+				t.Fatal(err)
+			}
+			if probe[0].Lenient != sent {
+				t.Errorf("the store counts %d after the sync's re-push, want the %d admitted", probe[0].Lenient, sent)
+			}
+		})
+	}
+}

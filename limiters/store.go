@@ -47,6 +47,14 @@ type PushMark struct {
 	// time: a call that reaches the store after a later one (the node gave up on it at its
 	// timeout and decided its requests alone) admits none of them.
 	Call int64
+	// Repush marks a push of everything the node admitted in the window under a new
+	// incarnation, after the store forgot it (or may have: its epoch changed), and the
+	// pushes that retry it. A store that holds a mark of this node under another
+	// incarnation (written since it forgot, by a call that needed no re-push or an earlier
+	// re-push that landed after the node gave up on it; or it never forgot) holds that
+	// mark's total of the node's counts already: it adds the re-push's part above it and
+	// takes its incarnation, instead of adding it all a second time.
+	Repush bool
 }
 
 // Store holds the counters shared by the nodes of a fleet.
