@@ -197,7 +197,7 @@ func TestBoundedBatchesABurst(t *testing.T) {
 func TestSettleLateCallAdmitsNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	rule := quickRule()
 	bd := BoundsFor(rule, 8)
 	at := time.Unix(1_800_000_000, 0)
 	t0 := at.UnixMicro()
@@ -209,13 +209,7 @@ func TestSettleLateCallAdmitsNothing(t *testing.T) {
 	next := SettleEntry{Client: "c", Rule: rule, Bounds: bd, At: t0 + 1_000, Decide: []int64{t0 + 1_000},
 		Push: []SubCount{{Index: floorDiv(t0, bd.Sub), Count: 5, Newest: t0 - 1}},
 		Mark: PushMark{Node: "n0", Inc: 1, Base: 0, Total: 5, Call: 2}}
-	for _, tc := range []struct {
-		name  string
-		store BoundedStore
-	}{
-		{"memory", NewMemoryStore()},
-		{"redis", NewRedisStore(srv.Client())},
-	} {
+	for _, tc := range boundedStores(srv) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "redis" {
 				if err := srv.Client().FlushAll(ctx).Err(); err != nil {
@@ -255,16 +249,10 @@ func TestSettleLateCallAdmitsNothing(t *testing.T) {
 func TestPushCarriesCountsNewerThanTheCall(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	rule := quickRule()
 	bd := BoundsFor(rule, 8) // budget 3, sub-slice 40 ms
 	base := time.UnixMicro((1_800_000_000_000_000/bd.Sub + 1) * bd.Sub)
-	for _, tc := range []struct {
-		name  string
-		store BoundedStore
-	}{
-		{"memory", NewMemoryStore()},
-		{"redis", NewRedisStore(srv.Client())},
-	} {
+	for _, tc := range boundedStores(srv) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := NewBoundedSync(tc.store, BoundedNode("n0", 8))
 			// Within the budget: two in sub-slice k, the third in k+1; then a request that
@@ -299,7 +287,7 @@ func TestPushCarriesCountsNewerThanTheCall(t *testing.T) {
 func TestRepushCountsEachCountOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	rule := quickRule()
 	bd := BoundsFor(rule, 8)
 	at := time.Unix(1_800_000_000, 0)
 	t0 := at.UnixMicro()
@@ -319,13 +307,7 @@ func TestRepushCountsEachCountOnce(t *testing.T) {
 		{"after adopting, the incarnation's pushes add their new counts", []push{{1, 0, 3, false}, {2, 0, 5, true}, {2, 5, 7, false}}, 7},
 		{"a new incarnation that is not a re-push starts from nothing", []push{{1, 0, 3, false}, {2, 0, 4, false}}, 7},
 	} {
-		for _, st := range []struct {
-			name  string
-			store BoundedStore
-		}{
-			{"memory", NewMemoryStore()},
-			{"redis", NewRedisStore(srv.Client())},
-		} {
+		for _, st := range boundedStores(srv) {
 			t.Run(tc.name+"/"+st.name, func(t *testing.T) {
 				client := fmt.Sprintf("repush-%d", i)
 				for k, p := range tc.pushes {
@@ -357,7 +339,7 @@ func TestRepushCountsEachCountOnce(t *testing.T) {
 func TestSyncAfterARestartDoesNotCountAFreshClientTwice(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	rule := &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	rule := quickRule()
 	base := time.Unix(1_800_000_000, 0)
 	for _, st := range []struct {
 		name   string
@@ -394,4 +376,20 @@ func TestSyncAfterARestartDoesNotCountAFreshClientTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// namedStore is a bounded store a test runs on, by name.
+type namedStore struct {
+	name  string
+	store BoundedStore
+}
+
+// boundedStores are the stores a bounded test runs on alike: the memory store and srv.
+func boundedStores(srv *redistest.Server) []namedStore {
+	return []namedStore{{"memory", NewMemoryStore()}, {"redis", NewRedisStore(srv.Client())}}
+}
+
+// quickRule is the default rule at the quick load test's time scale (0.2): 600 in 12 s.
+func quickRule() *Rule {
+	return &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
 }
