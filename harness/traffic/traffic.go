@@ -235,8 +235,8 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	if opts.Route != nil {
 		targeter = NewRoutedTargeter(s, opts.Route, opts.Path, opts.ClientHeader)
 	}
-	if opts.Warm > 0 && opts.Route == nil {
-		warm(ctx, transport, urls, opts.Path, opts.ClientHeader, opts.Warm, warmUntil(start))
+	if opts.warms() {
+		warm(ctx, transport, urls, opts.Path, opts.ClientHeader, opts.Warm, start.Add(-warmQuiet))
 		// The garbage of building the schedule's targeter (200,000 clients' IDs) is collected
 		// now, not by a cycle that starts on the origin and slows the first sends.
 		runtime.GC()
@@ -305,21 +305,20 @@ func newAttacker(runCtx context.Context, opts Options) (*vegeta.Attacker, *http.
 	return atk, transport
 }
 
-// runOrigin is the run's start: the given instant, the next aligned one, or now; for a
-// warmed run (Warm) the next aligned one, or the instant, at least warmLead away.
+// runOrigin is the run's start: the given instant, else the next aligned instant or now,
+// at least warmLead away for a run that warms (Options.warms).
 func runOrigin(opts Options) time.Time {
-	switch {
-	case !opts.Start.IsZero():
+	if !opts.Start.IsZero() {
 		return opts.Start
-	case opts.Align > 0 && opts.Warm > 0 && opts.Route == nil:
-		return NextAligned(time.Now().Add(warmLead), opts.Align)
-	case opts.Align > 0:
-		return NextAligned(time.Now(), opts.Align)
-	case opts.Warm > 0 && opts.Route == nil:
-		return time.Now().Add(warmLead)
-	default:
-		return time.Now()
 	}
+	earliest := time.Now()
+	if opts.warms() {
+		earliest = earliest.Add(warmLead)
+	}
+	if opts.Align > 0 {
+		return NextAligned(earliest, opts.Align)
+	}
+	return earliest
 }
 
 // collect attributes every result to its schedule entry and passes it to sink, draining the

@@ -64,6 +64,6 @@ func warm(ctx context.Context, rt http.RoundTripper, urls []string, path, header
 	return answered
 }
 
-// warmUntil is when a run's warm-up must be over: warmQuiet before its origin, or now when
-// that is past.
-func warmUntil(origin time.Time) time.Time { return origin.Add(-warmQuiet) }
+// warms says whether a run warms its connections before its origin: Warm is set and the
+// replicas are fixed (a Route's are not known before the run).
+func (o Options) warms() bool { return o.Warm > 0 && o.Route == nil }
