@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +94,12 @@ func modelEnv(n int, interval time.Duration) Env {
 
 func huntModel(t *testing.T, nodes []modelNode, interval time.Duration, rule *limiters.Rule, fams ...string) (result.HuntSystem, string) {
 	t.Helper()
+	return huntModelWith(t, nodes, interval, rule, nil, fams...)
+}
+
+// huntModelWith is huntModel with edit applied to the hunt's configuration.
+func huntModelWith(t *testing.T, nodes []modelNode, interval time.Duration, rule *limiters.Rule, edit func(*Config), fams ...string) (result.HuntSystem, string) {
+	t.Helper()
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	var picked []Family
 	for _, f := range Families() {
@@ -108,6 +115,9 @@ func huntModel(t *testing.T, nodes []modelNode, interval time.Duration, rule *li
 		Budget: time.Hour, Requests: 10_000_000, Coarse: 12, Levels: 2, Seed: 7, NoFault: "the model has no store to stop",
 		Gates: gates, OutDir: t.TempDir(), Now: clk.now}
 	cfg.RunDir = cfg.OutDir
+	if edit != nil {
+		edit(&cfg)
+	}
 	h, err := Hunt(context.Background(), cfg, &modelSender{nodes: nodes, interval: interval, rule: rule, clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +260,39 @@ func TestHuntDelayedSyncDesigns(t *testing.T) {
 				if f.Worst == nil || f.Worst.FalseRejects > 0 {
 					t.Errorf("%s: %s", name, f.Verdict())
 				}
+			}
+		})
+	}
+}
+
+// A hunt stops where its budgets run out and says which: the request budget trims the round
+// that would pass it to the variants that fit and ends the hunt after it; the time budget
+// sends no round that would end past it.
+func TestHuntStopsAtItsBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		edit     func(*Config)
+		stopped  string
+		maxSent  int // the most requests all rounds together may have sent
+		minRound int // the fewest rounds sent
+	}{
+		{"requests", func(c *Config) { c.Requests = 12_000 }, "request budget spent", 12_000, 2},
+		{"time", func(c *Config) { c.Budget = 2 * time.Minute }, "time budget spent", 10_000_000, 1},
+		{"neither", nil, "searched", 10_000_000, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes, rule := central(2, limiters.FixedWindow)
+			h, _ := huntModelWith(t, nodes, 0, rule, tc.edit, FamilyEdge, FamilyRefill)
+			sent := 0
+			for _, r := range h.Rounds {
+				sent += r.Requests
+			}
+			t.Logf("%d rounds, %d requests: %s", len(h.Rounds), sent, h.Stopped)
+			if !strings.HasPrefix(h.Stopped, tc.stopped) {
+				t.Errorf("stopped: %q, want it to start %q", h.Stopped, tc.stopped)
+			}
+			if sent > tc.maxSent || len(h.Rounds) < tc.minRound {
+				t.Errorf("%d rounds sent %d requests, want at least %d rounds and at most %d requests", len(h.Rounds), sent, tc.minRound, tc.maxSent)
 			}
 		})
 	}
