@@ -208,37 +208,9 @@ func (e *engine) nextOrigin() time.Time {
 // round builds, sends and judges one round of the families filter picks (with plan, the
 // learning round). done is true when a budget ran out.
 func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound bool, plan *learnPlan) (done bool, err error) {
-	cfg := e.cfg
-	n := e.rounds
-	kind := "search"
-	switch {
-	case plan != nil:
-		kind = "learn"
-	case faultRound:
-		kind = "fault"
-	}
-	origin := e.nextOrigin()
-	if plan != nil {
-		origin = plan.origin // the probes were laid out for it
-	}
-	env := roundEnv(cfg.Env, origin, e.learned)
-	maxLen := time.Duration(cfg.RoundWindows * float64(cfg.Env.Window))
-	var fault *schedule.Fault
-	if faultRound {
-		from := 2 * env.Slice()
-		fault = &schedule.Fault{Kind: cfg.Fault, From: from, To: from + cfg.Outage}
-		env.Outage = result.Interval{From: fault.From, To: fault.To}
-		maxLen = max(maxLen, fault.To+cfg.Env.Grace+2*cfg.Env.Window)
-	}
-	nprobes := 0
-	if plan != nil {
-		for _, p := range plan.probes {
-			maxLen = max(maxLen, p.Schedule.Duration)
-			nprobes += len(p.Schedule.Requests)
-		}
-	}
+	s := e.lay(faultRound, plan)
 	vs := e.search.Next(filter)
-	r, deferred, refused, err := e.build(n, kind, vs, env, fault, maxLen, origin, plan)
+	r, deferred, refused, err := e.build(s.n, s.kind, vs, s.env, s.fault, s.maxLen, s.origin, plan)
 	if err != nil {
 		return true, err
 	}
@@ -248,81 +220,155 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 			e.search.Stop(fi, why)
 		}
 		for _, v := range deferred {
-			e.search.Stop(v.Family, fmt.Sprintf("a variant does not fit in a round of %v", maxLen))
+			e.search.Stop(v.Family, fmt.Sprintf("a variant does not fit in a round of %v", s.maxLen))
 		}
 		return false, nil
 	}
-	// The request budget: keep the variants that fit in what is left.
-	if left := cfg.Requests - e.used; len(r.Schedule.Requests) > left {
-		keep := 0
-		sum := nprobes
-		var kept []Variant
-		for _, sv := range r.sent {
-			if sum+len(sv.sched.Requests) > left {
-				break
-			}
-			sum += len(sv.sched.Requests)
-			kept = append(kept, sv.v)
-			keep++
-		}
-		if keep == 0 && plan == nil {
-			e.search.Return(vs)
-			e.out.Stopped = fmt.Sprintf("request budget spent (%d of %d sent)", e.used, cfg.Requests)
-			return true, nil
-		}
-		var rest []Variant
-		for _, v := range vs {
-			if !containsVariant(kept, v) {
-				rest = append(rest, v)
-			}
-		}
-		deferred = rest
-		if r, _, _, err = e.build(n, kind, kept, env, fault, maxLen, origin, plan); err != nil {
-			return true, err
-		}
-		defer func() {
-			e.out.Stopped = fmt.Sprintf("request budget spent (%d of %d sent)", e.used, cfg.Requests)
-			done = true
-		}()
+	r, deferred, last, err := e.fitRequests(s, r, vs, deferred, plan)
+	if err != nil || r == nil {
+		return true, err
 	}
 	e.search.Return(deferred)
 	for fi, why := range refused {
 		e.search.Stop(fi, why)
 	}
-	// The time budget: the wait for the origin, the round, and the answers' timeout.
-	need := origin.Sub(cfg.Now()) + r.Schedule.Duration + 2*time.Second
-	if elapsed := cfg.Now().Sub(e.started); elapsed+need > cfg.Budget {
-		e.search.Return(r.variants())
-		e.out.Stopped = fmt.Sprintf("time budget spent (%v of %v; the next round needed %v)", elapsed.Round(time.Second), cfg.Budget, need.Round(time.Second))
+	if e.outOfTime(s, r) {
 		return true, nil
 	}
+	hr, stop, err := e.send(ctx, s, r)
+	if stop || err != nil {
+		return true, err
+	}
+	e.judge(s, r, hr, plan)
+	if last {
+		e.out.Stopped = e.requestsSpent()
+		return true, nil
+	}
+	return false, nil
+}
 
+// layout is what a round is laid out on before its variants are chosen.
+type layout struct {
+	n      int
+	kind   string // "learn", "search" or "fault"
+	origin time.Time
+	env    Env
+	fault  *schedule.Fault
+	maxLen time.Duration
+	// nprobes is how many requests the learning probes take, counted first against the
+	// request budget.
+	nprobes int
+}
+
+// lay places the next round: its origin, its environment, its fault, its longest length.
+func (e *engine) lay(faultRound bool, plan *learnPlan) layout {
+	cfg := e.cfg
+	s := layout{n: e.rounds, kind: "search", origin: e.nextOrigin()}
+	switch {
+	case plan != nil:
+		s.kind = "learn"
+		s.origin = plan.origin // the probes were laid out for it
+	case faultRound:
+		s.kind = "fault"
+	}
+	s.env = roundEnv(cfg.Env, s.origin, e.learned)
+	s.maxLen = time.Duration(cfg.RoundWindows * float64(cfg.Env.Window))
+	if faultRound {
+		from := 2 * s.env.Slice()
+		s.fault = &schedule.Fault{Kind: cfg.Fault, From: from, To: from + cfg.Outage}
+		s.env.Outage = result.Interval{From: s.fault.From, To: s.fault.To}
+		s.maxLen = max(s.maxLen, s.fault.To+cfg.Env.Grace+2*cfg.Env.Window)
+	}
+	if plan != nil {
+		for _, p := range plan.probes {
+			s.maxLen = max(s.maxLen, p.Schedule.Duration)
+			s.nprobes += len(p.Schedule.Requests)
+		}
+	}
+	return s
+}
+
+// fitRequests keeps a round within the request budget: the variants that fit in what is left
+// are rebuilt into it and the others deferred. A nil round means that none fitted (the hunt
+// stops there); last, that this round spends the budget.
+func (e *engine) fitRequests(s layout, r *Round, vs, deferred []Variant, plan *learnPlan) (_ *Round, _ []Variant, last bool, _ error) {
+	left := e.cfg.Requests - e.used
+	if len(r.Schedule.Requests) <= left {
+		return r, deferred, false, nil
+	}
+	sum := s.nprobes
+	var kept []Variant
+	for _, sv := range r.sent {
+		if sum+len(sv.sched.Requests) > left {
+			break
+		}
+		sum += len(sv.sched.Requests)
+		kept = append(kept, sv.v)
+	}
+	if len(kept) == 0 && plan == nil {
+		e.search.Return(vs)
+		e.out.Stopped = e.requestsSpent()
+		return nil, nil, true, nil
+	}
+	var rest []Variant
+	for _, v := range vs {
+		if !containsVariant(kept, v) {
+			rest = append(rest, v)
+		}
+	}
+	r, _, _, err := e.build(s.n, s.kind, kept, s.env, s.fault, s.maxLen, s.origin, plan)
+	return r, rest, true, err
+}
+
+func (e *engine) requestsSpent() string {
+	return fmt.Sprintf("request budget spent (%d of %d sent)", e.used, e.cfg.Requests)
+}
+
+// outOfTime says whether the round would end past the time budget (the wait for its origin,
+// the round, and the answers' timeout); if so it gives its variants back and says why the
+// hunt stopped.
+func (e *engine) outOfTime(s layout, r *Round) bool {
+	need := s.origin.Sub(e.cfg.Now()) + r.Schedule.Duration + 2*time.Second
+	elapsed := e.cfg.Now().Sub(e.started)
+	if elapsed+need <= e.cfg.Budget {
+		return false
+	}
+	e.search.Return(r.variants())
+	e.out.Stopped = fmt.Sprintf("time budget spent (%v of %v; the next round needed %v)", elapsed.Round(time.Second), e.cfg.Budget, need.Round(time.Second))
+	return true
+}
+
+// send writes the round's schedule, sends it, and writes and accounts for every outcome.
+// stop is true when the round ended the hunt: interrupted, or failed (err says how).
+func (e *engine) send(ctx context.Context, s layout, r *Round) (_ result.HuntRound, stop bool, _ error) {
+	cfg := e.cfg
+	n := s.n
 	e.rounds++
 	dir := filepath.Join(cfg.OutDir, "rounds", fmt.Sprintf("round-%d", n))
-	hr := result.HuntRound{Round: n, Kind: kind, Start: origin.UTC(), Duration: r.Schedule.Duration, Variants: r.Variants(),
+	hr := result.HuntRound{Round: n, Kind: s.kind, Start: s.origin.UTC(), Duration: r.Schedule.Duration, Variants: r.Variants(),
 		Requests: len(r.Schedule.Requests), Pace: e.pace}
-	if fault != nil {
-		hr.Fault = &result.HuntFault{Kind: fault.Kind, From: fault.From, To: fault.To}
+	if s.fault != nil {
+		hr.Fault = &result.HuntFault{Kind: s.fault.Kind, From: s.fault.From, To: s.fault.To}
 	}
 	whole := schedule.File{Header: schedule.Header{Name: "round " + fmt.Sprint(n), Target: cfg.System, Design: cfg.Design,
-		TimeScale: cfg.TimeScale, Align: cfg.Env.Slice(), Replicas: cfg.Env.Replicas, Fault: fault, Seed: cfg.Seed}, Schedule: r.Schedule}
+		TimeScale: cfg.TimeScale, Align: cfg.Env.Slice(), Replicas: cfg.Env.Replicas, Fault: s.fault, Seed: cfg.Seed}, Schedule: r.Schedule}
 	if err := schedule.WriteFile(filepath.Join(dir, "schedule.json"), &whole); err != nil {
-		return true, err
+		return hr, true, err
 	}
 	hr.Schedule = e.rel(filepath.Join(dir, "schedule.json"))
 	w, err := traffic.Create(dir)
 	if err != nil {
-		return true, err
+		return hr, true, err
 	}
 	hr.Outcomes = e.rel(filepath.Join(dir, traffic.OutcomesFile))
-	all, err := accounting.New(&r.Schedule, faultWindows(fault, cfg.Env.Grace))
+	all, err := accounting.New(&r.Schedule, faultWindows(s.fault, cfg.Env.Grace))
 	if err != nil {
 		w.Close()
-		return true, err
+		return hr, true, err
 	}
-	fmt.Fprintf(cfg.Progress, "   round %d (%s): %d variants, %d requests over %v from %s\n", n, kind, r.Variants(),
-		len(r.Schedule.Requests), r.Schedule.Duration.Round(time.Millisecond), origin.Format("15:04:05.000"))
-	timing, sendErr := e.snd.Send(ctx, r, origin, func(o traffic.Outcome) error {
+	fmt.Fprintf(cfg.Progress, "   round %d (%s): %d variants, %d requests over %v from %s\n", n, s.kind, r.Variants(),
+		len(r.Schedule.Requests), r.Schedule.Duration.Round(time.Millisecond), s.origin.Format("15:04:05.000"))
+	timing, sendErr := e.snd.Send(ctx, r, s.origin, func(o traffic.Outcome) error {
 		if err := w.Write(o); err != nil {
 			return err
 		}
@@ -336,7 +382,7 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 		// Judged as loadtest judges a fault: on the windows measured, not the ones planned.
 		hr.Fault.Timing = timing
 		if err := r.measured(*timing); err != nil {
-			return true, err
+			return hr, true, err
 		}
 		_ = all.SetFaults(r.faults)
 	}
@@ -347,32 +393,38 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 		hr.Error = sendErr.Error()
 		e.out.Rounds = append(e.out.Rounds, hr)
 		e.search.Return(r.variants())
-		return true, fmt.Errorf("round %d: %w", n, sendErr)
+		return hr, true, fmt.Errorf("round %d: %w", n, sendErr)
 	}
 	if ctx.Err() != nil {
 		e.out.Rounds = append(e.out.Rounds, hr)
 		e.out.Stopped = "interrupted"
-		return true, nil
+		return hr, true, nil
 	}
+	return hr, false, nil
+}
+
+// judge records what the round showed: what the learning round learned, each variant's
+// measure for the search, and the round itself.
+func (e *engine) judge(s layout, r *Round, hr result.HuntRound, plan *learnPlan) {
+	cfg := e.cfg
 	if plan != nil {
-		e.learned = plan.analyse(env, origin, r.probes, cfg.Gates.LatenessP99)
+		e.learned = plan.analyse(s.env, s.origin, r.probes, cfg.Gates.LatenessP99)
 		e.afterLearning()
 		e.out.Learned = e.learned.result()
 		fmt.Fprintf(cfg.Progress, "   learned: %s; %s\n", e.learned.edge, e.learned.tickNote)
 	}
 	hv, ms := r.judge(cfg.Gates)
-	phase := time.Duration(origin.UnixNano() % int64(cfg.Env.Window))
+	phase := time.Duration(s.origin.UnixNano() % int64(cfg.Env.Window))
 	for i, sv := range r.sent {
 		if ms[i].GeneratorBound {
 			hr.Bound++
 		}
 		e.search.Record(sv.v, ms[i])
-		e.records[sv.v.Family] = append(e.records[sv.v.Family], record{v: sv.v, m: ms[i], h: hv[i], sched: sv.sched, fault: fault, phase: phase})
+		e.records[sv.v.Family] = append(e.records[sv.v.Family], record{v: sv.v, m: ms[i], h: hv[i], sched: sv.sched, fault: s.fault, phase: phase})
 	}
 	e.out.Rounds = append(e.out.Rounds, hr)
 	e.adapt(hr)
 	e.printBest(cfg.Progress)
-	return false, nil
 }
 
 // build is newRound with the engine's search, tag and seed.
