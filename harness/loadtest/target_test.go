@@ -200,7 +200,8 @@ func TestPeerTable(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	e := rows[1]
-	if e.BoundaryOvershoot != 1.98 || e.MaxOvershoot != 0 || e.StorePerRequest != 2 || e.Stop == nil || e.Stop.Verdict != "ERROR" || e.Pause != nil || e.Window != time.Minute {
+	if e.BoundaryOvershoot != 1.98 || e.MaxOvershoot != 0 || e.StorePerRequest != 2 || e.Stop == nil || e.Stop.Verdict != "ERROR" || e.Pause != nil || e.Window != time.Minute ||
+		e.Verdict != "ERROR" {
 		t.Errorf("envoy row %+v stop %+v", e, e.Stop)
 	}
 	if e.Slow == nil || e.Slow.Accepted != 6 || e.Slow.P99 != 52*time.Millisecond || e.Restart != nil ||

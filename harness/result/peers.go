@@ -22,8 +22,9 @@ type PeerRow struct {
 	StorePerRequest    float64       `json:"store_commands_per_request"` // round trips: commands sent to the store
 	StoreOpsPerRequest float64       `json:"store_ops_per_request"`      // the store's work, commands run inside scripts too
 	NoStore            bool          `json:"no_store,omitempty"`         // it keeps its counters among its nodes: no store figures
-	Pass               bool          `json:"pass"`
-	Verdict            string        `json:"verdict"`
+	// Pass and Verdict are the system's over every scenario it ran (overall).
+	Pass    bool   `json:"pass"`
+	Verdict string `json:"verdict"`
 	// Stop, Pause, Slow and Restart are what clients saw with the store stopped, paused,
 	// slowed and killed and started again empty, Kill with one node killed; nil where the
 	// scenario did not run.
@@ -107,7 +108,7 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 		case s.Fault != FaultNone: // a cluster store's master faults are not in this table
 		default:
 			row.MaxOvershoot, row.FalseRejects, row.Errors, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Errors.Total(), s.Latency.P99
-			row.Pass, row.Verdict, row.NoStore = s.Pass, s.Verdict(), s.NoStore
+			row.Verdict, row.NoStore = s.Verdict(), s.NoStore
 			if s.Requests > 0 {
 				row.StorePerRequest = float64(s.StoreCommands) / float64(s.Requests)
 				row.StoreOpsPerRequest = float64(s.StoreOps) / float64(s.Requests)
@@ -123,5 +124,28 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 			}
 		}
 	}
+	for i := range rows {
+		rows[i].Verdict = rows[i].overall()
+		rows[i].Pass = rows[i].Verdict == "PASS"
+	}
 	return rows
+}
+
+// verdictRank orders scenario verdicts by what they say of a system: a scenario that could
+// not be judged says most, then a promise broken on schedule, then a generator that fell
+// behind (no evidence either way), then a pass.
+var verdictRank = map[string]int{"PASS": 0, "GENERATOR-BOUND": 1, "FAIL": 2, "ERROR": 3}
+
+// overall is the system's verdict over the scenario without a fault (in r.Verdict) and every
+// fault scenario it ran: PASS only when each passed; FAIL when one failed with its generator
+// on schedule, whatever the others were; GENERATOR-BOUND when one fell behind and none
+// failed; ERROR when one could not be run. "" when no scenario of it ran.
+func (r PeerRow) overall() string {
+	worst := r.Verdict
+	for _, c := range r.FaultColumns() {
+		if c.Fault != nil && (worst == "" || verdictRank[c.Fault.Verdict] > verdictRank[worst]) {
+			worst = c.Fault.Verdict
+		}
+	}
+	return worst
 }

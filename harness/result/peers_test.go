@@ -1,0 +1,36 @@
+package result
+
+import "testing"
+
+// A system's verdict in the peer table is over every scenario it ran: one fault scenario
+// that failed on schedule fails the system even when its run without a fault passed, and a
+// generator that fell behind hides a pass but not a failure.
+func TestPeerTableVerdictIsOverEveryScenario(t *testing.T) {
+	sc := func(fault string, pass, bound bool, err string) ScenarioResult {
+		return ScenarioResult{Scenario: Scenario{Name: "sys/" + fault, Target: "sys", Fault: fault}, Pass: pass, GeneratorBound: bound, Error: err}
+	}
+	for _, tc := range []struct {
+		name string
+		scs  []ScenarioResult
+		want string
+	}{
+		{"all pass", []ScenarioResult{sc("", true, false, ""), sc(FaultStop, true, false, ""), sc(FaultKill, true, false, "")}, "PASS"},
+		{"a fault fails on schedule", []ScenarioResult{sc("", true, false, ""), sc(FaultStop, false, false, ""), sc(FaultKill, true, false, "")}, "FAIL"},
+		{"the base fails", []ScenarioResult{sc("", false, false, ""), sc(FaultStop, true, false, "")}, "FAIL"},
+		{"behind, none failed", []ScenarioResult{sc("", true, true, ""), sc(FaultKill, true, false, "")}, "GENERATOR-BOUND"},
+		{"behind and failing reads behind", []ScenarioResult{sc("", false, true, ""), sc(FaultKill, true, false, "")}, "GENERATOR-BOUND"},
+		{"behind beside a failure on schedule", []ScenarioResult{sc("", true, true, ""), sc(FaultKill, false, false, "")}, "FAIL"},
+		{"one could not run", []ScenarioResult{sc("", false, false, ""), sc(FaultPause, false, false, "docker")}, "ERROR"},
+		{"only a fault scenario ran", []ScenarioResult{sc(FaultSlow, false, false, "")}, "FAIL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := PeerTable(tc.scs)
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1", len(rows))
+			}
+			if got := rows[0].Verdict; got != tc.want || rows[0].Pass != (tc.want == "PASS") {
+				t.Errorf("verdict %q (pass %v), want %q", got, rows[0].Pass, tc.want)
+			}
+		})
+	}
+}
