@@ -380,7 +380,7 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 		n.takeRepush(s, e)
 		return
 	}
-	e.Push = s.unpushed.appendCounts(e.Push[:0], s.unpushed.through(floorDiv(e.At, s.bd.Sub)), s.bd.Subs)
+	e.Push = s.unpushed.appendPush(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
 	var pushed int64
 	for _, c := range e.Push {
 		pushed += c.Count
@@ -397,7 +397,7 @@ func (n *BoundedSync) takePush(s *bstate, e *SettleEntry) {
 func (n *BoundedSync) takeRepush(s *bstate, e *SettleEntry) {
 	n.incs++
 	s.inc = n.incs
-	e.Push = s.own.appendCounts(e.Push[:0], s.own.through(floorDiv(e.At, s.bd.Sub)), s.bd.Subs)
+	e.Push = s.own.appendPush(e.Push[:0], floorDiv(e.At, s.bd.Sub), s.bd.Subs)
 	var total int64
 	for _, c := range e.Push {
 		total += c.Count
@@ -725,19 +725,15 @@ func (w *subRing) at(j int64) (count, newest int64) {
 	return 0, 0
 }
 
-// through is the newest sub-slice a push taken at sub-slice d must carry: d, or the ring's
-// newest when it is newer. A call's time is its last request's arrival, and a request that
-// arrived later in another sub-slice may have been admitted (within the budget) before that
-// one took the lock: its count is pushed with the rest, not dropped with the ring's reset.
-func (w *subRing) through(d int64) int64 {
-	if n := len(w.subs); n > 0 {
-		return max(d, w.subs[n-1].Index)
+// appendPush appends what a push taken at sub-slice d carries: the non-empty sub-slices
+// among the n ending at d, or at the ring's newest when that is newer, oldest first. A
+// call's time is its last request's arrival, and a request that arrived later in another
+// sub-slice may have been admitted (within the budget) before that one took the lock: its
+// count is pushed with the rest, not dropped with the ring's reset.
+func (w *subRing) appendPush(dst []SubCount, d int64, n int) []SubCount {
+	if k := len(w.subs); k > 0 {
+		d = max(d, w.subs[k-1].Index)
 	}
-	return d
-}
-
-// appendCounts appends the non-empty sub-slices among the n ending at d, oldest first.
-func (w *subRing) appendCounts(dst []SubCount, d int64, n int) []SubCount {
 	for _, x := range w.subs {
 		if x.Index > d-int64(n) && x.Index <= d && x.Count != 0 {
 			dst = append(dst, x)
