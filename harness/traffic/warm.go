@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,8 +33,7 @@ const (
 func warm(ctx context.Context, rt http.RoundTripper, urls []string, path, header string, conns int, until time.Time) int {
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
-	var mu sync.Mutex
-	answered := 0
+	var answered atomic.Int64
 	for range warmRounds {
 		if ctx.Err() != nil {
 			break
@@ -53,15 +53,13 @@ func warm(ctx context.Context, rt http.RoundTripper, urls []string, path, header
 					}
 					_, _ = io.Copy(io.Discard, resp.Body) // read to the end: the connection goes back to the pool
 					resp.Body.Close()
-					mu.Lock()
-					answered++
-					mu.Unlock()
+					answered.Add(1)
 				})
 			}
 		}
 		wg.Wait()
 	}
-	return answered
+	return int(answered.Load())
 }
 
 // warms says whether a run warms its connections before its origin: Warm is set and the
