@@ -175,6 +175,11 @@ func (s storeMember) exited(ctx context.Context) error {
 	return s.each(ctx, func(ctx context.Context, m member) error { return m.exited(ctx) })
 }
 
+// pid: a cluster store is several processes, each its own member (redis-node-J).
+func (s storeMember) pid(context.Context) (int, error) {
+	return 0, fmt.Errorf("a Redis Cluster store is %d processes: name one of its nodes (%s)", len(s.f.nodes), RedisNodeMember(0))
+}
+
 // waitStore waits until the cluster store is whole: every node up and agreeing on one
 // slot map with every replica attached.
 func (f *fleet) waitStore(ctx context.Context) error {

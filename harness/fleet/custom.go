@@ -49,7 +49,7 @@ func (s Spec) customFor(provider, kind string) error {
 // customVars are replica i's placeholder values: it listens inside its container on a
 // bridge network, else on its own host port on 127.0.0.1.
 func (s Spec) customVars(i, hostPort int, redis string) target.Vars {
-	v := target.Vars{Port: hostPort, Host: "127.0.0.1", Listen: loopback(hostPort), Redis: redis, Node: i, Nodes: s.Replicas}
+	v := target.Vars{Port: hostPort, Host: "127.0.0.1", Listen: loopback(hostPort), Redis: redis, Node: i, Nodes: s.NodeCount}
 	if s.Network == NetworkBridge && s.Custom.Kind == target.StartDocker {
 		v.Port, v.Host, v.Listen = s.Custom.Port, "0.0.0.0", ":"+strconv.Itoa(s.Custom.Port)
 	}

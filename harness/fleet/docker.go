@@ -394,6 +394,19 @@ func (m *dockerMember) exited(ctx context.Context) error {
 	return errors.New(msg)
 }
 
+// pid is the container's first process as this host sees it: Docker's State.Pid, 0 while
+// the container does not run.
+func (m *dockerMember) pid(ctx context.Context) (int, error) {
+	st, err := m.ctr.State(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if !st.Running || st.Pid <= 0 {
+		return 0, fmt.Errorf("container %s does not run (%s)", m.ctr.GetContainerID()[:12], st.Status)
+	}
+	return st.Pid, nil
+}
+
 func (m *dockerMember) pause(ctx context.Context) error {
 	if _, err := m.cli.ContainerPause(ctx, m.ctr.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
 		return err

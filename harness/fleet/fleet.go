@@ -94,6 +94,11 @@ type Spec struct {
 	RunID string
 	// Replicas is the number of target replicas; default 8 (HS4).
 	Replicas int
+	// NodeCount, when set, is the fleet size every replica is told (--node-count, a target
+	// file's {{nodes}}) where it differs from Replicas: Replicas 1, NodeCount 8 runs node 0 of
+	// 8 alone, one replica's share of a fleet of 8 with that fleet's budgets and sync. It
+	// may not be below Replicas; 0 is Replicas.
+	NodeCount int
 	// Target is "replica" (default), "noop" or "worker".
 	Target string
 	// Mode is passed to every replica as --mode: central | split | delayed (default) | peer-gcra.
@@ -172,6 +177,13 @@ type Fleet interface {
 	Terminate(ctx context.Context) error
 }
 
+// Processes is a fleet whose members run as processes of this host, as both providers'
+// fleets do: PID is a member's process id as this host sees it (a container's first
+// process, under Docker), for reading what it costs from /proc.
+type Processes interface {
+	PID(ctx context.Context, member string) (int, error)
+}
+
 // Provider starts fleets. Start returns once Redis answers PING and every
 // replica's /healthz answers 200; on error nothing of the fleet is left running.
 type Provider interface {
@@ -234,6 +246,12 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Replicas < 0 {
 		return s, fmt.Errorf("replicas must be > 0 (got %d)", s.Replicas)
 	}
+	if s.NodeCount == 0 {
+		s.NodeCount = s.Replicas
+	}
+	if s.NodeCount < s.Replicas {
+		return s, fmt.Errorf("node count %d is below the %d replicas run: the replicas are nodes 0..%d of the count they are told", s.NodeCount, s.Replicas, s.Replicas-1)
+	}
 	if s.Target == "" {
 		s.Target = DefaultTarget
 	}
@@ -292,6 +310,7 @@ func (s Spec) conditions(provider, network string) result.Conditions {
 		RunID:        s.RunID,
 		Replicas:     s.Replicas,
 		Target:       s.Target,
+		NodeCount:    s.nodeCountNote(),
 		SyncInterval: s.SyncInterval,
 		StoreTimeout: s.StoreTimeout,
 		StoreCPU:     s.StoreCPU,
@@ -321,7 +340,7 @@ func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
 	args = append(args,
 		"--mode", string(s.Mode),
 		"--node-index", strconv.Itoa(i),
-		"--node-count", strconv.Itoa(s.Replicas),
+		"--node-count", strconv.Itoa(s.NodeCount),
 		"--sync-interval", s.SyncInterval.String(),
 		"--store-timeout", s.StoreTimeout.String(),
 		"--redis", redis,
@@ -333,6 +352,15 @@ func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
 		args = append(args, "--rules", rules)
 	}
 	return args
+}
+
+// nodeCountNote is the node count a run's conditions record: only where the replicas are
+// told another size than the fleet runs (one replica's share of a larger fleet).
+func (s Spec) nodeCountNote() int {
+	if s.NodeCount == s.Replicas {
+		return 0
+	}
+	return s.NodeCount
 }
 
 func newRunID() string {

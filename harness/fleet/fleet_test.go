@@ -20,6 +20,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/internal/dockertest"
+	"github.com/edgeproof/rlharness/internal/procstat"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -54,6 +55,7 @@ func TestSpecRejects(t *testing.T) {
 		{Spec{Network: "overlay"}, `network "overlay"`},
 		{Spec{RunID: "a b"}, `run id "a b"`},
 		{Spec{SyncInterval: -time.Second}, "must be >= 0"},
+		{Spec{Replicas: 3, NodeCount: 2}, "node count 2 is below the 3 replicas run"},
 	} {
 		_, err := tc.spec.withDefaults()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -77,6 +79,19 @@ func TestTargetArgs(t *testing.T) {
 	}
 	if c := s.conditions("local", "loopback"); c.Mode != "delayed" || c.Design != "document" {
 		t.Errorf("conditions mode %q design %q, want delayed document", c.Mode, c.Design)
+	}
+	if c := s.conditions("local", "loopback"); c.NodeCount != 0 {
+		t.Errorf("a whole fleet records node count %d, want 0 (it is Replicas)", c.NodeCount)
+	}
+	// One replica run as node 0 of 8: told the fleet's size, which its conditions record.
+	s, _ = Spec{RunID: "r", Replicas: 1, NodeCount: 8, Mode: "central"}.withDefaults()
+	got = strings.Join(s.targetArgs(0, ":8080", "redis:6379", ""), " ")
+	want = "--listen :8080 --mode central --node-index 0 --node-count 8 --sync-interval 200ms --store-timeout 50ms --redis redis:6379"
+	if got != want {
+		t.Errorf("one of 8\n got %s\nwant %s", got, want)
+	}
+	if c := s.conditions("docker", "host"); c.Replicas != 1 || c.NodeCount != 8 {
+		t.Errorf("one of 8: conditions replicas %d node count %d, want 1 and 8", c.Replicas, c.NodeCount)
 	}
 	s.Target, s.Rules = TargetNoop, nil
 	if got := strings.Join(s.targetArgs(0, "127.0.0.1:9", "x", "y"), " "); got != "--listen 127.0.0.1:9" {
@@ -361,6 +376,20 @@ func scenario(t *testing.T, p Provider, spec Spec) Fleet {
 	if err := Ping(ctx, redisAddr, time.Second); err != nil {
 		t.Fatalf("redis ping: %v", err)
 	}
+	pids := map[string]int{}
+	for _, m := range []string{RedisMember, ReplicaMember(0)} {
+		pid, err := f.(Processes).PID(ctx, m)
+		if err != nil {
+			t.Fatalf("pid of %s: %v", m, err)
+		}
+		if u, err := procstat.Read(pid); err != nil || u.RSS <= 0 {
+			t.Errorf("%s: pid %d reads %+v, %v from /proc", m, pid, u, err)
+		}
+		pids[m] = pid
+	}
+	if pids[RedisMember] == pids[ReplicaMember(0)] {
+		t.Errorf("redis and replica-0 have one pid %d", pids[RedisMember])
+	}
 
 	// Pausing Redis keeps its port open but nothing answers: a PING times out.
 	step(t, "pause redis", f.Pause(ctx, RedisMember))
@@ -379,6 +408,9 @@ func scenario(t *testing.T, p Provider, spec Spec) Fleet {
 	step(t, "stop "+last, f.Stop(ctx, last))
 	if err := Healthz(ctx, urls[len(urls)-1]); err == nil {
 		t.Errorf("%s answers /healthz while stopped", last)
+	}
+	if pid, err := f.(Processes).PID(ctx, last); err == nil {
+		t.Errorf("%s stopped has pid %d", last, pid)
 	}
 	step(t, "stop "+last+" again", f.Stop(ctx, last))
 	step(t, "start "+last, f.Start(ctx, last))

@@ -29,6 +29,8 @@ type member interface {
 	// exited returns an error that says how the member ended if it is no
 	// longer running, nil while it runs.
 	exited(ctx context.Context) error
+	// pid is the member's process id on this host; an error when it does not run.
+	pid(ctx context.Context) (int, error)
 }
 
 // fleet is the Fleet both providers return: names, addresses, locking and
@@ -189,6 +191,16 @@ func (f *fleet) Pause(ctx context.Context, name string) error {
 
 func (f *fleet) Unpause(ctx context.Context, name string) error {
 	return f.do(ctx, "unpause", name, func(ctx context.Context, _ int, m member) error { return m.unpause(ctx) })
+}
+
+// PID is the member's process id on this host (Processes).
+func (f *fleet) PID(ctx context.Context, name string) (int, error) {
+	var pid int
+	err := f.do(ctx, "pid", name, func(ctx context.Context, _ int, m member) (err error) {
+		pid, err = m.pid(ctx)
+		return err
+	})
+	return pid, err
 }
 
 func (f *fleet) Terminate(ctx context.Context) error {

@@ -370,6 +370,13 @@ func (m *localMember) kill(ctx context.Context) error {
 	}
 }
 
+func (m *localMember) pid(context.Context) (int, error) {
+	if !m.proc.running() {
+		return 0, fmt.Errorf("%s is not running", m.name)
+	}
+	return m.proc.cmd.Process.Pid, nil
+}
+
 func (m *localMember) pause(context.Context) error {
 	if !m.proc.running() {
 		return fmt.Errorf("%s is not running", m.name)

@@ -83,8 +83,11 @@ type Conditions struct {
 	Network  string `json:"network"`  // "bridge" | "host" | "loopback" (local)
 	RunID    string `json:"run_id"`
 	Replicas int    `json:"replicas"`
-	Target   string `json:"target"`
-	Mode     string `json:"mode,omitempty"` // empty for the noop target
+	// NodeCount is the fleet size the replicas were told where it is not Replicas: one
+	// replica run as one node of a larger fleet (harness bench --slice); 0 otherwise.
+	NodeCount int    `json:"node_count,omitempty"`
+	Target    string `json:"target"`
+	Mode      string `json:"mode,omitempty"` // empty for the noop target
 	// Design is delayed mode's design (bounded, document); empty in other modes and for
 	// runs written before the bounded design was the default (those ran the document's).
 	Design       string        `json:"design,omitempty"`
