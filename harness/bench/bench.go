@@ -26,6 +26,10 @@ import (
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/synchealth"
+	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/internal/commandstats"
 )
 
 // Fleet names in bench.json, one per target or mode measured.
@@ -65,6 +69,9 @@ type Config struct {
 	// Baseline, when set, is an earlier bench.json whose generator profiles the report
 	// shows beside this run's (before and after a change to the generator).
 	Baseline string
+	// Slice, when set, measures one replica's share of HS2 system by system (harness bench
+	// --slice) in place of the other figures.
+	Slice    *SliceConfig
 	Commit   string
 	Logger   *slog.Logger
 	Progress io.Writer
@@ -96,6 +103,14 @@ func (c Config) check() error {
 	for _, n := range c.Networks {
 		if n != fleet.NetworkHost && n != fleet.NetworkBridge {
 			return fmt.Errorf("--network %q: use host or bridge", n)
+		}
+	}
+	if c.Slice != nil {
+		if len(c.Networks) != 1 {
+			return errors.New("--slice measures one networking mode: give one --network")
+		}
+		if err := c.Slice.check(c.Provider); err != nil {
+			return err
 		}
 	}
 	return c.Search.check()
@@ -130,6 +145,16 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 			return result.Bench{}, fmt.Errorf("--baseline %s holds no generator profiles: give a bench.json from a run that measured the generator", cfg.Baseline)
 		}
 		b.Baseline = &result.ProfileBaseline{From: cfg.Baseline, Commit: old.Commit, StartedAt: old.StartedAt, Profiles: old.Profiles}
+	}
+	if cfg.Slice != nil {
+		var err error
+		b.Slice, err = runSlice(ctx, cfg)
+		if err != nil && ctx.Err() == nil {
+			b.Errors = append(b.Errors, "slice: "+err.Error())
+		}
+		b.FinishedAt = time.Now().UTC()
+		b.Figures = Figures(b)
+		return b, ctx.Err()
 	}
 	if !cfg.NoDecisions {
 		fmt.Fprintln(cfg.Progress, "== 1. in-process decision cost (testing.B, beside x/time/rate)")
@@ -350,6 +375,12 @@ type member struct {
 	fl   fleet.Fleet
 	rdb  *redis.Client
 	res  result.FleetBench
+	// A slice's system: what being one node of the fleet means to it, and for a target
+	// file's limiter its request shape, statuses and scripts' commands (loadtest.DriveTarget).
+	notion  string
+	shape   func(*schedule.Schedule) traffic.Options
+	status  func(uint16) uint16
+	scripts commandstats.Set
 }
 
 func (m *member) start(ctx context.Context, cfg Config, provider fleet.Provider) error {
@@ -384,10 +415,21 @@ func (m *member) stop(ctx context.Context, log *slog.Logger) {
 }
 
 func (m *member) stepper(cfg Config) *stepper {
-	return &stepper{
+	s := &stepper{
 		urls: m.fl.ReplicaURLs(), d: cfg.Step, clients: cfg.Clients, seed: cfg.Seed,
-		gates: accounting.DefaultGates(), timeout: 2 * time.Second,
+		gates: accounting.DefaultGates(), timeout: 2 * time.Second, shape: m.shape, status: m.status,
 	}
+	if cfg.Slice != nil {
+		// Each system's first traffic is its steady run: warmed as a load test's scenario is,
+		// its figures are read from the origin on, after the warm-up.
+		r := cfg.Slice.recipe(cfg.Seed)
+		s.slice, s.warm = &r, sliceWarm
+		if m.spec.Target == fleet.TargetReplica {
+			n := synchealth.Replica()
+			s.degraded = &synchealth.Scraper{URLs: s.urls, Names: synchealth.Names{Path: n.Path, StoreErrors: n.StoreErrors, Degraded: n.Degraded}, Every: synchealth.MaxEvery}
+		}
+	}
+	return s
 }
 
 // sender is the fleet's step sender for a ceiling search, printing each step.
@@ -407,16 +449,29 @@ func printStep(cfg Config, name string, st result.Step) {
 		name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), ms(st.Lateness.P99), st.Errors, verdict(st))
 }
 
-// steady runs the fleet at rate for one step and counts the store's commands over it.
+// steady runs the fleet at rate for one step and counts the store's commands over it; in a
+// slice, for the slice's steady length, reading too what the replica's process, this one
+// and the store's memory grew by over its traffic.
 func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 	s := m.stepper(cfg)
 	var cpu storeCPU
-	if m.rdb != nil {
+	var pm *processMeter
+	if cfg.Slice != nil {
+		s.d = cfg.Slice.Steady
+		pm = &processMeter{m: m}
+		s.after = pm.stop
+	}
+	if m.rdb != nil || pm != nil {
 		s.before = func(ctx context.Context) error {
-			if err := m.rdb.ConfigResetStat(ctx).Err(); err != nil {
-				return fmt.Errorf("reset the store's command stats: %w", err)
+			if m.rdb != nil {
+				if err := m.rdb.ConfigResetStat(ctx).Err(); err != nil {
+					return fmt.Errorf("reset the store's command stats: %w", err)
+				}
+				cpu.start(ctx, m.rdb)
 			}
-			cpu.start(ctx, m.rdb)
+			if pm != nil {
+				pm.start(ctx)
+			}
 			return nil
 		}
 	}
@@ -426,8 +481,11 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 		return fmt.Errorf("%s steady run: %w", m.name, err)
 	}
 	m.res.Steady = &st
+	if pm != nil {
+		pm.record(&m.res, st)
+	}
 	if m.rdb != nil {
-		touches, ops, err := readTouches(context.WithoutCancel(ctx), m.rdb)
+		touches, ops, err := commandstats.Read(context.WithoutCancel(ctx), m.rdb, m.scriptCommands())
 		if err != nil {
 			m.res.Error = err.Error()
 			return fmt.Errorf("%s store commands: %w", m.name, err)
@@ -442,6 +500,9 @@ func (m *member) steady(ctx context.Context, cfg Config, rate float64) error {
 	}
 	fmt.Fprintf(cfg.Progress, "   %-9s %7s req/s asked  %7s achieved  p99 %6.2f ms  store %8.1f commands/s  %s\n",
 		m.name, result.Rate(st.Rate), result.Rate(st.Achieved), ms(st.Latency.P99), m.res.StoreCmdPerSec, verdict(st))
+	if pm != nil {
+		printCost(cfg, m.res)
+	}
 	return nil
 }
 

@@ -329,8 +329,8 @@ func TestCeilingFigureIsGeneratorBound(t *testing.T) {
 		fleet, gen float64
 		want       bool
 	}{{3375, 3375, true}, {3038, 3375, true}, {3037, 3375, false}, {5000, 4000, true}, {100, 0, false}} {
-		if got := GeneratorBound(tt.fleet, tt.gen); got != tt.want {
-			t.Errorf("GeneratorBound(%v, %v) = %v, want %v", tt.fleet, tt.gen, got, tt.want)
+		if got := result.GeneratorBound(tt.fleet, tt.gen); got != tt.want {
+			t.Errorf("result.GeneratorBound(%v, %v) = %v, want %v", tt.fleet, tt.gen, got, tt.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -35,15 +36,33 @@ func status(ok bool) string {
 // the ratio (met is proven, not met is not), a capped denominator an upper bound (not met is
 // proven, met is not), and both capped leave the ratio unknown. note says which, if any.
 func ratioStatus(value, target float64, numCapped, denCapped bool) (verdict, note string) {
+	return lowerBoundRatio(value, target, numCapped, denCapped, searchCapped)
+}
+
+// lowerBound says why a ceiling is only a lower bound of itself, and what would settle it.
+type lowerBound struct{ one, both, remedy string }
+
+var (
+	searchCapped = lowerBound{"stopped at its maximum rate", "stopped at their maximum rate", "search higher"}
+	// generatorReached: a ceiling within result.GeneratorBoundMargin of the no-op replica's is where
+	// the generator stopped, not the system.
+	generatorReached = lowerBound{"reached the generator's ceiling", "reached the generator's ceiling", "send from more generators"}
+	// stillClimbing: a search that stopped at its maximum rate or its last step with every
+	// step sustained (result.Climbing).
+	stillClimbing = lowerBound{"stopped while still climbing", "stopped while still climbing", "search higher, or with more steps"}
+)
+
+// lowerBoundRatio is ratioStatus for ceilings that are lower bounds for the reason why.
+func lowerBoundRatio(value, target float64, numLow, denLow bool, why lowerBound) (verdict, note string) {
 	switch {
-	case numCapped && denCapped:
-		return result.StatusNotMeasured, "both searches stopped at their maximum rate: both ceilings are lower bounds, so their ratio is not measured; search higher"
-	case numCapped && value < target:
-		return result.StatusNotMeasured, fmt.Sprintf("the first search stopped at its maximum rate: the ratio is at least %.2f, which does not settle %.2f; search higher", value, target)
-	case denCapped && value >= target:
-		return result.StatusNotMeasured, fmt.Sprintf("the second search stopped at its maximum rate: the ratio is at most %.2f, which does not settle %.2f; search higher", value, target)
-	case numCapped || denCapped:
-		return status(value >= target), "a search stopped at its maximum rate: that ceiling is a lower bound, which settles the ratio either way"
+	case numLow && denLow:
+		return result.StatusNotMeasured, fmt.Sprintf("both searches %s: both ceilings are lower bounds, so their ratio is not measured; %s", why.both, why.remedy)
+	case numLow && value < target:
+		return result.StatusNotMeasured, fmt.Sprintf("the first search %s: the ratio is at least %.2f, which does not settle %.2f; %s", why.one, value, target, why.remedy)
+	case denLow && value >= target:
+		return result.StatusNotMeasured, fmt.Sprintf("the second search %s: the ratio is at most %.2f, which does not settle %.2f; %s", why.one, value, target, why.remedy)
+	case numLow || denLow:
+		return status(value >= target), fmt.Sprintf("a search %s: that ceiling is a lower bound, which settles the ratio either way", why.one)
 	}
 	return status(value >= target), ""
 }
@@ -51,6 +70,9 @@ func ratioStatus(value, target float64, numCapped, denCapped bool) (verdict, not
 // Figures builds the table from what a run measured: one row per figure, the items
 // in order, each with its target, whether it was met and the conditions it was measured in.
 func Figures(b result.Bench) []result.BenchFigure {
+	if b.Slice != nil {
+		return sliceFigures(b)
+	}
 	var out []result.BenchFigure
 	out = append(out, decisionFigures(b)...)
 	byNet := map[string]map[string]*result.FleetBench{}
@@ -127,14 +149,29 @@ func fleetCond(b result.Bench, f *result.FleetBench, what string) string {
 	if provider == "" {
 		provider = "?"
 	}
-	return fmt.Sprintf("cores %d, %s/%s networking, %d replicas%s, %s", b.Cores, provider, fleet.Networking(provider, f.Network), c.Replicas, storeNote(f), what)
+	replicas := fmt.Sprintf("%d replicas", c.Replicas)
+	if c.NodeCount > 0 {
+		replicas = fmt.Sprintf("%d replica told it is one of %d nodes", c.Replicas, c.NodeCount)
+	}
+	return fmt.Sprintf("cores %d, %s/%s networking, %s%s, %s", b.Cores, provider, fleet.Networking(provider, f.Network), replicas, storeNote(f), what)
 }
 
 func storeNote(f *result.FleetBench) string {
-	if f.Name == FleetNoop {
+	switch {
+	case f.Name == FleetNoop:
 		return " (no-op)"
+	case f.Conditions.StoreCPU > 0:
+		return fmt.Sprintf(" + Redis held to %s of a core", share(f.Conditions.StoreCPU))
 	}
 	return " + Redis"
+}
+
+// share is a share of a core as a fraction where it is one (1/8), else a decimal.
+func share(f float64) string {
+	if n := math.Round(1 / f); n > 1 && math.Abs(1/n-f) < 1e-9 {
+		return fmt.Sprintf("1/%.0f", n)
+	}
+	return fmt.Sprintf("%.3g", f)
 }
 
 func steps(f *result.FleetBench) string {
@@ -179,11 +216,11 @@ func ceilingFigure(b result.Bench, fs map[string]*result.FleetBench) result.Benc
 	f.Conditions = fleetCond(b, d, fmt.Sprintf("sustained = errors 0, achieved >= 95 %%, generator p99 lateness <= 10 ms; delayed: %s; no-op: %s", steps(d), steps(n)))
 	// The harness's sender against replicas that do nothing is the generator's ceiling: a
 	// fleet within 10 % of it stopped where the generator did, whatever its own ceiling is.
-	if !n.Capped && GeneratorBound(d.Ceiling, n.Ceiling) {
+	if !n.Capped && result.GeneratorBound(d.Ceiling, n.Ceiling) {
 		f.Status = result.StatusGeneratorBound
 		f.Display = fmt.Sprintf("%s%s / %s req/s = %.2f: GENERATOR-BOUND", result.Rate(d.Ceiling), atLeast(d), result.Rate(n.Ceiling), f.Value)
 		f.Note = fmt.Sprintf("the delayed fleet sustained within %.0f %% of the generator's own ceiling (the harness's sender against no-op replicas, %s req/s): the search measured the generator; the limiter's ceiling is at least %s req/s. Send from more generators to measure it",
-			100*GeneratorBoundMargin, result.Rate(n.Ceiling), result.Rate(d.Ceiling))
+			100*result.GeneratorBoundMargin, result.Rate(n.Ceiling), result.Rate(d.Ceiling))
 		return f
 	}
 	f.Display = fmt.Sprintf("%s%s / %s%s req/s = %.2f", result.Rate(d.Ceiling), atLeast(d), result.Rate(n.Ceiling), atLeast(n), f.Value)
@@ -352,7 +389,7 @@ func boundNote(fs map[string]*result.FleetBench, fleets ...*result.FleetBench) s
 	}
 	var bound []string
 	for _, f := range fleets {
-		if GeneratorBound(f.Ceiling, n.Ceiling) {
+		if result.GeneratorBound(f.Ceiling, n.Ceiling) {
 			bound = append(bound, f.Name)
 		}
 	}
@@ -403,6 +440,11 @@ func memoryFigures(b result.Bench) []result.BenchFigure {
 // a key to the conditions it was measured in (rows measured alike share one), then the
 // notes that explain a figure and what could not be measured.
 func WriteTable(w io.Writer, b result.Bench) error {
+	if b.Slice != nil {
+		if err := writeSlice(w, b); err != nil {
+			return err
+		}
+	}
 	var conds []string
 	key := map[string]string{}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

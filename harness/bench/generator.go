@@ -25,17 +25,7 @@ const (
 	// TargetGeneratorRatio: the harness's schedule-driven sender sustains at least 0.9 ×
 	// plain Vegeta's constant rate against the same no-op replicas, in the same run.
 	TargetGeneratorRatio = 0.90
-	// GeneratorBoundMargin: a fleet ceiling within 10 % of the generator's own ceiling
-	// measures the generator, not the fleet.
-	GeneratorBoundMargin = 0.10
 )
-
-// GeneratorBound reports whether a fleet's ceiling is within GeneratorBoundMargin of the
-// generator's: the search then stopped where the generator did, and the fleet's own ceiling
-// is only known to be at least that. A generator ceiling of 0 (not measured) bounds nothing.
-func GeneratorBound(fleet, generator float64) bool {
-	return generator > 0 && fleet >= (1-GeneratorBoundMargin)*generator
-}
 
 // vegetaStepper sends plain Vegeta's constant-rate attack (vegeta.Rate, one static target
 // per replica taken round-robin) for d: what a generator with no schedule, no per-request

@@ -109,13 +109,20 @@ func latencyPoints(noop, delayed *result.FleetBench) []latencyPoint {
 // with a note when the two differ by more than the spread.
 func latencyFigures(b result.Bench, fs map[string]*result.FleetBench) []result.BenchFigure {
 	name := "p99 added by the limiter (delayed - no-op)"
-	target := fmt.Sprintf("<= %.1f ms", TargetAddedP99Ms)
 	if m := missing(fs, FleetNoop, FleetDelayed); m != "" {
-		return []result.BenchFigure{{Item: 6, Name: name, Unit: "ms", Target: target, Status: result.StatusNotMeasured, Display: "-", Conditions: m}}
+		return []result.BenchFigure{{Item: 6, Name: name, Unit: "ms", Target: fmt.Sprintf("<= %.1f ms", TargetAddedP99Ms), Status: result.StatusNotMeasured, Display: "-", Conditions: m}}
 	}
-	points := latencyPoints(fs[FleetNoop], fs[FleetDelayed])
+	return addedP99(b, 6, name, fs[FleetNoop], fs[FleetDelayed], rateWhy)
+}
+
+// addedP99 is the p99 that lim adds over noop from their latency rounds (latencyRounds): at
+// the first rate judged against TargetAddedP99Ms, at any other rate shown beside it; why
+// says what each rate is.
+func addedP99(b result.Bench, item int, name string, noop, lim *result.FleetBench, why func(i int) string) []result.BenchFigure {
+	target := fmt.Sprintf("<= %.1f ms", TargetAddedP99Ms)
+	points := latencyPoints(noop, lim)
 	if len(points) == 0 {
-		return []result.BenchFigure{{Item: 6, Name: name, Unit: "ms", Target: target, Status: result.StatusNotMeasured, Display: "-", Conditions: "no latency runs"}}
+		return []result.BenchFigure{{Item: item, Name: name, Unit: "ms", Target: target, Status: result.StatusNotMeasured, Display: "-", Conditions: "no latency runs"}}
 	}
 	var out []result.BenchFigure
 	var added, spread []float64
@@ -125,11 +132,11 @@ func latencyFigures(b result.Bench, fs map[string]*result.FleetBench) []result.B
 		v := median(d99) - median(n99)
 		lo, hi := slices.Min(n99), slices.Max(n99)
 		added, spread = append(added, v), append(spread, hi-lo)
-		f := result.BenchFigure{Item: 6, Name: name, Unit: "ms", Value: v,
+		f := result.BenchFigure{Item: item, Name: name, Unit: "ms", Value: v,
 			Display: fmt.Sprintf("%.2f - %.2f = %+.2f ms (p50 %+.2f ms); no-op's own p99 %.2f to %.2f ms: a spread of %.2f ms",
 				median(d99), median(n99), v, median(d50)-median(n50), lo, hi, hi-lo),
-			Conditions: fleetCond(b, fs[FleetDelayed], fmt.Sprintf("rate asked %s req/s (%s) for %.0f s each, medians of %d and %d runs taken in turn, HDR p99 of every answer",
-				result.Rate(p.rate), rateWhy(i), p.delayed[0].Duration.Seconds(), len(p.delayed), len(p.noop))),
+			Conditions: fleetCond(b, lim, fmt.Sprintf("rate asked %s req/s (%s) for %.0f s each, medians of %d and %d runs taken in turn, HDR p99 of every answer",
+				result.Rate(p.rate), why(i), p.delayed[0].Duration.Seconds(), len(p.delayed), len(p.noop))),
 		}
 		var notes []string
 		if i == 0 {

@@ -13,9 +13,10 @@ const WhyGeneratorBound = "generator-bound"
 
 // Sustained is the rule every figure that rests on fixed-rate runs obeys: it may be met or
 // not met only when every one of those runs was sustained (no error, achieved >= 95 % of
-// the rate asked, generator p99 lateness within its gate). Otherwise the figure is not
-// measured, and why says so: "generator-bound" when the runs that were not sustained all
-// fell behind their schedule and nothing else, else what went wrong in them ("3 errors");
+// the rate asked, generator p99 lateness within its gate, and, where the replicas say, no
+// decision made without the store). Otherwise the figure is not measured, and why says so:
+// "generator-bound" when the runs that were not sustained all fell behind their schedule
+// and nothing else, else what went wrong in them ("3 errors");
 // detail names the runs for the figure's note.
 func Sustained(runs ...result.Step) (ok bool, why, detail string) {
 	if len(runs) == 0 {
@@ -28,7 +29,7 @@ func Sustained(runs ...result.Step) (ok bool, why, detail string) {
 			continue
 		}
 		failed = append(failed, st)
-		bound = bound && st.GeneratorBound && st.Errors == 0
+		bound = bound && st.GeneratorBound && st.Errors == 0 && st.Degraded == 0
 	}
 	if len(failed) == 0 {
 		return true, "", ""
@@ -46,18 +47,23 @@ func Sustained(runs ...result.Step) (ok bool, why, detail string) {
 		return false, WhyGeneratorBound, detail
 	}
 	why = "runs not sustained"
-	if n := errorsIn(failed); n > 0 {
+	n, degraded := errorsIn(failed)
+	switch {
+	case n > 0:
 		why = fmt.Sprintf("runs not sustained: %d errors", n)
+	case degraded > 0:
+		why = fmt.Sprintf("runs not sustained: %d decisions without the store", degraded)
 	}
 	return false, why, detail
 }
 
-func errorsIn(steps []result.Step) int {
-	n := 0
+// errorsIn counts the steps' errors and their decisions made without the store.
+func errorsIn(steps []result.Step) (errs int, degraded int64) {
 	for _, st := range steps {
-		n += st.Errors
+		errs += st.Errors
+		degraded += st.Degraded
 	}
-	return n
+	return errs, degraded
 }
 
 // withEvidence applies Sustained to a figure that has been given its status from its value:

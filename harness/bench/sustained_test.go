@@ -33,6 +33,8 @@ func TestSustainedRule(t *testing.T) {
 		{"errors are the fleet's, not the generator's", []result.Step{ok, failing}, false, "runs not sustained: 7 errors", "100 req/s: 7 errors"},
 		{"late with errors: the errors decide", []result.Step{lateAndFailing, late}, false, "runs not sustained: 2 errors", "2 of 2"},
 		{"overran its bound without a count to blame", []result.Step{overran}, false, "runs not sustained", "run exceeded"},
+		{"answers given without the store", []result.Step{ok, {Rate: 5000, Achieved: 5000, Degraded: 40, Why: "40 decisions without the store (failed open)"}}, false,
+			"runs not sustained: 40 decisions without the store", "5,000 req/s: 40 decisions without the store"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,9 +60,9 @@ func Scenarios(algorithm limiters.Algorithm, mode limiters.Mode, design limiters
 	return out
 }
 
-// rulesYAML is the replicas' rule file for a scenario: the document's rule (HS3, HS7, HS8)
+// RulesYAML is the replicas' rule file for a scenario: the document's rule (HS3, HS7, HS8)
 // with the window scaled.
-func rulesYAML(a limiters.Algorithm, window time.Duration) []byte {
+func RulesYAML(a limiters.Algorithm, window time.Duration) []byte {
 	return fmt.Appendf(nil, `# written by harness loadtest: the document's rule at the run's time scale
 default:
   limit: %d

@@ -79,7 +79,7 @@ func (s sut) classes() []schedule.Class {
 func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 	if s.t == nil {
 		window := cfg.ScheduleSpec().Window()
-		rules := rulesYAML(limiters.Algorithm(sc.Algorithm), window)
+		rules := RulesYAML(limiters.Algorithm(sc.Algorithm), window)
 		if cfg.Rules != nil {
 			rules = cfg.Rules
 		}
@@ -220,6 +220,27 @@ func (s sut) schedule(cfg Config) (schedule.Schedule, error) {
 		return cfg.replayed()
 	}
 	return schedule.Build(cfg.ScheduleSpec(), s.classes())
+}
+
+// TargetDriver is how a load test runs a target file's limiter, for a caller that sends its
+// own schedules (harness bench --slice): the fleet spec that starts it as a scenario does,
+// each request's shape, its statuses turned into the harness's 200 and 429, and the commands
+// its scripts run inside the store.
+type TargetDriver struct {
+	Spec    fleet.Spec
+	Traffic func(sched *schedule.Schedule) traffic.Options
+	Status  func(code uint16) uint16
+	Scripts commandstats.Set
+}
+
+// DriveTarget is t's driver on network; a url target, which the harness does not start,
+// has none.
+func DriveTarget(t *target.Target, network string) (TargetDriver, error) {
+	if t.Start.Kind == target.StartURL {
+		return TargetDriver{}, fmt.Errorf("target %s is already running at %s (start: url): the harness cannot start it on a fleet of its own", t.Name, t.Start.URL)
+	}
+	s := sut{t: t}
+	return TargetDriver{Spec: s.spec(Config{Network: network}, result.Scenario{}), Traffic: s.options, Status: s.status, Scripts: s.scriptCommands()}, nil
 }
 
 // urlFleet is a target that already runs: one address, no members the harness can stop.

@@ -2,6 +2,8 @@ package result
 
 import (
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
 // BenchFile is the name of harness bench's figures in a run directory.
@@ -17,6 +19,17 @@ const (
 	// the generator, so it is neither met nor not met (issue 13).
 	StatusGeneratorBound = "GENERATOR-BOUND"
 )
+
+// GeneratorBoundMargin: a fleet ceiling within 10 % of the generator's own ceiling measures
+// the generator, not the fleet (issue 13).
+const GeneratorBoundMargin = 0.10
+
+// GeneratorBound reports whether a fleet's ceiling is within GeneratorBoundMargin of the
+// generator's: the search then stopped where the generator did, and the fleet's own ceiling
+// is only known to be at least that. A generator ceiling of 0 (not measured) bounds nothing.
+func GeneratorBound(fleet, generator float64) bool {
+	return generator > 0 && fleet >= (1-GeneratorBoundMargin)*generator
+}
 
 // Bench is bench.json: how fast and cheap the limiter is, as ratios measured side by side
 // in one run (issue 6), with every figure's conditions.
@@ -38,8 +51,52 @@ type Bench struct {
 	// Baseline holds an earlier run's generator profiles (harness bench --baseline), shown
 	// beside this run's as before and after.
 	Baseline *ProfileBaseline `json:"profile_baseline,omitempty"`
+	// Slice is harness bench --slice: one replica's share of HS2, system by system; nil in
+	// a run of the other figures.
+	Slice *SliceBench `json:"slice,omitempty"`
 	// Errors are the measurements that could not be made, and why.
 	Errors []string `json:"errors,omitempty"`
+}
+
+// SliceBench is one replica's share of the documents' load (HS2 over HS4 nodes), each system
+// on a fleet of its own, sent the same traffic with its Redis held to the same share of a
+// core (harness bench --slice).
+type SliceBench struct {
+	// Traffic is the recipe of a steady run's traffic at the rate asked.
+	Traffic schedule.Slice `json:"traffic"`
+	// Rate is what every steady run was sent: the rate asked, or where the no-op replica's
+	// run at it fell behind its schedule the most this machine sent (RateWhy says so).
+	Rate    float64 `json:"rate"`
+	RateWhy string  `json:"rate_why,omitempty"`
+	// StoreCPU is the share of one core each system's Redis was held to; 0: not held.
+	StoreCPU float64 `json:"store_cpu_share"`
+	// Systems are the systems in the order they were measured, the no-op replica first.
+	Systems []FleetBench `json:"systems"`
+}
+
+// ProcessCost is what one process spent over a steady run's traffic, read from /proc.
+type ProcessCost struct {
+	PID         int     `json:"pid"`
+	CPUSeconds  float64 `json:"cpu_s"`
+	WallSeconds float64 `json:"wall_s"`
+	// Cores is CPUSeconds over WallSeconds: the share of one core it kept busy.
+	Cores float64 `json:"cores"`
+	// CPUPerRequestUs is CPUSeconds over the requests of the run, in microseconds.
+	CPUPerRequestUs float64 `json:"cpu_us_per_request"`
+	// RSSBefore and RSSAfter are its resident memory at the traffic's start and end, and
+	// RSSPerClient their difference over the distinct clients the run sent.
+	RSSBefore    int64   `json:"rss_before_bytes"`
+	RSSAfter     int64   `json:"rss_after_bytes"`
+	RSSPerClient float64 `json:"rss_bytes_per_client"`
+}
+
+// StoreMemory is what a store held more after a steady run than before it (INFO memory
+// used_memory), over the distinct clients the run sent.
+type StoreMemory struct {
+	UsedBefore int64   `json:"used_memory_before"`
+	UsedAfter  int64   `json:"used_memory_after"`
+	PerClient  float64 `json:"bytes_per_client"`
+	Keys       int64   `json:"keys_after"`
 }
 
 // BenchFigure is one row of the table.
@@ -108,23 +165,39 @@ type FleetBench struct {
 	// and StoreCPUWhy says why.
 	StoreCPU    *StoreCPU `json:"store_cpu,omitempty"`
 	StoreCPUWhy string    `json:"store_cpu_why,omitempty"`
-	Error       string    `json:"error,omitempty"`
+	// What a slice's steady run cost (harness bench --slice): Nodes says what being one node
+	// of a larger fleet means to the system; Replica is its replica's process, Generator
+	// this process (the harness's sender), StoreMemory its Redis; nil when not measured,
+	// with why.
+	Nodes          string       `json:"one_of_n,omitempty"`
+	Replica        *ProcessCost `json:"replica_cost,omitempty"`
+	ReplicaWhy     string       `json:"replica_cost_why,omitempty"`
+	Generator      *ProcessCost `json:"generator_cost,omitempty"`
+	GeneratorWhy   string       `json:"generator_cost_why,omitempty"`
+	StoreMemory    *StoreMemory `json:"store_memory,omitempty"`
+	StoreMemoryWhy string       `json:"store_memory_why,omitempty"`
+	Error          string       `json:"error,omitempty"`
 }
 
 // Step is one fixed-rate run of a fleet: the rate asked, what was achieved and whether the
 // generator kept up without errors.
 type Step struct {
-	Rate      float64       `json:"rate_asked"`
-	Achieved  float64       `json:"rate_achieved"`
-	Duration  time.Duration `json:"duration_ns"`
-	Requests  int           `json:"requests"`
-	Answered  int           `json:"answered"`
-	Rejected  int           `json:"rejected"`
-	Errors    int           `json:"errors"`
-	Latency   Percentiles   `json:"latency"`
-	Lateness  Percentiles   `json:"lateness"`
-	Sustained bool          `json:"sustained"`
-	Why       string        `json:"why,omitempty"` // why not sustained
+	Rate     float64       `json:"rate_asked"`
+	Achieved float64       `json:"rate_achieved"`
+	Duration time.Duration `json:"duration_ns"`
+	Requests int           `json:"requests"`
+	Answered int           `json:"answered"`
+	Rejected int           `json:"rejected"`
+	Errors   int           `json:"errors"`
+	// Degraded is how many of its answers the replicas gave without their store (failed
+	// open), where they say (harness bench --slice): such a step is not sustained.
+	Degraded int64 `json:"degraded_decisions,omitempty"`
+	// Clients is how many distinct clients the run sent requests for.
+	Clients   int         `json:"clients,omitempty"`
+	Latency   Percentiles `json:"latency"`
+	Lateness  Percentiles `json:"lateness"`
+	Sustained bool        `json:"sustained"`
+	Why       string      `json:"why,omitempty"` // why not sustained
 	// GeneratorBound says the step fell behind its schedule (achieved rate, p99 lateness,
 	// pacing): it measured the generator, not the fleet.
 	GeneratorBound bool `json:"generator_bound,omitempty"`

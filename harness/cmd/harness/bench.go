@@ -16,8 +16,9 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultConfig()
+	slice := bench.DefaultSlice()
 	var networks, out, html string
-	var verbose bool
+	var verbose, sliceMode bool
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the limiter's cost side by side: decisions, fleet ceiling, store commands, a peer, memory, latency",
@@ -38,7 +39,18 @@ was met and its conditions (cores, networking, rate asked, duration):
      taken in turn, beside the no-op fleet's own spread over its runs
 
 Writes bench.json and report.html to --out. The heavy parts (fleets, the 200,000-client load)
-should not share the machine with another load test: make bench runs this under flock.`,
+should not share the machine with another load test: make bench runs this under flock.
+
+--slice measures one replica's share of HS2 instead (make bench-slice, docs/bench.md): one
+replica told it is node 0 of 8 (--node, --nodes), sent 5,000 req/s (--rate) from 25,000
+clients (--clients) and the probes' share for its node, time-scaled as make loadtest
+(--time-scale 0.2), its Redis held to 1/8 of a core (--store-cpu), each of --systems on a
+fleet of its own, side by side: the no-op target, the bounded design, the document's design,
+redis_rate and envoyproxy/ratelimit (its target file; image: make images-envoy). Per system:
+achieved rate and ceiling, p99 and p99.9 and what the limiter adds over no-op, the replica's
+CPU per decision and memory per client from /proc, Redis's CPU per request, round trips per
+request and memory per client, the generator's own CPU per request. harness plan reads its
+bench.json.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Networks = nil
@@ -54,6 +66,9 @@ should not share the machine with another load test: make bench runs this under 
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Progress = cmd.OutOrStdout()
 			cfg.Commit = commit()
+			if err := sliceFlags(cmd, &cfg, &slice, sliceMode); err != nil {
+				return err
+			}
 			if cfg.ProfileDir == "" {
 				cfg.ProfileDir = out
 			}
@@ -103,5 +118,50 @@ should not share the machine with another load test: make bench runs this under 
 	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
 	f.StringVar(&html, "html", reports.HTMLFile, "the report's file name in --out (bench.html beside a load test's report.html)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
+	f.BoolVar(&sliceMode, "slice", false, "measure one replica's share of HS2, system by system, instead of the other figures (the flags below)")
+	f.Float64Var(&slice.Rate, "rate", slice.Rate, "--slice: req/s sent to the one replica (HS2 / HS4); stepped down to the most this machine sends where the no-op replica falls behind")
+	f.IntVar(&slice.Node, "node", slice.Node, "--slice: the replica's node index")
+	f.IntVar(&slice.Nodes, "nodes", slice.Nodes, "--slice: the fleet size the replica is told (HS4)")
+	f.Float64Var(&slice.TimeScale, "time-scale", slice.TimeScale, "--slice: every duration ×F, as make loadtest (window 12 s at 0.2)")
+	f.Float64Var(&slice.StoreCPU, "store-cpu", slice.StoreCPU, "--slice: the share of a core each system's Redis is held to (docker: its CPU quota), 1/HS4 so it is as busy per request as with HS4 nodes; 0: not held")
+	f.DurationVar(&slice.Steady, "steady", slice.Steady, "--slice: length of each system's steady run (one window at time scale 0.2)")
+	f.StringSliceVar(&slice.Systems, "systems", slice.Systems, "--slice: the systems after the no-op replica: bounded, document, redis_rate, or a target file with a store the harness runs")
 	return cmd
+}
+
+// sliceFlags puts --slice's settings into cfg: the clients default to HS1 / HS4 and the
+// search to one around the slice's rate unless the command line set them. Without --slice
+// its flags are refused.
+func sliceFlags(cmd *cobra.Command, cfg *bench.Config, slice *bench.SliceConfig, on bool) error {
+	f := cmd.Flags()
+	own := []string{"rate", "node", "nodes", "time-scale", "store-cpu", "steady", "systems"}
+	if !on {
+		for _, n := range own {
+			if f.Changed(n) {
+				return fmt.Errorf("--%s is a --slice flag: add --slice, or leave it out", n)
+			}
+		}
+		return nil
+	}
+	if f.Changed("clients") {
+		slice.Clients = cfg.Clients
+	}
+	search := bench.DefaultSliceSearch(slice.Rate)
+	for _, v := range []struct {
+		flag     string
+		to, from *float64
+	}{{"start-rate", &cfg.Search.Start, &search.Start}, {"max-rate", &cfg.Search.Max, &search.Max}, {"factor", &cfg.Search.Factor, &search.Factor}} {
+		if !f.Changed(v.flag) {
+			*v.to = *v.from
+		}
+	}
+	if !f.Changed("refine") {
+		cfg.Search.Refine = search.Refine
+	}
+	if !f.Changed("max-steps") {
+		cfg.Search.MaxSteps = search.MaxSteps
+	}
+	cfg.Search.Min = min(cfg.Search.Min, cfg.Search.Start)
+	cfg.Slice = slice
+	return nil
 }
