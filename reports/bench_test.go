@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
 // A harness bench directory (bench.json, no summary.json) gets the performance table as its
@@ -59,5 +60,46 @@ func TestGenerateRendersABenchRun(t *testing.T) {
 	}
 	if w.JUnit != "" {
 		t.Errorf("a bench run has no gates, but a JUnit file %q was named", w.JUnit)
+	}
+}
+
+// A slice's page shows its systems side by side, with a chart of what a request costs each
+// process and one of latency, and "-" where a figure was not measured.
+func TestGenerateRendersASlice(t *testing.T) {
+	dir := t.TempDir()
+	steady := func(rate float64, p99 time.Duration) *result.Step {
+		return &result.Step{Rate: rate, Achieved: rate, Sustained: true, Latency: result.Percentiles{P99: p99, P999: 2 * p99}}
+	}
+	b := result.Bench{StartedAt: time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC), Cores: 2,
+		Figures: []result.BenchFigure{{Item: 8, Name: "slice: CPU per decision, bounded / no-op", Display: "44.0 / 40.0 us = 1.10x", Target: "<= 1.2x", Status: result.StatusMet}},
+		Slice: &result.SliceBench{Traffic: schedule.Slice{TimeScale: 0.2, Rate: 5000, Clients: 25_000, Nodes: 8}, Rate: 5000, StoreCPU: 0.125,
+			Systems: []result.FleetBench{
+				{Name: "noop", Conditions: result.Conditions{Target: "noop"}, Nodes: "none: answers 200 without deciding", Ceiling: 6000,
+					Steady: steady(5000, 2*time.Millisecond), Replica: &result.ProcessCost{CPUPerRequestUs: 40}, Generator: &result.ProcessCost{CPUPerRequestUs: 110}},
+				{Name: "bounded", Conditions: result.Conditions{Target: "replica"}, Nodes: "node 0 of 8", Ceiling: 5800,
+					Steady: steady(5000, 2300*time.Microsecond), Replica: &result.ProcessCost{CPUPerRequestUs: 44, RSSPerClient: 310},
+					StoreCPU: &result.StoreCPU{Percent: 2.5, MsPerKiloRequest: 5}, StoreCmdPerRequest: 0.01},
+			}},
+	}
+	if err := result.Write(dir, result.BenchFile, b); err != nil {
+		t.Fatal(err)
+	}
+	page, err := GenerateBench(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(raw)
+	for _, want := range []string{
+		"One replica's share of HS2, side by side", "node 0 of 8, 5,000 req/s asked from 25000 clients",
+		`<tr><td>bounded</td><td><small>node 0 of 8</small></td><td class="n">5000</td><td class="n">5,800 (the generator's)</td><td class="n">2.30</td><td class="n">4.60</td><td class="n">&#43;0.30</td><td class="n">44.0</td><td class="n">1.10</td><td class="n">5.00</td><td class="n">20 %</td><td class="n">0.0100</td><td class="n">&#43;310</td><td class="n">-</td><td class="n">-</td></tr>`,
+		"CPU a request, by process", "Latency of the steady run", "<svg", "<h2>Fleet bounded",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }
