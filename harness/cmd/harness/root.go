@@ -18,7 +18,7 @@ func newRootCmd() *cobra.Command {
 		// --version: the commit the binary was built from, as result files record it.
 		Version: commitOr("unknown"),
 	}
-	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd(), newAttackCmd(), newJudgeCmd(), newDeployCmd(), newHuntCmd())
+	root.AddCommand(newModelCmd(), newLoadtestCmd(), newReportCmd(), newRunCmd(), newBenchCmd(), newAttackCmd(), newJudgeCmd(), newDeployCmd(), newHuntCmd(), newPlanCmd())
 	addRunSubcommands(root, newRunClaimCheckCmd())
 	return root
 }
