@@ -61,11 +61,17 @@ func DefaultSlice() SliceConfig {
 	}
 }
 
-// DefaultSliceSearch searches each system's ceiling around the slice's rate: from half of it
-// up by 1.5× to four times it, one bisection, failures confirmed.
+// DefaultSliceSearch searches each system's ceiling from the slice's rate: up by 1.5× to four
+// times it (down by 1.5× from a first step that fails), one bisection, failures confirmed.
 func DefaultSliceSearch(rate float64) Search {
-	return Search{Start: math.Round(rate / 2), Min: 100, Max: 4 * rate, Factor: 1.5, Refine: 1, MaxSteps: 8, Confirm: true}
+	return Search{Start: rate, Min: 100, Max: 4 * rate, Factor: 1.5, Refine: 1, MaxSteps: 6, Confirm: true}
 }
+
+// Step is a slice's default step: one window at its time scale. The bounded design's store
+// calls are made past a client's budget in a window, so a shorter step sends each client
+// fewer requests a window than the rate does in the long run and finds a higher ceiling
+// (8,438 req/s in 5 s steps was 8,000 failing open in a 12 s run on this machine).
+func (c SliceConfig) Step() time.Duration { return c.window() }
 
 func (c SliceConfig) check(provider string) error {
 	switch {

@@ -129,8 +129,8 @@ bench.json.`,
 	return cmd
 }
 
-// sliceFlags puts --slice's settings into cfg: the clients default to HS1 / HS4 and the
-// search to one around the slice's rate unless the command line set them. Without --slice
+// sliceFlags puts --slice's settings into cfg: the clients default to HS1 / HS4, the steps to
+// one window and the search to one from the slice's rate, unless the command line set them. Without --slice
 // its flags are refused.
 func sliceFlags(cmd *cobra.Command, cfg *bench.Config, slice *bench.SliceConfig, on bool) error {
 	f := cmd.Flags()
@@ -145,6 +145,9 @@ func sliceFlags(cmd *cobra.Command, cfg *bench.Config, slice *bench.SliceConfig,
 	}
 	if f.Changed("clients") {
 		slice.Clients = cfg.Clients
+	}
+	if !f.Changed("step") {
+		cfg.Step = slice.Step()
 	}
 	search := bench.DefaultSliceSearch(slice.Rate)
 	for _, v := range []struct {
