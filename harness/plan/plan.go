@@ -113,7 +113,11 @@ func Make(b result.Bench, file string, ask Ask) (Plan, error) {
 		Cost{r.RSSPerClient, "B RSS a client", src("the replica's resident memory grown per client sent")})
 	rep.Memory = float64(ask.Replicas) * (float64(r.RSSBefore) + math.Max(0, r.RSSPerClient)*float64(ask.Clients))
 	rep.Note = fmt.Sprintf("%s req/s each", result.Rate(perReplica))
-	if f.Ceiling > 0 && perReplica > f.Ceiling {
+	switch {
+	case f.Ceiling > 0 && perReplica > f.Ceiling && result.Climbing(*f):
+		p.Notes = append(p.Notes, fmt.Sprintf("each replica would carry %s req/s; %s's ceiling search in %s stopped while still climbing at %s req/s, so how much one replica carries is not known past that",
+			result.Rate(perReplica), f.Name, file, result.Rate(f.Ceiling)))
+	case f.Ceiling > 0 && perReplica > f.Ceiling:
 		p.Notes = append(p.Notes, fmt.Sprintf("each replica would carry %s req/s, above the %s req/s one was seen to sustain (%s's ceiling in %s): add replicas",
 			result.Rate(perReplica), result.Rate(f.Ceiling), f.Name, file))
 	}

@@ -124,6 +124,14 @@ func TestMakeRefusesVoidCosts(t *testing.T) {
 	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "10,000 req/s, above the 6,000 req/s one was seen to sustain") || !strings.Contains(notes, "one of 8 nodes; a fleet of 4") {
 		t.Errorf("notes: %s", notes)
 	}
+	b := slice(5000)
+	b.Slice.Systems[0].Steps = []result.Step{{Rate: 6000, Sustained: true}}
+	if p, err = Make(b, "f", Ask{Rate: 40_000, Replicas: 4, Clients: 1, System: "bounded", Utilisation: 0.7}); err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "stopped while still climbing at 6,000 req/s") || strings.Contains(notes, "add replicas") {
+		t.Errorf("a search still climbing is no ceiling: notes %s", notes)
+	}
 }
 
 // The check plans the other run's rate from the first run's costs: where the costs hold,
