@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy images-gubernator test test-loadtest test-short test-envoy test-gubernator loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench lint clean
+.PHONY: all build deps images images-envoy images-gubernator test test-loadtest test-short test-envoy test-gubernator loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan lint clean
 
 all: build
 
@@ -195,6 +195,24 @@ bench: build
 	$(if $(filter docker,$(BENCH_PROVIDER)),scripts/build-images.sh replica noop redis)
 	flock $(BENCH_LOCK) sh -c '$(GO) test -run "^$$" -bench . -benchmem -benchtime 200ms ./limiters && \
 	  $(BIN)/harness bench --provider $(BENCH_PROVIDER) --network $(BENCH_NETWORKS) --out $(BENCH_DIR) $(BENCH_FLAGS)'
+
+# One replica's share of HS2, side by side (docs/bench.md, about seven minutes on 2 cores
+# once the images are built): one replica told it is node 0 of 8, sent 5,000 req/s from
+# 25,000 clients and the probes' share, time-scaled as make loadtest, its Redis held to 1/8 of
+# a core; the no-op target, the bounded design, the document's design, redis_rate and
+# envoyproxy/ratelimit each on a fleet of its own. bench.json and report.html in
+# $(BENCH_SLICE_DIR); make plan sizes a fleet from it.
+BENCH_SLICE_DIR ?= runs/bench-slice
+bench-slice: build images-envoy
+	scripts/build-images.sh replica noop redis
+	flock $(BENCH_LOCK) $(BIN)/harness bench --slice --network host --out $(BENCH_SLICE_DIR) $(BENCH_SLICE_FLAGS)
+
+# The capacity plan from make bench-slice's figures: the cores the generator, the replicas
+# and Redis need at PLAN_RATE over PLAN_REPLICAS (HS2's 40,000 over 8), and the machine.
+PLAN_RATE ?= 40000
+PLAN_REPLICAS ?= 8
+plan: build
+	$(BIN)/harness plan --from $(BENCH_SLICE_DIR)/bench.json --rate $(PLAN_RATE) --replicas $(PLAN_REPLICAS) $(PLAN_FLAGS)
 
 clean:
 	rm -rf $(BIN) runs
