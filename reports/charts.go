@@ -3,8 +3,11 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"image/color"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,8 +43,9 @@ var (
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // svg renders p as an SVG element to inline in the page (no XML prolog, no fonts fetched:
-// text is drawn with the viewer's own fonts).
+// text is drawn with the viewer's own fonts, held to the widths the layout measured).
 func svg(p *plot.Plot, w, h vg.Length) (string, error) {
+	fitTitle(p, w)
 	c := vgsvg.New(w, h)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
@@ -52,7 +56,70 @@ func svg(p *plot.Plot, w, h vg.Length) (string, error) {
 	if i := strings.Index(s, "<svg"); i > 0 {
 		s = s[i:]
 	}
-	return s, nil
+	return measuredText(s), nil
+}
+
+// Title fitting: a chart's title is "what: scenario", and a long scenario name in a half-width
+// chart made it wider than the chart, so that its start and end were drawn off the canvas
+// ("ency percentiles"). titleMargin is kept free on each side; minTitleSize is the least the
+// title's font shrinks to before a line is shortened.
+const (
+	titleMargin  = 4 * vg.Millimeter
+	minTitleSize = vg.Length(8)
+)
+
+// fitTitle makes p's title fit a chart w wide: the scenario goes to a second line, then the
+// font shrinks, then the longest line loses its middle to an ellipsis.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	room := w - 2*titleMargin
+	st := &p.Title.TextStyle
+	if p.Title.Text == "" || st.Width(p.Title.Text) <= room {
+		return
+	}
+	if what, scenario, ok := strings.Cut(p.Title.Text, ": "); ok && !strings.Contains(p.Title.Text, "\n") {
+		p.Title.Text = what + "\n" + scenario
+	}
+	for st.Width(p.Title.Text) > room && st.Font.Size > minTitleSize {
+		st.Font.Size = max(minTitleSize, st.Font.Size*0.9)
+	}
+	lines := strings.Split(p.Title.Text, "\n")
+	for i, l := range lines {
+		for r := []rune(l); st.Width(string(r)) > room && len(r) > 8; {
+			mid := len(r) / 2
+			r = append(r[:mid-1:mid-1], append([]rune{'…'}, r[mid+1:]...)...)
+			lines[i] = string(r)
+		}
+	}
+	p.Title.Text = strings.Join(lines, "\n")
+}
+
+// svgText is one line of text as vgsvg writes it: its attributes, its style, its text.
+var svgText = regexp.MustCompile(`(?s)<text ([^>]*?)style="([^"]*)">([^<]*)</text>`)
+
+// svgFontSize reads the font size out of a text's style.
+var svgFontSize = regexp.MustCompile(`font-size:([0-9.]+)px`)
+
+// measuredText gives every line of text of the default font the width the layout measured it
+// at (textLength), so that a viewer without that font draws it in its own, squeezed or
+// stretched to the same width: the axis names of the across-scenarios charts ran under their
+// bars in a browser whose fallback font is wider than Liberation Serif.
+func measuredText(s string) string {
+	family := "font-family:" + string(plot.DefaultFont.Typeface) + " " + string(plot.DefaultFont.Variant) + ";"
+	return svgText.ReplaceAllStringFunc(s, func(m string) string {
+		g := svgText.FindStringSubmatch(m)
+		attrs, style, text := g[1], g[2], html.UnescapeString(g[3])
+		size := svgFontSize.FindStringSubmatch(style)
+		if !strings.Contains(style, family) || size == nil || text == "" || strings.Contains(attrs, "textLength") {
+			return m
+		}
+		pt, err := strconv.ParseFloat(size[1], 64)
+		if err != nil {
+			return m
+		}
+		face := plot.DefaultTextHandler.Cache().Lookup(plot.DefaultFont, vg.Length(pt))
+		w := face.Width(text).Points()
+		return fmt.Sprintf(`<text %stextLength="%.2f" lengthAdjust="spacingAndGlyphs" style="%s">%s</text>`, attrs, w, style, g[3])
+	})
 }
 
 // shadeFaults draws the fault windows behind a time chart whose x axis is seconds.
