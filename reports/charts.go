@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"html/template"
 	"image/color"
 	"regexp"
 	"slices"
@@ -359,4 +360,85 @@ func vline(p *plot.Plot, x, ymax float64, c color.Color) error {
 	p.Add(l)
 	p.Legend.Add("1.1x limit", l)
 	return nil
+}
+
+// LockoutFloor is the share of its limit the report marks on the chart of a client named by the
+// no lock-out promise: a client that sends steadily over its limit is admitted at least this
+// much of it in a window.
+const LockoutFloor = 0.9
+
+// namedCharts are the charts of the probes the first screen names in a scenario: each probe's
+// accepted requests per sliding window against its limit, once per probe whatever the promises
+// that name it.
+func namedCharts(sc result.ScenarioResult, window time.Duration, named []namedCheck) ([]chart, error) {
+	var out []chart
+	seen := map[string]int{}
+	for _, n := range named {
+		if i, ok := seen[n.Client]; ok {
+			out[i].Title += ", " + n.Name
+			continue
+		}
+		for _, pr := range sc.Probes {
+			if pr.ID != n.Client {
+				continue
+			}
+			s, err := clientChart(sc, pr, window, PromiseOf(n.Name) == PromiseNoLockout)
+			if err != nil {
+				return nil, err
+			}
+			seen[n.Client] = len(out)
+			out = append(out, chart{ID: clientChartID(sc.Name, pr.ID), Title: n.Name, SVG: template.HTML(s)})
+		}
+	}
+	return out, nil
+}
+
+// clientChart is one probe's accepted requests per sliding window over the scenario, with its
+// limit, the 1.1x line and, for a client the no lock-out promise names, the floor beneath it.
+func clientChart(sc result.ScenarioResult, pr result.ProbeResult, window time.Duration, floor bool) (string, error) {
+	if pr.Window > 0 {
+		window = pr.Window
+	}
+	p := plot.New()
+	p.Title.Text = "Client " + pr.ID + ", accepted per sliding window: " + sc.Name
+	p.X.Label.Text = "time since start (s)"
+	p.Y.Label.Text = "accepted in the last window"
+	p.Legend.Top = true
+	times := slices.Clone(pr.AcceptedAt)
+	slices.Sort(times)
+	end := sc.Duration
+	if n := len(times); n > 0 {
+		end = max(end, times[n-1])
+	}
+	xys := slidingCounts(times, window, end)
+	ymax := max(1, float64(pr.Limit)*1.5) // the legend above the 1.1x line
+	for _, xy := range xys {
+		ymax = max(ymax, xy.Y*1.05)
+	}
+	if err := shadeFaults(p, sc.Faults, ymax); err != nil {
+		return "", err
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return "", err
+	}
+	l.Color, l.Width = palette[0], vg.Points(1.5)
+	p.Add(l)
+	p.Legend.Add("accepted", l)
+	if pr.Limit > 0 {
+		lim := float64(pr.Limit)
+		if err := hline(p, lim, 0, end.Seconds(), gray, false, fmt.Sprintf("limit %d", pr.Limit)); err != nil {
+			return "", err
+		}
+		if err := hline(p, lim*accounting.OvershootLimit, 0, end.Seconds(), red, true, "1.1x limit"); err != nil {
+			return "", err
+		}
+		if floor {
+			if err := hline(p, lim*LockoutFloor, 0, end.Seconds(), palette[1], true, "0.9x limit (floor)"); err != nil {
+				return "", err
+			}
+		}
+	}
+	p.Y.Min, p.Y.Max = 0, ymax
+	return svg(p, chartW, chartH)
 }

@@ -28,6 +28,16 @@ type page struct {
 	NoModel bool
 	// Peers are the systems under test side by side, when a run tested a target file's limiter.
 	Peers []result.PeerRow
+	// Promises are the first screen: one line per promise over the gated scenarios; Other is
+	// the gated checks no promise holds.
+	Promises []promiseLine
+	Other    otherGates
+}
+
+// chart is one chart of a scenario's section; ID, when set, is its anchor.
+type chart struct {
+	ID, Title string
+	SVG       template.HTML
 }
 
 type scenarioPage struct {
@@ -35,9 +45,11 @@ type scenarioPage struct {
 	Windows  []windowRow
 	Dist     []distRow
 	Sync90   *result.ProbeResult
-	Charts   []template.HTML
+	Charts   []chart
 	Outcomes string // why there is no traffic chart, when there is none
 	Sync     syncPanel
+	// Named are the charts of the clients the first screen names in this scenario.
+	Named []chart
 }
 
 func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, error) {
@@ -46,6 +58,13 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	m := sum.Model
 	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath, NoModel: m == nil}
 	p.Verdict, p.VerdictClass = verdict(sum)
+	p.Promises, p.Other = judgePromises(sum)
+	named := map[string][]namedCheck{} // scenario: the probes the promises name in it
+	for _, l := range p.Promises {
+		if w := l.Worst; w != nil && w.Probe {
+			named[w.Scenario] = append(named[w.Scenario], *w)
+		}
+	}
 	for _, d := range deltas {
 		if d.Regressed {
 			p.Regressed++
@@ -69,6 +88,9 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	for _, sc := range sum.Scenarios {
 		sp, err := newScenarioPage(dir, m, sc, window)
 		if err != nil {
+			return nil, err
+		}
+		if sp.Named, err = namedCharts(sc, window, named[sc.Name]); err != nil {
 			return nil, err
 		}
 		if sc.Gated {
@@ -125,7 +147,7 @@ func newScenarioPage(dir string, m *result.RateLimitModel, sc result.ScenarioRes
 	if err != nil {
 		return sp, err
 	}
-	sp.Charts = append(sp.Charts, template.HTML(c))
+	sp.Charts = append(sp.Charts, chart{SVG: template.HTML(c)})
 	o, ok, err := readOutcomes(filepath.Join(sc.Dir(dir), "outcomes.csv"), max(window/60, time.Millisecond))
 	if err != nil {
 		return sp, err
@@ -135,19 +157,19 @@ func newScenarioPage(dir string, m *result.RateLimitModel, sc result.ScenarioRes
 		if err != nil {
 			return sp, err
 		}
-		sp.Charts = append(sp.Charts, template.HTML(c))
+		sp.Charts = append(sp.Charts, chart{SVG: template.HTML(c)})
 	} else {
 		sp.Outcomes = "no outcomes.csv in the run directory: no traffic chart"
 	}
 	if c, err = latencyChart(sc); err != nil {
 		return sp, err
 	}
-	sp.Charts = append(sp.Charts, template.HTML(c))
+	sp.Charts = append(sp.Charts, chart{SVG: template.HTML(c)})
 	if len(sc.PeakRatios) > 0 {
 		if c, err = peakChart(sc); err != nil {
 			return sp, err
 		}
-		sp.Charts = append(sp.Charts, template.HTML(c))
+		sp.Charts = append(sp.Charts, chart{ID: peakChartID(sc.Name), SVG: template.HTML(c)})
 	}
 	return sp, nil
 }
@@ -210,9 +232,16 @@ func (p *page) render(w io.Writer) error {
 }
 
 var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
-	"ms": func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
-	"f":  result.Number, // 40,000 (never 4e+04), 866.7
-	"f3": func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"ms":        func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
+	"f":         result.Number, // 40,000 (never 4e+04), 866.7
+	"f3":        func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"sectionID": scenarioID,
+	"count": func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	},
 	"passfail": func(ok bool) template.HTML {
 		if ok {
 			return `<span class="pass">pass</span>`
@@ -235,6 +264,16 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <h1>Load test report</h1>
 <p class="verdict {{.VerdictClass}}" id="verdict">{{.Verdict}}</p>
 {{with .Summary.Failed}}<p>Failed: {{range .}}<br>{{.}}{{end}}</p>{{end}}
+
+<h2>Promises</h2>
+<table id="promises"><tr><th>promise</th><th>result over the gated scenarios</th><th>worst</th><th>its figure</th><th></th></tr>
+{{range .Promises}}<tr class="promise"><td id="promise-{{.ID}}"><b>{{.Name}}</b>: {{.Says}}</td>
+<td><span class="{{.Class}}">{{.Result}}</span>{{with .Why}}: {{.}}{{end}}{{if .Failed}}: broken in {{.Failed}} of {{count .Scenarios "scenario"}}{{end}}{{if .Scenarios}} ({{if not .Failed}}{{count .Scenarios "scenario"}}, {{end}}{{count .Checks "check"}}){{end}}</td>
+<td>{{with .Worst}}{{if .Tie}}every scenario{{else}}{{.Scenario}}{{with .Client}}, client {{.}}{{end}}{{if .Bound}} (generator-bound){{end}}{{end}}{{end}}</td>
+<td>{{with .Worst}}{{.Name}} {{f .Figure}} ({{.Op}} {{f .Threshold}}){{end}}</td>
+<td>{{with .Worst}}{{if .Anchor}}<a href="#{{.Anchor}}">{{.Shows}}</a>{{end}}{{end}}</td></tr>
+{{end}}</table>
+{{with .Other}}{{if .Checks}}<p id="other-gates">The other gates (the generator's schedule, errors outside fault windows, a killed node's answers): {{if .Failed}}<span class="fail">{{.Failed}} of {{.Checks}} failed</span>: {{range $i, $n := .FailedNames}}{{if $i}}; {{end}}{{$n}}{{end}}{{else}}<span class="pass">{{.Passed}} of {{.Checks}} passed</span>{{end}}. Every check is in <a href="#gates">Gates</a>.</p>{{end}}{{end}}
 
 <h2>Gates</h2>
 <table id="gates"><tr><th>scenario</th><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
@@ -273,14 +312,16 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <h2>Across scenarios</h2>
 <div class="side">{{range .Overview}}<div class="chart">{{.}}</div>{{end}}</div>
 
-{{range .Scenarios}}<section class="scenario" id="scenario-{{.Name}}">
+{{range .Scenarios}}<section class="scenario" id="{{sectionID .Name}}">
 <h2>{{.Name}} {{if .Gated}}(gated){{else}}(comparison){{end}}: {{if .Error}}<span class="fail">ERROR: {{.Error}}</span>{{else if .GeneratorBound}}<span class="bound">GENERATOR-BOUND</span>{{else}}{{passfail .Pass}}{{end}}</h2>
 {{with .Incomplete}}<p class="fail">INCOMPLETE: {{.}}</p>{{end}}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; {{if .NoStore}}no store{{else}}store {{f .StoreCmdPerSec}} commands/s{{end}}; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
 {{with .FaultTiming}}{{.Fault}} on {{.Member}}: planned from {{ms .Planned.From}} ms{{if ne .Planned.To .Planned.From}} to {{ms .Planned.To}} ms{{else}}, started again at once{{end}}; taken down from {{ms .Began}} ms (down at {{ms .Down}} ms), brought back from {{ms .Mending}} ms, {{if .Back}}answering again at {{ms .Back}} ms{{else}}never answering again{{end}}{{with .Delay}}; every store reply delayed {{ms .}} ms{{end}}{{with .Routed}}; the harness sent its requests to the other replicas from {{ms .From}} ms to {{ms .To}} ms{{end}}{{with .Error}}; <span class="fail">{{.}}</span>{{end}}.
 {{end}}{{range .Faults}}Judged as the fault: {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}{{with .Errors.Routing}}{{.}} requests sent to the killed replica are the harness's routing errors, in no other count.{{end}}</p>
-{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
+{{with .Named}}<h3>Clients the promises name</h3>
+<div class="side">{{range .}}<div class="chart named" id="{{.ID}}"><p>Named by {{.Title}}.</p>{{.SVG}}</div>{{end}}</div>
+{{end}}{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
 {{else}}<h3>Window algorithms: the document's model beside the fleet</h3>
 <table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
 <tr><th>requests</th><th>accepted</th><th>busiest window</th><th>x limit</th><th>offered</th><th>accepted</th><th>busiest window</th><th>x limit</th></tr>
@@ -316,7 +357,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{else}}<p class="storecost">{{f .StoreCmdPerSec}} commands/s; per request {{f3 .RoundTripsPerRequest}} round trips and {{f3 .ScriptCmdPerRequest}} commands run inside scripts;
 {{with .StoreCPU}}Redis CPU {{printf "%.1f" .Percent}} % of a core ({{printf "%.2f" .MsPerKiloRequest}} ms per 1,000 requests){{else}}Redis CPU not measured{{with .StoreCPUWhy}}: {{.}}{{end}}{{end}}.</p>{{end}}
 {{with .Outcomes}}<p>{{.}}</p>{{end}}
-<div class="side">{{range .Charts}}<div class="chart">{{.}}</div>{{end}}</div>
+<div class="side">{{range .Charts}}<div class="chart"{{with .ID}} id="{{.}}"{{end}}>{{.SVG}}</div>{{end}}</div>
 </section>
 {{end}}
 </body></html>

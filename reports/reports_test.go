@@ -240,12 +240,13 @@ func TestReportCharts(t *testing.T) {
 			t.Errorf("chart %q over %q missing", title[0], title[1])
 		}
 	}
-	if n := strings.Count(html, "<svg"); n != 12 {
-		t.Errorf("%d charts, want 12 (3 probe, 2 traffic, 3 latency, 1 peak distribution, 3 across scenarios)", n)
+	if n := strings.Count(html, "<svg"); n != 13 {
+		t.Errorf("%d charts, want 13 (3 probe, 2 traffic, 3 latency, 1 peak distribution, 3 across scenarios, 1 client the promises name)", n)
 	}
-	// The fail-open scenario's two time charts are shaded; the others are not.
-	if n := strings.Count(html, "fault window"); n != 2 {
-		t.Errorf("%d fault legends, want 2 (both time charts of the fail-open scenario)", n)
+	// The fail-open scenario's time charts are shaded (its probes, its traffic, and the client
+	// the first screen names in it); the others are not.
+	if n := strings.Count(html, ">fault window<"); n != 3 {
+		t.Errorf("%d fault legends, want 3 (the time charts of the fail-open scenario)", n)
 	}
 	if !strings.Contains(html, "no outcomes.csv") {
 		t.Error("the scenario without outcomes does not say why it has no traffic chart")
