@@ -42,6 +42,16 @@ var promiseOf = map[string]string{
 // PromiseOf is the promise a check gates, or "" for the run's other gates.
 func PromiseOf(check string) string { return promiseOf[check] }
 
+// promiseName is a promise's name as the first screen heads its line ("No overshoot").
+func promiseName(id string) string {
+	for _, p := range promises {
+		if p.ID == id {
+			return p.Name
+		}
+	}
+	return id
+}
+
 // promise is one promise: what it says, and why a run may hold no check of it.
 type promise struct {
 	ID, Name, Says string
