@@ -442,3 +442,28 @@ func clientChart(sc result.ScenarioResult, pr result.ProbeResult, window time.Du
 	p.Y.Min, p.Y.Max = 0, ymax
 	return svg(p, chartW, chartH)
 }
+
+// marks are points drawn with one glyph and named in the legend.
+type marks struct {
+	name  string
+	xys   plotter.XYs
+	color color.Color
+	shape draw.GlyphDrawer
+}
+
+// addMarks draws every set of marks that has points at radius, each named in the legend.
+func addMarks(p *plot.Plot, radius vg.Length, sets ...marks) error {
+	for _, m := range sets {
+		if len(m.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(m.xys)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = m.color, m.shape, radius
+		p.Add(sc)
+		p.Legend.Add(m.name, sc)
+	}
+	return nil
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"image/color"
 	"io/fs"
 	"math"
 	"os"
@@ -313,26 +312,12 @@ func trendChart(h History, s Series) (string, error) {
 	}
 	p.Add(t)
 	p.Legend.Add("gate ("+s.Points[0].Op+")", t)
-	for _, m := range []struct {
-		xys   plotter.XYs
-		label string
-		c     color.Color
-		shape draw.GlyphDrawer
-	}{
-		{within, "within the gate", palette[0], draw.CircleGlyph{}},
-		{past, "past the gate", red, draw.CircleGlyph{}},
-		{bound, "generator-bound: not evidence", palette[1], draw.RingGlyph{}},
-	} {
-		if len(m.xys) == 0 {
-			continue
-		}
-		sc, err := plotter.NewScatter(m.xys)
-		if err != nil {
-			return "", err
-		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = m.c, m.shape, vg.Points(3.5)
-		p.Add(sc)
-		p.Legend.Add(m.label, sc)
+	if err := addMarks(p, vg.Points(3.5),
+		marks{"within the gate", within, palette[0], draw.CircleGlyph{}},
+		marks{"past the gate", past, red, draw.CircleGlyph{}},
+		marks{"generator-bound: not evidence", bound, palette[1], draw.RingGlyph{}},
+	); err != nil {
+		return "", err
 	}
 	// The runs' commits under the axis; every k-th where there are too many to read.
 	every := max(1, (n+23)/24)
