@@ -371,23 +371,27 @@ const LockoutFloor = 0.9
 // accepted requests per sliding window against its limit, once per probe whatever the promises
 // that name it.
 func namedCharts(sc result.ScenarioResult, window time.Duration, named []namedCheck) ([]chart, error) {
-	var out []chart
-	seen := map[string]int{}
+	var order []string
+	by := map[string][]string{}
+	floor := map[string]bool{}
 	for _, n := range named {
-		if i, ok := seen[n.Client]; ok {
-			out[i].Title += ", " + n.Name
-			continue
+		if _, ok := by[n.Client]; !ok {
+			order = append(order, n.Client)
 		}
+		by[n.Client] = append(by[n.Client], promiseName(PromiseOf(n.Name))+" ("+n.Name+")")
+		floor[n.Client] = floor[n.Client] || PromiseOf(n.Name) == PromiseNoLockout
+	}
+	var out []chart
+	for _, id := range order {
 		for _, pr := range sc.Probes {
-			if pr.ID != n.Client {
+			if pr.ID != id {
 				continue
 			}
-			s, err := clientChart(sc, pr, window, PromiseOf(n.Name) == PromiseNoLockout)
+			s, err := clientChart(sc, pr, window, floor[id])
 			if err != nil {
 				return nil, err
 			}
-			seen[n.Client] = len(out)
-			out = append(out, chart{ID: clientChartID(sc.Name, pr.ID), Title: n.Name, SVG: template.HTML(s)})
+			out = append(out, chart{ID: clientChartID(sc.Name, id), Title: strings.Join(by[id], ", "), SVG: template.HTML(s)})
 		}
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -186,7 +187,7 @@ func TestReportFirstScreenIsThePromises(t *testing.T) {
 	}
 	for _, s := range []string{
 		`<a href="#client-sliding_window_delayed_store-stop--probe-uniform2x">its chart</a>`,
-		`<div class="chart named" id="client-sliding_window_delayed_store-stop--probe-uniform2x"><p>Named by overshoot after recovery.</p><svg`,
+		`<div class="chart named" id="client-sliding_window_delayed_store-stop--probe-uniform2x"><p>Named by No overshoot (overshoot after recovery).</p><svg`,
 		`<a href="#scenario-sliding_window_delayed_store-stop">the scenario</a>`,
 		`<p id="other-gates">The other gates (the generator's schedule, errors outside fault windows, a killed node's answers): <span class="pass">3 of 3 passed</span>.`,
 	} {
@@ -219,5 +220,28 @@ func TestNamedClient(t *testing.T) {
 		if id, probe := namedClient(sc, result.Check{Detail: tt.detail}); id != tt.id || probe != tt.probe {
 			t.Errorf("%q: client %q probe %v, want %q %v", tt.detail, id, probe, tt.id, tt.probe)
 		}
+	}
+}
+
+// A probe two promises name has one chart, named by both; the no lock-out promise's client has
+// the floor drawn beneath its limit.
+func TestReportChartsAClientOnceWhateverNamesIt(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) {
+		addCheck(s, "sliding_window/delayed/store-stop", result.Check{Name: "locked-out clients", Figure: 1, Op: "==", Threshold: 0,
+			Detail: "probe-uniform2x: admitted 300 of 600 in a window while it sent 1200"})
+	})
+	named := regexp.MustCompile(`(?s)<div class="chart named" id="([^"]+)"><p>Named by ([^<]*)\.</p>(.*?)</svg>`).FindAllStringSubmatch(html, -1)
+	if len(named) != 1 {
+		t.Fatalf("%d charts of named clients, want 1", len(named))
+	}
+	if id, by := named[0][1], named[0][2]; id != "client-sliding_window_delayed_store-stop--probe-uniform2x" ||
+		by != "No overshoot (overshoot after recovery), No lock-out (locked-out clients)" {
+		t.Errorf("chart %s named by %q", id, by)
+	}
+	if !strings.Contains(named[0][3], ">0.9x limit (floor)</text>") {
+		t.Error("the locked-out client's chart has no floor")
+	}
+	if n := strings.Count(html, `<a href="#client-sliding_window_delayed_store-stop--probe-uniform2x">its chart</a>`); n != 2 {
+		t.Errorf("%d links to the chart, want 2 (both promises)", n)
 	}
 }
