@@ -3,8 +3,12 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"html"
+	"html/template"
 	"image/color"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,8 +44,9 @@ var (
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // svg renders p as an SVG element to inline in the page (no XML prolog, no fonts fetched:
-// text is drawn with the viewer's own fonts).
+// text is drawn with the viewer's own fonts, held to the widths the layout measured).
 func svg(p *plot.Plot, w, h vg.Length) (string, error) {
+	fitTitle(p, w)
 	c := vgsvg.New(w, h)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
@@ -52,7 +57,70 @@ func svg(p *plot.Plot, w, h vg.Length) (string, error) {
 	if i := strings.Index(s, "<svg"); i > 0 {
 		s = s[i:]
 	}
-	return s, nil
+	return measuredText(s), nil
+}
+
+// Title fitting: a chart's title is "what: scenario", and a long scenario name in a half-width
+// chart made it wider than the chart, so that its start and end were drawn off the canvas
+// ("ency percentiles"). titleMargin is kept free on each side; minTitleSize is the least the
+// title's font shrinks to before a line is shortened.
+const (
+	titleMargin  = 4 * vg.Millimeter
+	minTitleSize = vg.Length(8)
+)
+
+// fitTitle makes p's title fit a chart w wide: the scenario goes to a second line, then the
+// font shrinks, then the longest line loses its middle to an ellipsis.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	room := w - 2*titleMargin
+	st := &p.Title.TextStyle
+	if p.Title.Text == "" || st.Width(p.Title.Text) <= room {
+		return
+	}
+	if what, scenario, ok := strings.Cut(p.Title.Text, ": "); ok && !strings.Contains(p.Title.Text, "\n") {
+		p.Title.Text = what + "\n" + scenario
+	}
+	for st.Width(p.Title.Text) > room && st.Font.Size > minTitleSize {
+		st.Font.Size = max(minTitleSize, st.Font.Size*0.9)
+	}
+	lines := strings.Split(p.Title.Text, "\n")
+	for i, l := range lines {
+		for r := []rune(l); st.Width(string(r)) > room && len(r) > 8; {
+			mid := len(r) / 2
+			r = append(r[:mid-1:mid-1], append([]rune{'…'}, r[mid+1:]...)...)
+			lines[i] = string(r)
+		}
+	}
+	p.Title.Text = strings.Join(lines, "\n")
+}
+
+// svgText is one line of text as vgsvg writes it: its attributes, its style, its text.
+var svgText = regexp.MustCompile(`(?s)<text ([^>]*?)style="([^"]*)">([^<]*)</text>`)
+
+// svgFontSize reads the font size out of a text's style.
+var svgFontSize = regexp.MustCompile(`font-size:([0-9.]+)px`)
+
+// measuredText gives every line of text of the default font the width the layout measured it
+// at (textLength), so that a viewer without that font draws it in its own, squeezed or
+// stretched to the same width: the axis names of the across-scenarios charts ran under their
+// bars in a browser whose fallback font is wider than Liberation Serif.
+func measuredText(s string) string {
+	family := "font-family:" + string(plot.DefaultFont.Typeface) + " " + string(plot.DefaultFont.Variant) + ";"
+	return svgText.ReplaceAllStringFunc(s, func(m string) string {
+		g := svgText.FindStringSubmatch(m)
+		attrs, style, text := g[1], g[2], html.UnescapeString(g[3])
+		size := svgFontSize.FindStringSubmatch(style)
+		if !strings.Contains(style, family) || size == nil || text == "" || strings.Contains(attrs, "textLength") {
+			return m
+		}
+		pt, err := strconv.ParseFloat(size[1], 64)
+		if err != nil {
+			return m
+		}
+		face := plot.DefaultTextHandler.Cache().Lookup(plot.DefaultFont, vg.Length(pt))
+		w := face.Width(text).Points()
+		return fmt.Sprintf(`<text %stextLength="%.2f" lengthAdjust="spacingAndGlyphs" style="%s">%s</text>`, attrs, w, style, g[3])
+	})
 }
 
 // shadeFaults draws the fault windows behind a time chart whose x axis is seconds.
@@ -291,5 +359,115 @@ func vline(p *plot.Plot, x, ymax float64, c color.Color) error {
 	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(l)
 	p.Legend.Add("1.1x limit", l)
+	return nil
+}
+
+// LockoutFloor is the share of its limit the report marks on the chart of a client named by the
+// no lock-out promise: a client that sends steadily over its limit is admitted at least this
+// much of it in a window.
+const LockoutFloor = 0.9
+
+// namedCharts are the charts of the probes the first screen names in a scenario: each probe's
+// accepted requests per sliding window against its limit, once per probe whatever the promises
+// that name it.
+func namedCharts(sc result.ScenarioResult, window time.Duration, named []namedCheck) ([]chart, error) {
+	var order []string
+	by := map[string][]string{}
+	floor := map[string]bool{}
+	for _, n := range named {
+		if _, ok := by[n.Client]; !ok {
+			order = append(order, n.Client)
+		}
+		by[n.Client] = append(by[n.Client], promiseName(PromiseOf(n.Name))+" ("+n.Name+")")
+		floor[n.Client] = floor[n.Client] || PromiseOf(n.Name) == PromiseNoLockout
+	}
+	var out []chart
+	for _, id := range order {
+		for _, pr := range sc.Probes {
+			if pr.ID != id {
+				continue
+			}
+			s, err := clientChart(sc, pr, window, floor[id])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, chart{ID: clientChartID(sc.Name, id), Title: strings.Join(by[id], ", "), SVG: template.HTML(s)})
+		}
+	}
+	return out, nil
+}
+
+// clientChart is one probe's accepted requests per sliding window over the scenario, with its
+// limit, the 1.1x line and, for a client the no lock-out promise names, the floor beneath it.
+func clientChart(sc result.ScenarioResult, pr result.ProbeResult, window time.Duration, floor bool) (string, error) {
+	if pr.Window > 0 {
+		window = pr.Window
+	}
+	p := plot.New()
+	p.Title.Text = "Client " + pr.ID + ", accepted per sliding window: " + sc.Name
+	p.X.Label.Text = "time since start (s)"
+	p.Y.Label.Text = "accepted in the last window"
+	p.Legend.Top = true
+	times := slices.Clone(pr.AcceptedAt)
+	slices.Sort(times)
+	end := sc.Duration
+	if n := len(times); n > 0 {
+		end = max(end, times[n-1])
+	}
+	xys := slidingCounts(times, window, end)
+	ymax := max(1, float64(pr.Limit)*1.5) // the legend above the 1.1x line
+	for _, xy := range xys {
+		ymax = max(ymax, xy.Y*1.05)
+	}
+	if err := shadeFaults(p, sc.Faults, ymax); err != nil {
+		return "", err
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return "", err
+	}
+	l.Color, l.Width = palette[0], vg.Points(1.5)
+	p.Add(l)
+	p.Legend.Add("accepted", l)
+	if pr.Limit > 0 {
+		lim := float64(pr.Limit)
+		if err := hline(p, lim, 0, end.Seconds(), gray, false, fmt.Sprintf("limit %d", pr.Limit)); err != nil {
+			return "", err
+		}
+		if err := hline(p, lim*accounting.OvershootLimit, 0, end.Seconds(), red, true, "1.1x limit"); err != nil {
+			return "", err
+		}
+		if floor {
+			if err := hline(p, lim*LockoutFloor, 0, end.Seconds(), palette[1], true, "0.9x limit (floor)"); err != nil {
+				return "", err
+			}
+		}
+	}
+	p.Y.Min, p.Y.Max = 0, ymax
+	return svg(p, chartW, chartH)
+}
+
+// marks are points drawn with one glyph and named in the legend.
+type marks struct {
+	name  string
+	xys   plotter.XYs
+	color color.Color
+	shape draw.GlyphDrawer
+}
+
+// addMarks draws every set of marks that has points at radius, each named in the legend.
+func addMarks(p *plot.Plot, radius vg.Length, sets ...marks) error {
+	for _, m := range sets {
+		if len(m.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(m.xys)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = m.color, m.shape, radius
+		p.Add(sc)
+		p.Legend.Add(m.name, sc)
+	}
 	return nil
 }

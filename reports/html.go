@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
@@ -27,6 +28,16 @@ type page struct {
 	NoModel bool
 	// Peers are the systems under test side by side, when a run tested a target file's limiter.
 	Peers []result.PeerRow
+	// Promises are the first screen: one line per promise over the gated scenarios; Other is
+	// the gated checks no promise holds.
+	Promises []promiseLine
+	Other    otherGates
+}
+
+// chart is one chart of a scenario's section; ID, when set, is its anchor.
+type chart struct {
+	ID, Title string
+	SVG       template.HTML
 }
 
 type scenarioPage struct {
@@ -34,9 +45,11 @@ type scenarioPage struct {
 	Windows  []windowRow
 	Dist     []distRow
 	Sync90   *result.ProbeResult
-	Charts   []template.HTML
+	Charts   []chart
 	Outcomes string // why there is no traffic chart, when there is none
 	Sync     syncPanel
+	// Named are the charts of the clients the first screen names in this scenario.
+	Named []chart
 }
 
 func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, error) {
@@ -45,6 +58,13 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	m := sum.Model
 	p := &page{Summary: sum, Deltas: deltas, Baseline: opt.BaselinePath, NoModel: m == nil}
 	p.Verdict, p.VerdictClass = verdict(sum)
+	p.Promises, p.Other = judgePromises(sum)
+	named := map[string][]namedCheck{} // scenario: the probes the promises name in it
+	for _, l := range p.Promises {
+		if w := l.Worst; w != nil && w.Probe {
+			named[w.Scenario] = append(named[w.Scenario], *w)
+		}
+	}
 	for _, d := range deltas {
 		if d.Regressed {
 			p.Regressed++
@@ -68,6 +88,9 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 	for _, sc := range sum.Scenarios {
 		sp, err := newScenarioPage(dir, m, sc, window)
 		if err != nil {
+			return nil, err
+		}
+		if sp.Named, err = namedCharts(sc, window, named[sc.Name]); err != nil {
 			return nil, err
 		}
 		if sc.Gated {
@@ -124,7 +147,7 @@ func newScenarioPage(dir string, m *result.RateLimitModel, sc result.ScenarioRes
 	if err != nil {
 		return sp, err
 	}
-	sp.Charts = append(sp.Charts, template.HTML(c))
+	sp.Charts = append(sp.Charts, chart{SVG: template.HTML(c)})
 	o, ok, err := readOutcomes(filepath.Join(sc.Dir(dir), "outcomes.csv"), max(window/60, time.Millisecond))
 	if err != nil {
 		return sp, err
@@ -134,19 +157,19 @@ func newScenarioPage(dir string, m *result.RateLimitModel, sc result.ScenarioRes
 		if err != nil {
 			return sp, err
 		}
-		sp.Charts = append(sp.Charts, template.HTML(c))
+		sp.Charts = append(sp.Charts, chart{SVG: template.HTML(c)})
 	} else {
 		sp.Outcomes = "no outcomes.csv in the run directory: no traffic chart"
 	}
 	if c, err = latencyChart(sc); err != nil {
 		return sp, err
 	}
-	sp.Charts = append(sp.Charts, template.HTML(c))
+	sp.Charts = append(sp.Charts, chart{SVG: template.HTML(c)})
 	if len(sc.PeakRatios) > 0 {
 		if c, err = peakChart(sc); err != nil {
 			return sp, err
 		}
-		sp.Charts = append(sp.Charts, template.HTML(c))
+		sp.Charts = append(sp.Charts, chart{ID: peakChartID(sc.Name), SVG: template.HTML(c)})
 	}
 	return sp, nil
 }
@@ -157,11 +180,16 @@ func overview(scenarios []result.ScenarioResult) ([]template.HTML, error) {
 	if len(scenarios) == 0 {
 		return nil, nil
 	}
-	var names []string
+	var names, stored, storeless []string
 	var store, asked, achieved, late []float64
 	for _, sc := range scenarios {
 		names = append(names, sc.Name)
-		store = append(store, sc.StoreCmdPerSec)
+		if sc.NoStore {
+			storeless = append(storeless, sc.Name)
+		} else {
+			stored = append(stored, sc.Name)
+			store = append(store, sc.StoreCmdPerSec)
+		}
 		asked = append(asked, sc.AskedRate)
 		achieved = append(achieved, sc.AchievedRate)
 		late = append(late, ms(sc.Lateness.P99))
@@ -169,18 +197,29 @@ func overview(scenarios []result.ScenarioResult) ([]template.HTML, error) {
 	var out []template.HTML
 	for _, c := range []struct {
 		title, unit string
+		names       []string
 		series      []string
 		values      [][]float64
 	}{
-		{"Store commands per second", "commands/s", []string{"store"}, [][]float64{store}},
-		{"Rate asked and achieved", "requests/s", []string{"asked", "achieved"}, [][]float64{asked, achieved}},
-		{"Generator lateness, p99", "ms", []string{"p99 lateness"}, [][]float64{late}},
+		{"Store commands per second", "commands/s", stored, []string{"store"}, [][]float64{store}},
+		{"Rate asked and achieved", "requests/s", names, []string{"asked", "achieved"}, [][]float64{asked, achieved}},
+		{"Generator lateness, p99", "ms", names, []string{"p99 lateness"}, [][]float64{late}},
 	} {
-		s, err := scenarioBars(c.title, c.unit, names, c.series, c.values)
+		if len(c.names) == 0 {
+			continue
+		}
+		s, err := scenarioBars(c.title, c.unit, c.names, c.series, c.values)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, template.HTML(s))
+	}
+	if len(storeless) > 0 {
+		// A system that keeps its counters among its own nodes has no store to read: a bar
+		// of zero (or an empty chart) would read as a measurement.
+		out = append(out, template.HTML(`<p class="nostore">Store commands per second: no store in `+
+			template.HTMLEscapeString(strings.Join(storeless, ", "))+
+			` (the system keeps its counters among its own nodes; the harness read no store).</p>`))
 	}
 	return out, nil
 }
@@ -193,9 +232,16 @@ func (p *page) render(w io.Writer) error {
 }
 
 var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
-	"ms": func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
-	"f":  result.Number, // 40,000 (never 4e+04), 866.7
-	"f3": func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"ms":        func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
+	"f":         result.Number, // 40,000 (never 4e+04), 866.7
+	"f3":        func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"sectionID": scenarioID,
+	"count": func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	},
 	"passfail": func(ok bool) template.HTML {
 		if ok {
 			return `<span class="pass">pass</span>`
@@ -218,6 +264,16 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <h1>Load test report</h1>
 <p class="verdict {{.VerdictClass}}" id="verdict">{{.Verdict}}</p>
 {{with .Summary.Failed}}<p>Failed: {{range .}}<br>{{.}}{{end}}</p>{{end}}
+
+<h2>Promises</h2>
+<table id="promises"><tr><th>promise</th><th>result over the gated scenarios</th><th>worst</th><th>its figure</th><th></th></tr>
+{{range .Promises}}<tr class="promise"><td id="promise-{{.ID}}"><b>{{.Name}}</b>: {{.Says}}</td>
+<td><span class="{{.Class}}">{{.Result}}</span>{{with .Why}}: {{.}}{{end}}{{if .Failed}}: broken in {{.Failed}} of {{count .Scenarios "scenario"}}{{end}}{{if .Scenarios}} ({{if not .Failed}}{{count .Scenarios "scenario"}}, {{end}}{{count .Checks "check"}}){{end}}</td>
+<td>{{with .Worst}}{{if .Tie}}every scenario{{else}}{{.Scenario}}{{with .Client}}, client {{.}}{{end}}{{if .Bound}} (generator-bound){{end}}{{end}}{{end}}</td>
+<td>{{with .Worst}}{{.Name}} {{f .Figure}} ({{.Op}} {{f .Threshold}}){{end}}</td>
+<td>{{with .Worst}}{{if .Anchor}}<a href="#{{.Anchor}}">{{.Shows}}</a>{{end}}{{end}}</td></tr>
+{{end}}</table>
+{{with .Other}}{{if .Checks}}<p id="other-gates">The other gates (the generator's schedule, errors outside fault windows, a killed node's answers): {{if .Failed}}<span class="fail">{{.Failed}} of {{.Checks}} failed</span>: {{range $i, $n := .FailedNames}}{{if $i}}; {{end}}{{$n}}{{end}}{{else}}<span class="pass">{{.Passed}} of {{.Checks}} passed</span>{{end}}. Every check is in <a href="#gates">Gates</a>.</p>{{end}}{{end}}
 
 <h2>Gates</h2>
 <table id="gates"><tr><th>scenario</th><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
@@ -249,21 +305,23 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 
 {{with .Peers}}<h2>Systems side by side</h2>
 <table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
-{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}})</td><td>{{.Verdict}}</td>
+{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{if .NoStore}}no store{{else}}{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}}){{end}}</td><td>{{.Verdict}}</td>
 {{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row.NoStore}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 
 <h2>Across scenarios</h2>
 <div class="side">{{range .Overview}}<div class="chart">{{.}}</div>{{end}}</div>
 
-{{range .Scenarios}}<section class="scenario" id="scenario-{{.Name}}">
+{{range .Scenarios}}<section class="scenario" id="{{sectionID .Name}}">
 <h2>{{.Name}} {{if .Gated}}(gated){{else}}(comparison){{end}}: {{if .Error}}<span class="fail">ERROR: {{.Error}}</span>{{else if .GeneratorBound}}<span class="bound">GENERATOR-BOUND</span>{{else}}{{passfail .Pass}}{{end}}</h2>
 {{with .Incomplete}}<p class="fail">INCOMPLETE: {{.}}</p>{{end}}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
-Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; store {{f .StoreCmdPerSec}} commands/s; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
+Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; {{if .NoStore}}no store{{else}}store {{f .StoreCmdPerSec}} commands/s{{end}}; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
 {{with .FaultTiming}}{{.Fault}} on {{.Member}}: planned from {{ms .Planned.From}} ms{{if ne .Planned.To .Planned.From}} to {{ms .Planned.To}} ms{{else}}, started again at once{{end}}; taken down from {{ms .Began}} ms (down at {{ms .Down}} ms), brought back from {{ms .Mending}} ms, {{if .Back}}answering again at {{ms .Back}} ms{{else}}never answering again{{end}}{{with .Delay}}; every store reply delayed {{ms .}} ms{{end}}{{with .Routed}}; the harness sent its requests to the other replicas from {{ms .From}} ms to {{ms .To}} ms{{end}}{{with .Error}}; <span class="fail">{{.}}</span>{{end}}.
 {{end}}{{range .Faults}}Judged as the fault: {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}{{with .Errors.Routing}}{{.}} requests sent to the killed replica are the harness's routing errors, in no other count.{{end}}</p>
-{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
+{{with .Named}}<h3>Clients the promises name</h3>
+<div class="side">{{range .}}<div class="chart named" id="{{.ID}}"><p>Named by {{.Title}}.</p>{{.SVG}}</div>{{end}}</div>
+{{end}}{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
 {{else}}<h3>Window algorithms: the document's model beside the fleet</h3>
 <table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
 <tr><th>requests</th><th>accepted</th><th>busiest window</th><th>x limit</th><th>offered</th><th>accepted</th><th>busiest window</th><th>x limit</th></tr>
@@ -273,7 +331,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 <h3>Distributed counter ({{.Mode}}): the document's model beside the fleet{{with .Design}} (the model is the document's design; the fleet ran the {{.}} design){{end}}</h3>
 <table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
 {{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
-{{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{f .StoreCmdPerSec}} (whole fleet)</td></tr></table>{{end}}
+{{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{if .NoStore}}no store{{else}}{{f .StoreCmdPerSec}} (whole fleet){{end}}</td></tr></table>{{end}}
 <h3>The document's claims</h3>
 <table class="claims"><tr><th>claim</th><th>figure</th><th>run</th></tr>
 {{range .Claims}}<tr class="claim"><td>{{.Text}}</td><td>{{.Figure}}</td><td>{{claim .}}</td></tr>
@@ -295,10 +353,11 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{end}}</table>
 <div class="side">{{range .Charts}}<div class="chart sync-chart">{{.}}</div>{{end}}</div>{{end}}
 <h3>Store cost</h3>
-<p class="storecost">{{f .StoreCmdPerSec}} commands/s; per request {{f3 .RoundTripsPerRequest}} round trips and {{f3 .ScriptCmdPerRequest}} commands run inside scripts;
-{{with .StoreCPU}}Redis CPU {{printf "%.1f" .Percent}} % of a core ({{printf "%.2f" .MsPerKiloRequest}} ms per 1,000 requests){{else}}Redis CPU not measured{{with .StoreCPUWhy}}: {{.}}{{end}}{{end}}.</p>
+{{if .NoStore}}<p class="storecost">No store: the system keeps its counters among its own nodes, so there was no store to read (its peer traffic is not measured).</p>
+{{else}}<p class="storecost">{{f .StoreCmdPerSec}} commands/s; per request {{f3 .RoundTripsPerRequest}} round trips and {{f3 .ScriptCmdPerRequest}} commands run inside scripts;
+{{with .StoreCPU}}Redis CPU {{printf "%.1f" .Percent}} % of a core ({{printf "%.2f" .MsPerKiloRequest}} ms per 1,000 requests){{else}}Redis CPU not measured{{with .StoreCPUWhy}}: {{.}}{{end}}{{end}}.</p>{{end}}
 {{with .Outcomes}}<p>{{.}}</p>{{end}}
-<div class="side">{{range .Charts}}<div class="chart">{{.}}</div>{{end}}</div>
+<div class="side">{{range .Charts}}<div class="chart"{{with .ID}} id="{{.}}"{{end}}>{{.SVG}}</div>{{end}}</div>
 </section>
 {{end}}
 </body></html>

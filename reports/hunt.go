@@ -88,25 +88,11 @@ func huntChart(s result.HuntSystem) (string, error) {
 	p.X.Min, p.X.Max = 0, top*1.05
 	p.NominalY(names...)
 	p.Legend.Top = true
-	for _, ser := range []struct {
-		name  string
-		xys   plotter.XYs
-		color color.Color
-		shape draw.GlyphDrawer
-	}{
-		{"sent faithfully", kept, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, draw.CircleGlyph{}},
-		{"generator-bound (not evidence)", bound, color.RGBA{R: 0xbb, G: 0x66, A: 0xff}, draw.CrossGlyph{}},
-	} {
-		if len(ser.xys) == 0 {
-			continue
-		}
-		sc, err := plotter.NewScatter(ser.xys)
-		if err != nil {
-			return "", err
-		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = ser.color, ser.shape, vg.Points(3)
-		p.Add(sc)
-		p.Legend.Add(ser.name, sc)
+	if err := addMarks(p, vg.Points(3),
+		marks{"sent faithfully", kept, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, draw.CircleGlyph{}},
+		marks{"generator-bound (not evidence)", bound, color.RGBA{R: 0xbb, G: 0x66, A: 0xff}, draw.CrossGlyph{}},
+	); err != nil {
+		return "", err
 	}
 	limit, err := plotter.NewLine(plotter.XYs{{X: 1.1, Y: -0.5}, {X: 1.1, Y: float64(len(names)) - 0.5}})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,10 +14,10 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var baseline string
-	var peerTable bool
+	var baseline, out string
+	var peerTable, history bool
 	cmd := &cobra.Command{
-		Use:   "report RUN_DIR",
+		Use:   "report RUN_DIR | report --history RUN_DIR...",
 		Short: "Write report.html and junit.xml for a run directory from its saved results",
 		Long: `Reads RUN_DIR/summary.json and the scenarios' outcomes.csv and writes RUN_DIR/report.html
 (self-contained: charts inlined, nothing fetched) and RUN_DIR/junit.xml (one test case per
@@ -25,9 +26,25 @@ regression beyond tolerance: p99 latency +50 %, achieved/asked rate -10 %, overs
 A directory of 'harness run claimcheck' (claimcheck.json) or 'harness run autoscale'
 (autoscale.json) gets its own section instead, and no JUnit file. With --peer-table-md it
 writes nothing and prints the run's systems side by side as a Markdown table instead (the
-README's peer table is this, for make loadtest-peers).`,
-		Args: cobra.ExactArgs(1),
+README's peer table is this, for make loadtest-peers).
+
+With --history it reads the summary.json of every RUN_DIR given (the nightly workflow's
+artifacts; a summary.json file may stand for its directory), orders the runs by started_at and
+writes one self-contained page (--out, default history.html): per gated check and scenario, the
+figure over the runs with the gate's threshold and each run's commit, generator-bound runs
+marked as such and never counted as regressions, and a table of the first run where a figure
+crossed its gate. It exits with the newest run's code: 0 it passed, 1 a gate failed, 3 it was
+generator-bound; 2 when no RUN_DIR holds a summary.json.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if history {
+				return cobra.MinimumNArgs(1)(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if history {
+				return writeHistory(cmd.OutOrStdout(), args, out)
+			}
 			if peerTable {
 				return writePeerTable(cmd.OutOrStdout(), args[0])
 			}
@@ -40,7 +57,48 @@ README's peer table is this, for make loadtest-peers).`,
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "", "an earlier run's summary.json (or its run directory) to compare with")
 	cmd.Flags().BoolVar(&peerTable, "peer-table-md", false, "print the run's systems side by side as a Markdown table and write nothing")
+	cmd.Flags().BoolVar(&history, "history", false, "read the runs given (RUN_DIR...) and write their trend page instead of a report")
+	cmd.Flags().StringVar(&out, "out", reports.HistoryFile, "with --history: the trend page's path")
 	return cmd
+}
+
+// writeHistory writes the trend of the runs in dirs to out and exits with the newest run's
+// code: a failed gate 1, generator-bound 3.
+func writeHistory(w io.Writer, dirs []string, out string) error {
+	runs, missing, err := reports.ReadHistory(dirs)
+	if err != nil {
+		return err
+	}
+	for _, m := range missing {
+		fmt.Fprintf(w, "not in the trend: %s\n", m)
+	}
+	if len(runs) == 0 {
+		return fmt.Errorf("--history: none of the %d paths holds a %s: give run directories harness loadtest wrote", len(dirs), result.SummaryFile)
+	}
+	h := reports.BuildHistory(runs, missing, time.Now())
+	if err := reports.WriteHistory(out, h); err != nil {
+		return err
+	}
+	crossed := h.Crossings()
+	fmt.Fprintf(w, "history: %s (%d runs, %d gated figures, %d crossed their gate)\n", out, len(runs), len(h.Series), len(crossed))
+	for _, s := range crossed {
+		if c := s.Crossing; c.First >= 0 {
+			p := s.Points[c.First]
+			fmt.Fprintf(w, "  %s %s: first past its gate in run %d (%s): %s %s %s\n", s.Scenario, s.Check, p.Run+1, runs[p.Run].Commit(),
+				result.Number(p.Figure), p.Op, result.Number(p.Threshold))
+		} else {
+			fmt.Fprintf(w, "  %s %s: past its gate only in generator-bound runs (%d)\n", s.Scenario, s.Check, len(c.BoundPast))
+		}
+	}
+	newest := h.Newest()
+	switch v := newest.Verdict(); v {
+	case "PASS":
+		return nil
+	case "GENERATOR-BOUND":
+		return &inconclusiveError{msg: fmt.Sprintf("the newest run (%s) is generator-bound: its figures are not evidence either way; see %s", newest.Path, out)}
+	default:
+		return &gateError{msg: fmt.Sprintf("the newest run (%s) is %s; see %s", newest.Path, v, out)}
+	}
 }
 
 // writePeerTable prints the peer table of the run in dir as Markdown.
