@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy images-gubernator test test-loadtest test-short test-envoy test-gubernator loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench lint clean
+.PHONY: all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik loadtest-traefik loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench lint clean
 
 all: build
 
@@ -78,6 +78,12 @@ test-envoy: deps images-envoy
 # (about 1.5 minutes after the image).
 test-gubernator: deps images-gubernator
 	$(GO) test -tags gubernator -count=1 -v -timeout 8m -run TestGubernator ./harness/loadtest
+
+# Traefik's rateLimit started from its target files, two instances each, one client's requests
+# alternating between them at 3 per minute: with Redis 200 three times then 429, in memory
+# 200 six times (three an instance) then 429 (after the image).
+test-traefik: deps images-traefik
+	$(GO) test -tags traefik -count=1 -v -timeout 5m -run TestTraefik ./harness/loadtest
 
 model: build
 	$(BIN)/harness model ratelimit
