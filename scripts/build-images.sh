@@ -127,8 +127,8 @@ DOCKERFILE
 # v3.4.0 added the Redis store to the rateLimit middleware (traefik commit 550d96ea67). v3.6.12
 # is the newest the module proxy serves that builds from the proxy alone: v3.7.x replaces
 # github.com/traefik/traefik/dynamic/ext with ./pkg/config/dynamic/ext, a nested module that
-# the module zip leaves out (and the proxy does not serve), and needs dependencies of lego's
-# DNS providers that the proxy here answers 403 for.
+# the module zip leaves out (and the proxy does not serve), and needs eight modules the proxy
+# here answers 403 for (its go-http-auth fork's pseudo-version, seven of lego's DNS providers').
 TRAEFIK_VERSION=${TRAEFIK_VERSION:-v3.6.12}
 
 # traefik_image: Traefik in a scratch image. `go install pkg@version` refuses a module whose
