@@ -12,13 +12,15 @@
 #                          out of this module (not in the default set: it compiles for ~2 minutes)
 #   rlharness/gubernator:dev  gubernator-io/gubernator's cmd/gubernator at $GUBERNATOR_VERSION, built
 #                          the same way (not in the default set: it compiles for ~2 minutes)
+#   rlharness/traefik:dev  traefik/traefik's cmd/traefik at $TRAEFIK_VERSION, built static with `go build`
+#                          in a copy of its module (not in the default set: it compiles for ~8 minutes)
 #   rlharness/harness:dev  static ./harness/cmd/harness: the load generator's shards (loadtest
 #                          --shard-runner container, the Kubernetes Job under deploy/)
 #   rlharness/redis:dev    $REDIS_IMAGE retagged when it exists locally, else the host's
 #                          redis-server plus every library ldd lists and the dynamic loader
 #
-# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|fixedwindow|harness|envoy-ratelimit|gubernator|redis ...]
-#        (default: all but envoy-ratelimit and gubernator)
+# Usage: scripts/build-images.sh [replica|noop|claimcheck|worker|fixedwindow|harness|envoy-ratelimit|gubernator|traefik|redis ...]
+#        (default: all but envoy-ratelimit, gubernator and traefik)
 # Idempotent: run it again after changing the code. Env: REDIS_IMAGE (optional),
 # GO (go binary, default go), DOCKER (docker binary, default docker).
 set -euo pipefail
@@ -122,6 +124,43 @@ DOCKERFILE
 	docker_build "rlharness/gubernator:dev" "$ctx"
 }
 
+# v3.4.0 added the Redis store to the rateLimit middleware (traefik commit 550d96ea67). v3.6.12
+# is the newest the module proxy serves that builds from the proxy alone: v3.7.x replaces
+# github.com/traefik/traefik/dynamic/ext with ./pkg/config/dynamic/ext, a nested module that
+# the module zip leaves out (and the proxy does not serve), and needs eight modules the proxy
+# here answers 403 for (its go-http-auth fork's pseudo-version, seven of lego's DNS providers').
+TRAEFIK_VERSION=${TRAEFIK_VERSION:-v3.6.12}
+
+# traefik_image: Traefik in a scratch image. `go install pkg@version` refuses a module whose
+# go.mod has replace directives (traefik replaces two modules with its forks), so the module
+# is downloaded through the module proxy, copied to a writable directory and built there,
+# outside this module. The binary is about 178 MB; the build is niced, it takes the machine.
+# /etc/traefik is where the target files write its dynamic configuration.
+traefik_image() {
+	local ctx="$WORK/traefik" src
+	mkdir -p "$ctx/rootfs/etc/traefik" "$ctx/rootfs/tmp"
+	log "downloading github.com/traefik/traefik/v3@$TRAEFIK_VERSION (module proxy)"
+	src=$(cd "$WORK" && "$GO" mod download -json "github.com/traefik/traefik/v3@$TRAEFIK_VERSION" |
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	[[ -n "$src" && -d "$src" ]] || die "go mod download github.com/traefik/traefik/v3@$TRAEFIK_VERSION gave no directory"
+	cp -r "$src" "$ctx/src"
+	chmod -R u+w "$ctx/src"
+	log "compiling github.com/traefik/traefik/v3/cmd/traefik@$TRAEFIK_VERSION (go build in its module, outside this one)"
+	(cd "$ctx/src" && CGO_ENABLED=0 GOOS=linux GOFLAGS= nice -n 10 "$GO" build -trimpath \
+		-ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" \
+		-o "$ctx/rootfs/traefik" ./cmd/traefik)
+	rm -rf "$ctx/src"
+	chmod 1777 "$ctx/rootfs/tmp" "$ctx/rootfs/etc/traefik"
+	cat >"$ctx/Dockerfile" <<'DOCKERFILE'
+FROM scratch
+COPY rootfs/ /
+USER 65534:65534
+EXPOSE 8080
+ENTRYPOINT ["/traefik"]
+DOCKERFILE
+	docker_build "rlharness/traefik:dev" "$ctx"
+}
+
 # harness_image: the harness itself in a scratch image, for the generator shards. It runs as
 # nobody and writes only under the directory it is given (a bind mount or a volume).
 harness_image() {
@@ -192,8 +231,9 @@ for image in "${images[@]}"; do
 	harness) harness_image ;;
 	envoy-ratelimit) envoy_image ;;
 	gubernator) gubernator_image ;;
+	traefik) traefik_image ;;
 	redis) redis_image ;;
-	*) die "unknown image '$image': use replica, noop, claimcheck, worker, fixedwindow, harness, envoy-ratelimit, gubernator or redis" ;;
+	*) die "unknown image '$image': use replica, noop, claimcheck, worker, fixedwindow, harness, envoy-ratelimit, gubernator, traefik or redis" ;;
 	esac
 done
 log "done: $("$DOCKER" images --filter 'reference=rlharness/*' --format '{{.Repository}}:{{.Tag}}' | sort | tr '\n' ' ')"

@@ -250,15 +250,20 @@ func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, 
 		slices.Sort(after)
 		h.AfterRecovery = float64(accounting.Busiest(after, env.Window)) / float64(env.Limit)
 		h.Replicas = env.Replicas
-		h.Checks = faultChecks(h.Checks, h, env)
-		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/accounting.OvershootLimit) + float64(h.FalseRejects)
+		h.ErrorsInFault = rep.ErrorsInFault
+		h.Checks = faultChecks(h.Checks, h, env, rep.Errors)
+		// An error while the store is away is a broken promise as a false reject is: each
+		// counts a whole bound, so a variant that met them is the family's worst.
+		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/accounting.OvershootLimit) + float64(h.FalseRejects) + float64(h.ErrorsInFault)
 	}
 	return h, m
 }
 
 // faultChecks are loadtest's fail-open gates in place of its 1.1× gate: at most one limit per
-// node while the store is away, 1.1× once it is back.
-func faultChecks(checks []result.Check, h result.HuntVariant, env Env) []result.Check {
+// node while the store is away, 1.1× once it is back, and every request in the outage and its
+// recovery grace answered accepted or rejected (a limiter that answers 500 or hangs while its
+// store is away has failed closed, whatever it admitted).
+func faultChecks(checks []result.Check, h result.HuntVariant, env Env, errs result.Errors) []result.Check {
 	var out []result.Check
 	for _, c := range checks {
 		if c.Name == "max overshoot" {
@@ -271,7 +276,9 @@ func faultChecks(checks []result.Check, h result.HuntVariant, env Env) []result.
 		}
 		out = append(out, c)
 	}
-	return out
+	return append(out, accounting.NewCheck("errors while the store is away", float64(h.ErrorsInFault), accounting.OpEqual, 0,
+		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d 5xx, %d timeouts, %d connection errors in the whole variant",
+			errs.Status5xx, errs.Timeout, errs.Connection)))
 }
 
 // breaks says whether a judged variant broke a promise, by its family's kind.
@@ -280,7 +287,7 @@ func breaks(kind Kind, h result.HuntVariant, maxOvershoot float64) bool {
 	case AtLimit:
 		return h.FalseRejects > 0
 	case Fault:
-		return h.Overshoot > float64(h.Replicas) || h.AfterRecovery > maxOvershoot || h.FalseRejects > 0
+		return h.Overshoot > float64(h.Replicas) || h.AfterRecovery > maxOvershoot || h.FalseRejects > 0 || h.ErrorsInFault > 0
 	}
 	return h.Overshoot > maxOvershoot || h.FalseRejects > 0
 }

@@ -135,8 +135,8 @@ func (f HuntFamily) Verdict() string {
 	case f.Breaks && f.Kind == "at-limit":
 		return fmt.Sprintf("BREAKS: %d false rejects of a client within its limit", w.FalseRejects)
 	case f.Breaks && f.Kind == "fault":
-		return fmt.Sprintf("BREAKS: x%.3f while the store was away (bound x%d), x%.3f after it returned (bound x1.1), %d false rejects",
-			w.Overshoot, f.replicas(), w.AfterRecovery, w.FalseRejects)
+		return fmt.Sprintf("BREAKS: x%.3f while the store was away (bound x%d), x%.3f after it returned (bound x1.1), %d errors while it was away, %d false rejects",
+			w.Overshoot, f.replicas(), w.AfterRecovery, w.ErrorsInFault, w.FalseRejects)
 	case f.Breaks:
 		return fmt.Sprintf("BREAKS: x%.3f the limit in one window, %d false rejects", w.Overshoot, w.FalseRejects)
 	case f.Kind == "at-limit":
@@ -174,7 +174,10 @@ type HuntVariant struct {
 	// acceptances after the store returned and the recovery grace passed.
 	AfterRecovery float64 `json:"after_recovery,omitempty"`
 	Replicas      int     `json:"replicas,omitempty"` // the fault's bound while the store is away
-	FalseRejects  int     `json:"false_rejects"`
+	// ErrorsInFault are a fault variant's requests answered with an error (a 5xx, a
+	// timeout, a refused connection) while the store was away or in its recovery grace.
+	ErrorsInFault int `json:"errors_in_fault,omitempty"`
+	FalseRejects  int `json:"false_rejects"`
 	// GeneratorBound: loadtest's generator checks failed on this variant's own sends.
 	GeneratorBound bool    `json:"generator_bound"`
 	Checks         []Check `json:"checks"`

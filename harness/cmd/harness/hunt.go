@@ -42,8 +42,8 @@ time (its fleet's start not counted), --budget-requests in requests.
 Writes DIR/hunt.json, report.html and per family the worst variant's schedule file, which
 'harness loadtest --schedule FILE' (with the same --target or --design) replays exactly.
 
-Exit codes: 0 no family broke 1.1x (or, during a store fault, one limit per node and 1.1x
-after it) and no client within its limit was rejected; 1 one did (on traffic the generator
+Exit codes: 0 no family broke 1.1x (or, during a store fault, one limit per node, no error
+while the store was away and 1.1x after it) and no client within its limit was rejected; 1 one did (on traffic the generator
 sent faithfully), or the run was interrupted; 2 the hunt could not be made; 3 generator-bound:
 nothing broke, and some family's every variant was sent late or slow (loadtest's lateness and
 rate gates on its own sends), so the hunt has no evidence for it.`,

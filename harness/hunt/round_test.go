@@ -1,0 +1,101 @@
+package hunt
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/traffic"
+)
+
+// A store-fault variant is judged as loadtest judges a fail-open scenario: a limiter that
+// answers 500 while its store is away (Traefik's rateLimit with Redis, whose hunt called its
+// store-fault family "holds" on a variant with 600 500s) admits no more than its limit, yet
+// it breaks the promise, and the family's verdict says so with the count. The client sends
+// twice its limit; its limit is admitted before the outage and it is refused after it.
+func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
+	const (
+		limit = 600
+		n     = 1800 // one every 10 ms over 18 s: twice the limit
+	)
+	window := 12 * time.Second
+	outage := &schedule.Fault{Kind: "stop", From: 6 * time.Second, To: 12 * time.Second}
+	env := modelEnv(8, 0)
+	env.Grace = time.Second
+	var fam Family
+	for _, f := range Families() {
+		if f.Name == FamilyFault {
+			fam = f
+		}
+	}
+	if fam.Kind != Fault {
+		t.Fatalf("no %s family of kind fault", FamilyFault)
+	}
+	for _, tc := range []struct {
+		name     string
+		inOutage uint16 // the status of every request sent while the store is away or in the grace
+		errors   int
+		breaks   bool
+	}{
+		{"fails open: admits within one limit per node", 200, 0, false},
+		{"fails closed: 500 while the store is away", 500, 700, true}, // 6 s .. 13 s at 100 a second
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sched := schedule.Schedule{
+				Clients:  []schedule.Client{{ID: "v", Limit: limit, Window: window, Probe: true}},
+				Duration: 18 * time.Second,
+			}
+			for i := range n {
+				sched.Requests = append(sched.Requests, schedule.Request{At: time.Duration(i) * 10 * time.Millisecond, Replica: int16(i % 8)})
+			}
+			acc, err := accounting.New(&sched, faultWindows(outage, env.Grace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sv := &sentVariant{v: Variant{}, fam: fam, sched: sched, acc: acc}
+			for i, q := range sched.Requests {
+				code := uint16(429)
+				switch {
+				case q.At >= outage.From && q.At < outage.To+env.Grace:
+					code = tc.inOutage
+				case q.At < outage.From: // its limit admitted before the outage, refused after it: earned
+					code = 200
+				}
+				if code == 200 {
+					sv.accepted = append(sv.accepted, q.At)
+				}
+				if err := acc.Add(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gates := accounting.DefaultGates()
+			gates.LatenessP99 = 20 * time.Millisecond
+			h, m := judgeVariant(sv, 1, env, outage.To+env.Grace, gates)
+			if h.ErrorsInFault != tc.errors {
+				t.Errorf("errors while the store is away: %d, want %d", h.ErrorsInFault, tc.errors)
+			}
+			var found bool
+			for _, c := range h.Checks {
+				if c.Name == "errors while the store is away" {
+					found = true
+					if c.Pass == tc.breaks || c.Figure != float64(tc.errors) {
+						t.Errorf("check %q: figure %v pass %v, want %d and pass %v", c.Name, c.Figure, c.Pass, tc.errors, !tc.breaks)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no check \"errors while the store is away\" among %d", len(h.Checks))
+			}
+			if got := breaks(Fault, h, accounting.OvershootLimit); got != tc.breaks {
+				t.Errorf("breaks: %v, want %v (x%.3f while away, x%.3f after, %d errors)", got, tc.breaks, h.Overshoot, h.AfterRecovery, h.ErrorsInFault)
+			}
+			if tc.breaks && m.Score < float64(tc.errors) {
+				t.Errorf("score %.3f: a variant with %d errors while the store is away must rank above any without", m.Score, tc.errors)
+			}
+			f := result.HuntFamily{Kind: "fault", Worst: &h, Breaks: tc.breaks}
+			t.Logf("%s", f.Verdict())
+		})
+	}
+}
