@@ -84,3 +84,47 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// customVars gives every replica its own second port and every replica's peer address, as
+// the other replicas reach it: 127.0.0.1 on host networking and for a process, the
+// container's name on a bridge network.
+func TestCustomVarsPeers(t *testing.T) {
+	at := layout{ports: []int{41000, 41001, 41002}, peerPorts: []int{42000, 42001, 42002}}
+	tests := []struct {
+		name       string
+		kind       string
+		network    string
+		wantListen string
+		wantPeers  string
+		wantLines  string
+	}{
+		{"process", target.StartProcess, NetworkHost, "127.0.0.1:41001", "127.0.0.1:42000,127.0.0.1:42001,127.0.0.1:42002",
+			"s 127.0.0.1:41000\ns 127.0.0.1:41001\ns 127.0.0.1:41002\n"},
+		{"docker on host networking", target.StartDocker, NetworkHost, "127.0.0.1:41001", "127.0.0.1:42000,127.0.0.1:42001,127.0.0.1:42002",
+			"s 127.0.0.1:41000\ns 127.0.0.1:41001\ns 127.0.0.1:41002\n"},
+		{"docker on a bridge network", target.StartDocker, NetworkBridge, ":8080",
+			"rlharness-r1-replica-0:42000,rlharness-r1-replica-1:42001,rlharness-r1-replica-2:42002",
+			"s rlharness-r1-replica-0:8080\ns rlharness-r1-replica-1:8080\ns rlharness-r1-replica-2:8080\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Spec{RunID: "r1", Replicas: 3, Network: tt.network, Custom: &target.Start{Kind: tt.kind, Port: 8080}}
+			v := s.customVars(1, at, "127.0.0.1:6379")
+			if got := v.Expand("{{listen}} {{peer_port}} {{node}}/{{nodes}}"); got != tt.wantListen+" 42001 1/3" {
+				t.Errorf("own values %q, want %q", got, tt.wantListen+" 42001 1/3")
+			}
+			if got := v.Expand("{{peers}}"); got != tt.wantPeers {
+				t.Errorf("{{peers}} = %q, want %q", got, tt.wantPeers)
+			}
+			if got := v.Expand("s {{each.listen}}\n"); got != tt.wantLines {
+				t.Errorf("repeated line = %q, want %q", got, tt.wantLines)
+			}
+		})
+	}
+	if n := (Spec{Replicas: 8}).peerPorts(); n != 0 {
+		t.Errorf("the built-in replica asks for %d peer ports, want 0", n)
+	}
+	if n := (Spec{Replicas: 8, Custom: &target.Start{}}).peerPorts(); n != 8 {
+		t.Errorf("a target file's 8 replicas ask for %d peer ports, want 8", n)
+	}
+}

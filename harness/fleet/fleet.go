@@ -306,11 +306,9 @@ func (s Spec) conditions(provider, network string) result.Conditions {
 }
 
 // targetArgs is the target's command line for node i, per docs/DESIGN.md.
-// The noop and worker targets take --listen only (the worker its settings from ExtraEnv).
+// The noop and worker targets take --listen only (the worker its settings from ExtraEnv); a
+// target file's limiter has its own command line (customArgs).
 func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
-	if s.Target == TargetCustom {
-		return s.customArgs(s.customVars(i, mustAtoi(listen[strings.LastIndexByte(listen, ':')+1:]), redis))
-	}
 	args := []string{"--listen", listen}
 	if s.Target == TargetClaimCheck {
 		return s.claimCheckArgs(args, i, redis)

@@ -190,18 +190,20 @@ func (l *localRun) proxyHost(context.Context) (string, error) { return "127.0.0.
 
 // replica starts replica i; a custom target runs in its own directory with its
 // files and environment.
-func (l *localRun) replica(ctx context.Context, i, port int, redis string) (member, error) {
+func (l *localRun) replica(ctx context.Context, i int, at layout, redis string) (member, error) {
 	spec := l.spec
-	m := l.add(ReplicaMember(i), l.bin, spec.targetArgs(i, loopback(port), redis, l.rules), childEnv(spec.ExtraEnv))
-	if spec.Custom != nil {
-		v := spec.customVars(i, port, redis)
-		m.env = childEnv(spec.customEnv(v))
-		var err error
-		if m.dir, err = spec.writeCustomFiles(l.dir, v); err != nil {
-			return m, err
-		}
+	if spec.Custom == nil {
+		m := l.add(ReplicaMember(i), l.bin, spec.targetArgs(i, loopback(at.ports[i]), redis, l.rules), childEnv(spec.ExtraEnv))
+		_, err := m.start(ctx)
+		return m, err
 	}
-	_, err := m.start(ctx)
+	v := spec.customVars(i, at, redis)
+	m := l.add(ReplicaMember(i), l.bin, spec.customArgs(v), childEnv(spec.customEnv(v)))
+	var err error
+	if m.dir, err = spec.writeCustomFiles(l.dir, v); err != nil {
+		return m, err
+	}
+	_, err = m.start(ctx)
 	return m, err
 }
 
