@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,58 @@ func TestCustomVarsPeers(t *testing.T) {
 	}
 	if n := (Spec{Replicas: 8, Custom: &target.Start{}}).peerPorts(); n != 8 {
 		t.Errorf("a target file's 8 replicas ask for %d peer ports, want 8", n)
+	}
+}
+
+// A target file's limiter that declares no store gets no Redis: none is started (nor looked
+// for), RedisAddr is empty, and a fault on the store says there is none instead of acting on
+// nothing.
+func TestLocalCustomTargetWithoutStore(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	bin, err := buildTarget(ctx, "noop", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Replicas: 2, NoStore: true, Custom: &target.Start{
+		Kind: target.StartProcess, Command: []string{bin, "--listen", "{{listen}}"}, Health: "/healthz",
+	}}
+	// A redis-server that does not exist: a fleet without a store must not need one.
+	f, err := LocalProvider{Logger: testLogger(t), RedisServer: "/nonexistent/redis-server"}.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Terminate(context.Background())
+	if a := f.RedisAddr(); a != "" {
+		t.Errorf("RedisAddr = %q, want empty", a)
+	}
+	if c := f.Conditions(); c.RedisBinary != "" {
+		t.Errorf("conditions name a Redis binary %q", c.RedisBinary)
+	}
+	for _, m := range f.(*fleet).members[1:] {
+		if lm := m.(*localMember); strings.Contains(lm.bin, "redis") {
+			t.Errorf("member %s runs %s", lm.name, lm.bin)
+		}
+	}
+	if m := f.(*fleet).members[0]; m != nil {
+		t.Errorf("member 0, the store, is %+v: want none", m)
+	}
+	for _, op := range []func(context.Context, string) error{f.Stop, f.Kill, f.Pause, f.Restart} {
+		if err := op(ctx, RedisMember); err == nil || !strings.Contains(err.Error(), "runs no redis") {
+			t.Errorf("a store fault on a fleet without a store: %v, want an error saying it runs no redis", err)
+		}
+	}
+	for _, u := range f.ReplicaURLs() {
+		resp, err := http.Get(u + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d, want 200", u, resp.StatusCode)
+		}
+	}
+	if _, err := (Spec{NoStore: true, StoreProxy: true}).withDefaults(); err == nil {
+		t.Error("a store proxy in front of no store was accepted")
 	}
 }

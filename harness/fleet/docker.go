@@ -90,7 +90,11 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (r
 	if err := cleanupOrphans(ctx, cli, log); err != nil {
 		log.Warn("could not remove leftovers of earlier runs", "err", err)
 	}
-	for _, img := range []string{d.redisImage, d.targetImage} {
+	images := []string{d.redisImage, d.targetImage}
+	if spec.NoStore {
+		images, d.redisImage = images[1:], ""
+	}
+	for _, img := range images {
 		if _, err := cli.ImageInspect(ctx, img); err != nil {
 			if cerrdefs.IsNotFound(err) {
 				return result.Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)

@@ -136,6 +136,10 @@ type Spec struct {
 	// says (Target becomes TargetCustom; Image or Binary come from it). Mode, Rules,
 	// SyncInterval and StoreTimeout do not apply.
 	Custom *target.Start
+	// NoStore runs no Redis: a target file's limiter that keeps its counters to itself (its
+	// file declares no managed store). RedisAddr is then empty and the member "redis" is
+	// not there to stop.
+	NoStore bool
 }
 
 // Fleet is a running Redis plus replicas. Members are named by RedisMember
@@ -277,6 +281,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Network != NetworkBridge && s.Network != NetworkHost {
 		return s, fmt.Errorf("network %q: use %q or %q", s.Network, NetworkBridge, NetworkHost)
+	}
+	if s.NoStore && (s.StoreProxy || s.Store == StoreCluster || s.StoreCPU > 0) {
+		return s, errors.New("a fleet without a store has no store to put a proxy in front of, cluster or slow down: leave NoStore off")
 	}
 	if s.StoreProxy && s.Store == StoreCluster {
 		return s, errors.New("a store proxy stands in front of one Redis, not a Redis Cluster (its nodes announce their own addresses): leave StoreProxy off with a cluster store")

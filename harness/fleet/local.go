@@ -68,12 +68,14 @@ func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (resu
 		return result.Conditions{}, errors.New("a store with a share of a core (StoreCPU, --store-cpu) needs the docker provider: it is the container's CPU quota")
 	}
 	var err error
-	if l.redisBin == "" && l.binDir != "" {
+	if l.redisBin == "" && l.binDir != "" && !spec.NoStore {
 		if l.redisBin, err = ToolIn(l.binDir, "redis-server"); err != nil {
 			return result.Conditions{}, err
 		}
 	}
-	if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
+	if spec.NoStore {
+		l.redisBin = ""
+	} else if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
 		return result.Conditions{}, err
 	}
 	if n, err := removeDeadRunDirs(os.TempDir()); err != nil {

@@ -86,9 +86,11 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 		return nil, err
 	}
 	at := layout{ports: ports[1 : 1+spec.Replicas], peerPorts: ports[1+spec.Replicas:]}
-	redis, err := f.startStore(ctx, spec, b, ports[0])
-	if err != nil {
-		return nil, err
+	var redis string
+	if !spec.NoStore {
+		if redis, err = f.startStore(ctx, spec, b, ports[0]); err != nil {
+			return nil, err
+		}
 	}
 	if spec.StoreProxy {
 		if redis, err = f.startProxy(ctx, b); err != nil {

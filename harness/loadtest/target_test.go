@@ -261,3 +261,25 @@ clients: [{limit: 600, window: 12s}]
 		}
 	}
 }
+
+// A target's fleet runs Redis only when its file asks the harness to (store: {redis:
+// managed}): HAProxy's and nginx's, which keep their counters to themselves, get none.
+func TestTargetFleetRunsRedisOnlyForAManagedStore(t *testing.T) {
+	start := "name: x\nstart: {replicas: 2, process: {command: [x, '{{listen}}']}}\nrequest: {client: {header: X}}\nresponses: {accepted: [200], rejected: [429]}\nclients: [{limit: 1, window: 1s}]\n"
+	for _, tt := range []struct {
+		name, store string
+		noStore     bool
+	}{
+		{"no store", "", true},
+		{"a store the harness runs", "store: {redis: managed}\n", false},
+		{"a store of its own, read for counts only", "store: {redis: '127.0.0.1:6379'}\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tg := mustTarget(t, start+tt.store)
+			spec := sut{t: tg}.spec(DefaultConfig().forTarget(tg, 0), result.Scenario{Name: tg.Name})
+			if spec.NoStore != tt.noStore {
+				t.Errorf("NoStore = %v, want %v", spec.NoStore, tt.noStore)
+			}
+		})
+	}
+}

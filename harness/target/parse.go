@@ -52,6 +52,10 @@ func Parse(file string, b []byte) (*Target, error) {
 	t.Responses = p.responses(root["responses"])
 	t.Classes = p.classes(root["clients"])
 	t.Store = p.store(root["store"], t.Start.Kind)
+	if given := strings.Join(t.Start.Command, " ") + envValues(t.Start.Env) + fileContents(t.Start.Files); strings.Contains(given, VarRedis) && !t.Store.Managed {
+		p.errf(root["start"], "start", "%s is the Redis the harness runs for the target: declare store: {redis: %s}, or leave %s out (the harness starts no Redis for a target without a managed store)",
+			VarRedis, StoreManaged, VarRedis)
+	}
 	t.Metrics = p.metrics(root["metrics"])
 	t.Faults = p.faults(root["faults"], t.Store)
 	t.Algorithm = p.str(root, "algorithm", "", false)

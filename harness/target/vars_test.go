@@ -77,6 +77,8 @@ func TestParsePlaceholders(t *testing.T) {
 			"  docker: {image: i, env: {P: '{{each.peer}}'}}\n", "start.docker.env.P: {{each.peer}} repeats a line of a file once per replica"},
 		{"a client's placeholder in a file",
 			"  docker: {image: i, files: [{path: /a, content: '{{client}}'}]}\n", "start.docker.files[0]: {{client}} is a client's ID"},
+		{"the harness's Redis without a managed store",
+			"  docker: {image: i, command: ['--redis={{redis}}']}\n", "start: {{redis}} is the Redis the harness runs for the target: declare store: {redis: managed}"},
 		{"a misspelt repeated placeholder in a file",
 			"  docker: {image: i, files: [{path: /a, content: 'peer {{each.addr}}'}]}\n", "start.docker.files[0]: unknown placeholder {{each.addr}}"},
 	}
