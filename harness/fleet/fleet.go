@@ -62,6 +62,19 @@ func Networking(provider, network string) string {
 	return network
 }
 
+// NetworkingNote says why a run's networking is not the Docker mode asked, where it is not:
+// the local provider runs every process on 127.0.0.1 whatever --network says. Empty for the
+// Docker provider.
+func NetworkingNote(provider, network string) string {
+	if provider != ProviderLocal {
+		return ""
+	}
+	if network == NetworkHost {
+		return "the local provider runs every process on this host's 127.0.0.1, which is what --network host asks of Docker"
+	}
+	return "the local provider runs every process on this host's 127.0.0.1; --network is the docker provider's"
+}
+
 // RedisMember names the Redis member in Stop, Start, Pause, Unpause, Restart.
 const RedisMember = "redis"
 
