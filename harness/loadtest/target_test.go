@@ -191,7 +191,7 @@ func TestPeerTable(t *testing.T) {
 			Probes: []result.ProbeResult{probe("probe-uniform2x", 1.2), probe("probe-boundary-burst", 1.98)}},
 		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: result.FaultStop}, Accepted: 5, Error: "x"},
 		{Scenario: result.Scenario{Name: "envoy/store-slow", Target: "envoy", Fault: result.FaultSlow}, Accepted: 6, Pass: true,
-			FaultLatency: &result.Percentiles{P99: 52 * time.Millisecond}},
+			FaultLatency: &result.Percentiles{Count: 40, P99: 52 * time.Millisecond}},
 		{Scenario: result.Scenario{Name: "envoy/replica-kill", Target: "envoy", Fault: result.FaultKill}, Accepted: 7, Pass: true,
 			Errors: result.Errors{Connection: 1, Routing: 3}},
 	}
@@ -204,7 +204,7 @@ func TestPeerTable(t *testing.T) {
 		e.Verdict != "ERROR" {
 		t.Errorf("envoy row %+v stop %+v", e, e.Stop)
 	}
-	if e.Slow == nil || e.Slow.Accepted != 6 || e.Slow.P99 != 52*time.Millisecond || e.Restart != nil ||
+	if e.Slow == nil || e.Slow.Accepted != 6 || e.Slow.P99 != 52*time.Millisecond || e.Slow.Timed != 40 || e.Restart != nil ||
 		e.Kill == nil || e.Kill.Errors != 1 || e.Kill.RoutingErrors != 3 || e.Kill.Verdict != "PASS" {
 		t.Errorf("envoy's slow %+v, restart %+v, kill %+v", e.Slow, e.Restart, e.Kill)
 	}
