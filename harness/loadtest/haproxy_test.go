@@ -7,15 +7,12 @@ package loadtest
 // they decide.
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/edgeproof/rlharness/harness/fleet"
-	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 )
 
@@ -31,42 +28,11 @@ func TestHaproxyStartsAndDecides(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			tg, err := target.Load("../../targets/peers/" + tt.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tg.Start.Replicas = 2
-			cfg := tg.Start.Files[0].Content
-			if !bytes.Contains(cfg, []byte(tt.rule)) {
-				t.Fatalf("%s's config has no %q to cut to %q", tt.file, tt.rule, tt.cut)
-			}
-			tg.Start.Files[0].Content = bytes.Replace(cfg, []byte(tt.rule), []byte(tt.cut), 1)
-			sys := sut{t: tg}
-			fl, err := sys.start(ctx, fleet.LocalProvider{}, sys.spec(DefaultConfig().forTarget(tg, 0), result.Scenario{Name: tg.Name}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fl.Terminate(context.WithoutCancel(ctx))
-			if a := fl.RedisAddr(); a != "" {
-				t.Errorf("a Redis was started at %s for a target without a store", a)
-			}
+			tg, fl := startGateway(t, ctx, tt.file, 2, [2]string{tt.rule, tt.cut})
 			urls := fl.ReplicaURLs()
-			send := func(url string) int {
-				req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+tg.Request.Path, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Header.Set(tg.Request.ClientHeader, "haproxy-test")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				return resp.StatusCode
-			}
 			var codes []int
 			for range 4 {
-				codes = append(codes, send(urls[0]))
+				codes = append(codes, decide(t, ctx, tg, urls[0], "haproxy-test"))
 			}
 			if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
 				t.Fatalf("node 0 answered %v, want %v", codes, want)
@@ -77,7 +43,7 @@ func TestHaproxyStartsAndDecides(t *testing.T) {
 			// The peers protocol pushes an entry as it changes; give it a moment on a busy machine.
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				c := send(urls[1])
+				c := decide(t, ctx, tg, urls[1], "haproxy-test")
 				if c == http.StatusTooManyRequests {
 					break
 				}
