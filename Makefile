@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik loadtest-traefik loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan lint clean
+.PHONY: all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan lint clean
 
 all: build
 
@@ -84,6 +84,21 @@ test-gubernator: deps images-gubernator
 # 200 six times (three an instance) then 429 (after the image).
 test-traefik: deps images-traefik
 	$(GO) test -tags traefik -count=1 -v -timeout 5m -run TestTraefik ./harness/loadtest
+
+# HAProxy 2.6 (Debian's package, installed here) started from its target files, two processes
+# sharing a stick table through peers, the limit cut to 3: 200 three times then 429 from one,
+# then 429 from the other (its peer pushed the count), with and without denied requests
+# counted (a second on 2 cores).
+test-haproxy: deps
+	scripts/ensure-gateways.sh haproxy
+	$(GO) test -tags haproxy -count=1 -v -timeout 3m -run TestHaproxy ./harness/loadtest
+
+# nginx 1.22's limit_req (Debian's package, installed here) started from its target files,
+# the rule cut to 1r/m burst=1: one instance with 4 workers answers 200, 200, 429; two
+# independent instances let a client through twice as often (a second on 2 cores).
+test-nginx: deps
+	scripts/ensure-gateways.sh nginx
+	$(GO) test -tags nginx -count=1 -v -timeout 3m -run TestNginx ./harness/loadtest
 
 model: build
 	$(BIN)/harness model ratelimit
@@ -165,6 +180,23 @@ loadtest-traefik: build images images-traefik
 	rc=0; $(BIN)/harness loadtest $(foreach p,$(TRAEFIK_PEERS),--target $(p)) \
 	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(TRAEFIK_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
 	if [ -f $(TRAEFIK_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(TRAEFIK_DIR) > $(TRAEFIK_DIR)/peer-table.md; fi; exit $$rc
+
+# The limiters SREs deploy at the edge, side by side (docs/peers.md), as processes on this host
+# (--provider local; Debian's haproxy and nginx, installed here), each configured as it
+# documents "600 per 60 s per client" at make loadtest's time scale (a 12 s window): HAProxy
+# 2.6, 8 processes sharing a stick table through peers, counting denied requests
+# (http_req_rate) and not (gpc0_rate); nginx 1.22 limit_req rate=10r/s burst=20 nodelay (x5:
+# 50r/s), one instance with 4 workers sharing a zone, and 8 independent instances. Each runs
+# the documents' traffic and, with several nodes, one node killed; the first is gated. The
+# README's gateway rows are `$(BIN)/harness report --peer-table-md $(GATEWAYS_DIR)` of this run
+# (5 min 33 s for its seven scenarios on 2 cores at 76929ba). GATEWAYS narrows the list.
+GATEWAYS_DIR ?= runs/gateways
+GATEWAYS ?= targets/peers/haproxy-peers.yaml targets/peers/haproxy-peers-gpc.yaml targets/peers/nginx-workers.yaml targets/peers/nginx-independent.yaml
+loadtest-gateways: build
+	scripts/ensure-gateways.sh haproxy nginx
+	rc=0; $(BIN)/harness loadtest --provider local $(foreach g,$(GATEWAYS),--target $(g)) \
+	  --matrix=false --rate $(LOADTEST_RATE) --out $(GATEWAYS_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
+	if [ -f $(GATEWAYS_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(GATEWAYS_DIR) > $(GATEWAYS_DIR)/peer-table.md; fi; exit $$rc
 
 # The worst case, searched for (docs/hunt.md): every family of aimed traffic against each of
 # HUNT_TARGETS in turn, on a fleet of its own, within HUNT_BUDGET of search each (the fleet's

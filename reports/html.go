@@ -283,9 +283,9 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <h2>Conditions</h2>
 {{with .Summary}}<table id="conditions">
 <tr><th>provider</th><td>{{.Config.Provider}}</td></tr>
-<tr><th>networking</th><td>{{.Config.Network}}</td></tr>
+<tr><th>networking</th><td>{{.Config.Network}}{{with .Config.NetworkNote}} ({{.}}){{end}}</td></tr>
 <tr><th>replicas</th><td>{{.Config.Replicas}}</td></tr>
-<tr><th>design under test</th><td>{{.Config.Algorithm}} / {{.Config.Mode}}{{with .Config.Design}}, the {{.}} design{{end}} (sync {{ms .Config.SyncInterval}} ms)</td></tr>
+<tr><th>design under test</th><td>{{.Config.Algorithm}} / {{.Config.Mode}}{{with .Config.Design}}, the {{.}} design{{end}}{{if .Config.SyncInterval}} (sync {{ms .Config.SyncInterval}} ms){{end}}</td></tr>
 <tr><th>rate asked (background)</th><td>{{f .Config.Rate}} req/s</td></tr>
 <tr><th>rate achieved (gated scenarios, mean)</th><td>{{f $.Achieved}} req/s</td></tr>
 <tr><th>time scale</th><td>{{.Config.TimeScale}} (window {{ms .Config.Window}} ms, limit {{.Config.Limit}})</td></tr>

@@ -47,11 +47,23 @@ func (s Spec) customFor(provider, kind string) error {
 }
 
 // customVars are replica i's placeholder values: it listens inside its container on a
-// bridge network, else on its own host port on 127.0.0.1.
-func (s Spec) customVars(i, hostPort int, redis string) target.Vars {
-	v := target.Vars{Port: hostPort, Host: "127.0.0.1", Listen: loopback(hostPort), Redis: redis, Node: i, Nodes: s.NodeCount}
-	if s.Network == NetworkBridge && s.Custom.Kind == target.StartDocker {
+// bridge network, else on its own host port on 127.0.0.1; its peers reach it by its
+// container's name on a bridge network, else on 127.0.0.1.
+func (s Spec) customVars(i int, at layout, redis string) target.Vars {
+	v := target.Vars{Port: at.ports[i], Host: "127.0.0.1", Listen: loopback(at.ports[i]), Redis: redis, Node: i, Nodes: s.NodeCount}
+	bridge := s.Network == NetworkBridge && s.Custom.Kind == target.StartDocker
+	if bridge {
 		v.Port, v.Host, v.Listen = s.Custom.Port, "0.0.0.0", ":"+strconv.Itoa(s.Custom.Port)
+	}
+	if len(at.peerPorts) > i {
+		v.PeerPort = at.peerPorts[i]
+		v.Peers = make([]target.Peer, len(at.peerPorts))
+		for j, pp := range at.peerPorts {
+			v.Peers[j] = target.Peer{Node: j, Host: "127.0.0.1", Port: at.ports[j], PeerPort: pp}
+			if bridge {
+				v.Peers[j].Host, v.Peers[j].Port = s.containerName(ReplicaMember(j)), s.Custom.Port
+			}
+		}
 	}
 	return v
 }

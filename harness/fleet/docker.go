@@ -90,7 +90,11 @@ func (d *dockerRun) prepare(ctx context.Context, spec Spec, log *slog.Logger) (r
 	if err := cleanupOrphans(ctx, cli, log); err != nil {
 		log.Warn("could not remove leftovers of earlier runs", "err", err)
 	}
-	for _, img := range []string{d.redisImage, d.targetImage} {
+	images := []string{d.redisImage, d.targetImage}
+	if spec.NoStore {
+		images, d.redisImage = images[1:], ""
+	}
+	for _, img := range images {
 		if _, err := cli.ImageInspect(ctx, img); err != nil {
 			if cerrdefs.IsNotFound(err) {
 				return result.Conditions{}, fmt.Errorf("docker image %s not found: run scripts/build-images.sh (this machine pulls nothing from a registry)", img)
@@ -172,7 +176,8 @@ func (d *dockerRun) proxyHost(ctx context.Context) (string, error) {
 
 // replica starts replica i with the rule file and, for a custom target, its
 // own files and environment.
-func (d *dockerRun) replica(ctx context.Context, i, port int, redis string) (member, error) {
+func (d *dockerRun) replica(ctx context.Context, i int, at layout, redis string) (member, error) {
+	port := at.ports[i]
 	spec := d.spec
 	inner := targetPort
 	if spec.Custom != nil {
@@ -192,13 +197,18 @@ func (d *dockerRun) replica(ctx context.Context, i, port int, redis string) (mem
 	}
 	env := maps.Clone(spec.ExtraEnv)
 	if spec.Custom != nil {
-		v := spec.customVars(i, port, redis)
+		v := spec.customVars(i, at, redis)
 		files = append(files, spec.customFiles(v)...)
 		env = spec.customEnv(v)
+		return d.run(ctx, ReplicaMember(i), d.targetImage, spec.customArgs(v), env, files, inner, port)
 	}
 	args := spec.targetArgs(i, listen, redis, containerRules)
 	return d.run(ctx, ReplicaMember(i), d.targetImage, args, env, files, inner, port)
 }
+
+// containerName is the name of a member's container, by which the other containers on the
+// run's network reach it.
+func (s Spec) containerName(member string) string { return "rlharness-" + s.RunID + "-" + member }
 
 func (d *dockerRun) labels(member string) map[string]string {
 	l := map[string]string{
@@ -219,7 +229,7 @@ func (d *dockerRun) labels(member string) map[string]string {
 func (d *dockerRun) run(ctx context.Context, name, image string, args []string, env map[string]string, files []testcontainers.ContainerFile, port, hostPort int) (member, error) {
 	req := testcontainers.ContainerRequest{
 		Image:  image,
-		Name:   "rlharness-" + d.spec.RunID + "-" + name,
+		Name:   d.spec.containerName(name),
 		Cmd:    args,
 		Env:    env,
 		Labels: d.labels(name),

@@ -62,6 +62,19 @@ func Networking(provider, network string) string {
 	return network
 }
 
+// NetworkingNote says why a run's networking is not the Docker mode asked, where it is not:
+// the local provider runs every process on 127.0.0.1 whatever --network says. Empty for the
+// Docker provider.
+func NetworkingNote(provider, network string) string {
+	if provider != ProviderLocal {
+		return ""
+	}
+	if network == NetworkHost {
+		return "the local provider runs every process on this host's 127.0.0.1, which is what --network host asks of Docker"
+	}
+	return "the local provider runs every process on this host's 127.0.0.1; --network is the docker provider's"
+}
+
 // RedisMember names the Redis member in Stop, Start, Pause, Unpause, Restart.
 const RedisMember = "redis"
 
@@ -141,6 +154,10 @@ type Spec struct {
 	// says (Target becomes TargetCustom; Image or Binary come from it). Mode, Rules,
 	// SyncInterval and StoreTimeout do not apply.
 	Custom *target.Start
+	// NoStore runs no Redis: a target file's limiter that keeps its counters to itself (its
+	// file declares no managed store). RedisAddr is then empty and the member "redis" is
+	// not there to stop.
+	NoStore bool
 }
 
 // Fleet is a running Redis plus replicas. Members are named by RedisMember
@@ -296,6 +313,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Network != NetworkBridge && s.Network != NetworkHost {
 		return s, fmt.Errorf("network %q: use %q or %q", s.Network, NetworkBridge, NetworkHost)
 	}
+	if s.NoStore && (s.StoreProxy || s.Store == StoreCluster || s.StoreCPU > 0) {
+		return s, errors.New("a fleet without a store has no store to put a proxy in front of, cluster or slow down: leave NoStore off")
+	}
 	if s.StoreProxy && s.Store == StoreCluster {
 		return s, errors.New("a store proxy stands in front of one Redis, not a Redis Cluster (its nodes announce their own addresses): leave StoreProxy off with a cluster store")
 	}
@@ -325,11 +345,9 @@ func (s Spec) conditions(provider, network string) result.Conditions {
 }
 
 // targetArgs is the target's command line for node i, per docs/DESIGN.md.
-// The noop and worker targets take --listen only (the worker its settings from ExtraEnv).
+// The noop and worker targets take --listen only (the worker its settings from ExtraEnv); a
+// target file's limiter has its own command line (customArgs).
 func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
-	if s.Target == TargetCustom {
-		return s.customArgs(s.customVars(i, mustAtoi(listen[strings.LastIndexByte(listen, ':')+1:]), redis))
-	}
 	args := []string{"--listen", listen}
 	if s.Target == TargetClaimCheck {
 		return s.claimCheckArgs(args, i, redis)

@@ -140,6 +140,9 @@ func (f *fleet) do(ctx context.Context, verb, name string, op func(ctx context.C
 	stop := context.AfterFunc(f.done, func() { cancel(context.Cause(f.done)) })
 	defer stop()
 
+	if f.members[idx] == nil {
+		return fmt.Errorf("%s %s: this fleet runs no %s (its target declares no store)", verb, name, name)
+	}
 	f.locks[idx].Lock()
 	defer f.locks[idx].Unlock()
 	start := time.Now()

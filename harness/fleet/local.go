@@ -68,12 +68,14 @@ func (l *localRun) prepare(_ context.Context, spec Spec, log *slog.Logger) (resu
 		return result.Conditions{}, errors.New("a store with a share of a core (StoreCPU, --store-cpu) needs the docker provider: it is the container's CPU quota")
 	}
 	var err error
-	if l.redisBin == "" && l.binDir != "" {
+	if l.redisBin == "" && l.binDir != "" && !spec.NoStore {
 		if l.redisBin, err = ToolIn(l.binDir, "redis-server"); err != nil {
 			return result.Conditions{}, err
 		}
 	}
-	if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
+	if spec.NoStore {
+		l.redisBin = ""
+	} else if l.redisBin, err = findRedisServer(l.redisBin); err != nil {
 		return result.Conditions{}, err
 	}
 	if n, err := removeDeadRunDirs(os.TempDir()); err != nil {
@@ -190,18 +192,20 @@ func (l *localRun) proxyHost(context.Context) (string, error) { return "127.0.0.
 
 // replica starts replica i; a custom target runs in its own directory with its
 // files and environment.
-func (l *localRun) replica(ctx context.Context, i, port int, redis string) (member, error) {
+func (l *localRun) replica(ctx context.Context, i int, at layout, redis string) (member, error) {
 	spec := l.spec
-	m := l.add(ReplicaMember(i), l.bin, spec.targetArgs(i, loopback(port), redis, l.rules), childEnv(spec.ExtraEnv))
-	if spec.Custom != nil {
-		v := spec.customVars(i, port, redis)
-		m.env = childEnv(spec.customEnv(v))
-		var err error
-		if m.dir, err = spec.writeCustomFiles(l.dir, v); err != nil {
-			return m, err
-		}
+	if spec.Custom == nil {
+		m := l.add(ReplicaMember(i), l.bin, spec.targetArgs(i, loopback(at.ports[i]), redis, l.rules), childEnv(spec.ExtraEnv))
+		_, err := m.start(ctx)
+		return m, err
 	}
-	_, err := m.start(ctx)
+	v := spec.customVars(i, at, redis)
+	m := l.add(ReplicaMember(i), l.bin, spec.customArgs(v), childEnv(spec.customEnv(v)))
+	var err error
+	if m.dir, err = spec.writeCustomFiles(l.dir, v); err != nil {
+		return m, err
+	}
+	_, err = m.start(ctx)
 	return m, err
 }
 

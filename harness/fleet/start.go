@@ -32,9 +32,9 @@ type backend interface {
 	// proxyHost is the host address on which a process of this one (the store proxy)
 	// is reachable from the replicas.
 	proxyHost(ctx context.Context) (string, error)
-	// replica starts replica i listening on host port, with redis the address
-	// of the store as the replicas reach it.
-	replica(ctx context.Context, i, port int, redis string) (member, error)
+	// replica starts replica i listening on host port at.ports[i], with redis the
+	// address of the store as the replicas reach it.
+	replica(ctx context.Context, i int, at layout, redis string) (member, error)
 	// withLogs adds the tail of m's output to a readiness error: that is where
 	// a member says why it is not ready.
 	withLogs(ctx context.Context, m member, err error) error
@@ -81,13 +81,16 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 	if err := b.setup(ctx, f); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(1 + spec.Replicas)
+	ports, err := freePorts(1 + spec.Replicas + spec.peerPorts())
 	if err != nil {
 		return nil, err
 	}
-	redis, err := f.startStore(ctx, spec, b, ports[0])
-	if err != nil {
-		return nil, err
+	at := layout{ports: ports[1 : 1+spec.Replicas], peerPorts: ports[1+spec.Replicas:]}
+	var redis string
+	if !spec.NoStore {
+		if redis, err = f.startStore(ctx, spec, b, ports[0]); err != nil {
+			return nil, err
+		}
 	}
 	if spec.StoreProxy {
 		if redis, err = f.startProxy(ctx, b); err != nil {
@@ -105,7 +108,7 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 	var wg sync.WaitGroup
 	for i := range spec.Replicas {
 		wg.Go(func() {
-			m, err := b.replica(ctx, i, ports[1+i], redis)
+			m, err := b.replica(ctx, i, at, redis)
 			f.members[1+i] = m
 			if err == nil {
 				if err = f.waitReady(ctx, 1+i); err != nil {
@@ -121,6 +124,21 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 	}
 	f.started(begin)
 	return f, nil
+}
+
+// layout is where a fleet's replicas listen on the host: replica i's HTTP port, and for a
+// target file's limiter the second port its replicas reach each other on ({{peer_port}}).
+type layout struct {
+	ports, peerPorts []int
+}
+
+// peerPorts is how many second ports the replicas need: one each for a target file's
+// limiter, whose replicas may talk to each other; none for the harness's own targets.
+func (s Spec) peerPorts() int {
+	if s.Custom == nil {
+		return 0
+	}
+	return s.Replicas
 }
 
 // startStore starts the counter store, one Redis on port or a cluster, waits

@@ -409,8 +409,12 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 	if s.Config.Design != "" {
 		design = ", the " + s.Config.Design + " design"
 	}
-	fmt.Fprintf(w, "\nVerdict (%s provider, %s network, %d replicas%s, time scale %g, %d cores)\n",
-		s.Config.Provider, s.Config.Network, s.Config.Replicas, design, s.Config.TimeScale, s.Cores)
+	network := s.Config.Network + " network"
+	if s.Config.NetworkNote != "" {
+		network += " (" + s.Config.NetworkNote + ")"
+	}
+	fmt.Fprintf(w, "\nVerdict (%s provider, %s, %d replicas%s, time scale %g, %d cores)\n",
+		s.Config.Provider, network, s.Config.Replicas, design, s.Config.TimeScale, s.Cores)
 	fmt.Fprintf(w, "%-44s %-34s %12s %4s %10s  %s\n", "scenario", "check", "figure", "op", "threshold", "result")
 	for _, c := range s.Checks {
 		if !c.Gated {

@@ -282,15 +282,19 @@ func (c Config) newSummary(askedLateness time.Duration) (result.Summary, error) 
 	window := first.ScheduleSpec().Window()
 	sum := result.Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: c.Commit,
-		Config: result.ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network), Replicas: first.Replicas,
+		Config: result.ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network),
+			NetworkNote: fleet.NetworkingNote(c.Provider, c.Network), Replicas: first.Replicas,
 			Algorithm: string(c.Algorithm), Mode: string(c.Mode), Design: c.designSummary(), SyncInterval: c.scaled(c.SyncInterval),
 			StoreTimeout: c.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
 			Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Outage: first.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
 			Store: c.clusterStore()},
 		Pass: true,
 	}
-	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's
-		sum.Config.Algorithm, sum.Config.Mode, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, 0
+	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's, not the replica's
+		sum.Config.Algorithm, sum.Config.Mode, sum.Config.Design, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, "", 0
+		if m := gated[0].Metrics; m != nil {
+			sum.Config.SyncInterval = m.SyncInterval
+		}
 	}
 	return sum, nil
 }

@@ -97,7 +97,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow,
+		NoStore: !s.t.Store.Managed}
 }
 
 // start brings the system up: a fleet, or for a url target the address it already answers on.

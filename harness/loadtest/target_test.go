@@ -191,7 +191,7 @@ func TestPeerTable(t *testing.T) {
 			Probes: []result.ProbeResult{probe("probe-uniform2x", 1.2), probe("probe-boundary-burst", 1.98)}},
 		{Scenario: result.Scenario{Name: "envoy/store-stop", Target: "envoy", Fault: result.FaultStop}, Accepted: 5, Error: "x"},
 		{Scenario: result.Scenario{Name: "envoy/store-slow", Target: "envoy", Fault: result.FaultSlow}, Accepted: 6, Pass: true,
-			FaultLatency: &result.Percentiles{P99: 52 * time.Millisecond}},
+			FaultLatency: &result.Percentiles{Count: 40, P99: 52 * time.Millisecond}},
 		{Scenario: result.Scenario{Name: "envoy/replica-kill", Target: "envoy", Fault: result.FaultKill}, Accepted: 7, Pass: true,
 			Errors: result.Errors{Connection: 1, Routing: 3}},
 	}
@@ -204,7 +204,7 @@ func TestPeerTable(t *testing.T) {
 		e.Verdict != "ERROR" {
 		t.Errorf("envoy row %+v stop %+v", e, e.Stop)
 	}
-	if e.Slow == nil || e.Slow.Accepted != 6 || e.Slow.P99 != 52*time.Millisecond || e.Restart != nil ||
+	if e.Slow == nil || e.Slow.Accepted != 6 || e.Slow.P99 != 52*time.Millisecond || e.Slow.Timed != 40 || e.Restart != nil ||
 		e.Kill == nil || e.Kill.Errors != 1 || e.Kill.RoutingErrors != 3 || e.Kill.Verdict != "PASS" {
 		t.Errorf("envoy's slow %+v, restart %+v, kill %+v", e.Slow, e.Restart, e.Kill)
 	}
@@ -259,5 +259,27 @@ clients: [{limit: 600, window: 12s}]
 		if got[i] != want[i] {
 			t.Errorf("client %s: %d, want %d", ids[i], got[i], want[i])
 		}
+	}
+}
+
+// A target's fleet runs Redis only when its file asks the harness to (store: {redis:
+// managed}): HAProxy's and nginx's, which keep their counters to themselves, get none.
+func TestTargetFleetRunsRedisOnlyForAManagedStore(t *testing.T) {
+	start := "name: x\nstart: {replicas: 2, process: {command: [x, '{{listen}}']}}\nrequest: {client: {header: X}}\nresponses: {accepted: [200], rejected: [429]}\nclients: [{limit: 1, window: 1s}]\n"
+	for _, tt := range []struct {
+		name, store string
+		noStore     bool
+	}{
+		{"no store", "", true},
+		{"a store the harness runs", "store: {redis: managed}\n", false},
+		{"a store of its own, read for counts only", "store: {redis: '127.0.0.1:6379'}\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tg := mustTarget(t, start+tt.store)
+			spec := sut{t: tg}.spec(DefaultConfig().forTarget(tg, 0), result.Scenario{Name: tg.Name})
+			if spec.NoStore != tt.noStore {
+				t.Errorf("NoStore = %v, want %v", spec.NoStore, tt.noStore)
+			}
+		})
 	}
 }

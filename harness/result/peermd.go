@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -37,6 +38,18 @@ func PeerTableMarkdown(rows []PeerRow) string {
 	return b.String()
 }
 
+// Significant is d rounded to its first digits significant digits: 702µs stays 702µs and
+// 2.3456ms is 2.35ms, where a round to the millisecond made the first 0s.
+func Significant(d time.Duration, digits int) time.Duration {
+	if d <= 0 || digits < 1 {
+		return d
+	}
+	unit := time.Duration(1)
+	for limit := d / time.Duration(math.Pow10(digits)); unit <= limit; unit *= 10 {
+	}
+	return d.Round(unit)
+}
+
 // Cell is what clients saw in one line: the verdict, the answers, the latency while the
 // fault lasted and the worst client's overshoot; for a system without a store, a store
 // fault's cell says so instead of "not run".
@@ -48,8 +61,11 @@ func (c PeerFaultColumn) Cell(noStore bool) string {
 		if !c.Store {
 			errs += fmt.Sprintf(", %d routing errors apart", f.RoutingErrors)
 		}
-		return fmt.Sprintf("%s: %d ok, %d rejected, %d errors (%s), p99 %v, x%.3f", f.Verdict, f.Accepted, f.Rejected, f.Errors, errs,
-			f.P99.Round(time.Millisecond), f.Overshoot)
+		p99 := "p99 not measured (no request answered during the fault)"
+		if f.Timed > 0 {
+			p99 = fmt.Sprintf("p99 %v", Significant(f.P99, 3))
+		}
+		return fmt.Sprintf("%s: %d ok, %d rejected, %d errors (%s), %s, x%.3f", f.Verdict, f.Accepted, f.Rejected, f.Errors, errs, p99, f.Overshoot)
 	case noStore && c.Store:
 		return "no store: its fault is a node"
 	}

@@ -9,24 +9,46 @@ func TestPeerTableMarkdown(t *testing.T) {
 	rows := []PeerRow{
 		{System: "replica sliding_window/delayed", Gated: true, Window: 12 * time.Second, BoundaryOvershoot: 1, MaxOvershoot: 1.05, WorstClient: "probe-boundary-burst",
 			P99: 2345 * time.Microsecond, StorePerRequest: 0.1234, StoreOpsPerRequest: 0.5, Verdict: "PASS",
-			Stop:  &PeerFault{Accepted: 900, Rejected: 10, Errors: 0, Verdict: "PASS", P99: 3 * time.Millisecond, Overshoot: 1.2},
-			Pause: &PeerFault{Accepted: 800, Rejected: 12, Errors: 3, Timeouts: 3, Verdict: "FAIL", P99: 5 * time.Second, Overshoot: 1},
-			Slow:  &PeerFault{Accepted: 910, Rejected: 11, Verdict: "PASS", P99: 52 * time.Millisecond, Overshoot: 1.1},
-			Kill:  &PeerFault{Accepted: 950, Rejected: 9, RoutingErrors: 2, Verdict: "PASS", P99: 2 * time.Millisecond, Overshoot: 1.02}},
+			Stop:  &PeerFault{Accepted: 900, Rejected: 10, Errors: 0, Verdict: "PASS", P99: 3 * time.Millisecond, Timed: 500, Overshoot: 1.2},
+			Pause: &PeerFault{Accepted: 800, Rejected: 12, Errors: 3, Timeouts: 3, Verdict: "FAIL", P99: 5 * time.Second, Timed: 500, Overshoot: 1},
+			Slow:  &PeerFault{Accepted: 910, Rejected: 11, Verdict: "PASS", P99: 52 * time.Millisecond, Timed: 500, Overshoot: 1.1},
+			Kill:  &PeerFault{Accepted: 950, Rejected: 9, RoutingErrors: 2, Verdict: "PASS", P99: 702 * time.Microsecond, Timed: 500, Overshoot: 1.02}},
 		{System: "gubernator-global", Window: 12 * time.Second, BoundaryOvershoot: 2, MaxOvershoot: 2.1, WorstClient: "probe-x", FalseRejects: 4, Errors: 25472,
 			P99: time.Millisecond, NoStore: true, Verdict: "FAIL",
-			Kill: &PeerFault{Accepted: 700, Rejected: 5, Errors: 329, Verdict: "FAIL", P99: 36 * time.Second, Overshoot: 2}},
-		{System: "ulule", Window: 12 * time.Second, Verdict: "PASS"},
+			Kill: &PeerFault{Accepted: 700, Rejected: 5, Errors: 329, Verdict: "FAIL", P99: 36 * time.Second, Timed: 500, Overshoot: 2}},
+		{System: "ulule", Window: 12 * time.Second, Verdict: "PASS", Stop: &PeerFault{Accepted: 10, Verdict: "PASS"}},
 	}
 	got := PeerTableMarkdown(rows)
 	want := PeerTableHeader + "\n" +
 		"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
 		"| replica sliding_window/delayed (gated) | 12s | x1.000 | probe-boundary-burst x1.050 | 0 | 0 | 2.35ms | 0.123 (0.500 ops) | PASS: 900 ok, 10 rejected, 0 errors (0 timeouts), p99 3ms, x1.200 | FAIL: 800 ok, 12 rejected, 3 errors (3 timeouts), p99 5s, x1.000 | " +
-		"PASS: 910 ok, 11 rejected, 0 errors (0 timeouts), p99 52ms, x1.100 | not run | PASS: 950 ok, 9 rejected, 0 errors (0 timeouts, 2 routing errors apart), p99 2ms, x1.020 | PASS |\n" +
+		"PASS: 910 ok, 11 rejected, 0 errors (0 timeouts), p99 52ms, x1.100 | not run | PASS: 950 ok, 9 rejected, 0 errors (0 timeouts, 2 routing errors apart), p99 702µs, x1.020 | PASS |\n" +
 		"| gubernator-global | 12s | x2.000 | probe-x x2.100 | 4 | 25472 | 1ms | no store (peer traffic not measured) | no store: its fault is a node | no store: its fault is a node | " +
 		"no store: its fault is a node | no store: its fault is a node | FAIL: 700 ok, 5 rejected, 329 errors (0 timeouts, 0 routing errors apart), p99 36s, x2.000 | FAIL |\n" +
-		"| ulule | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | 0.000 (0.000 ops) | not run | not run | not run | not run | not run | PASS |\n"
+		"| ulule | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | 0.000 (0.000 ops) | PASS: 10 ok, 0 rejected, 0 errors (0 timeouts), p99 not measured (no request answered during the fault), x0.000 | not run | not run | not run | not run | PASS |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A fault's p99 keeps its significant digits: a node-killed scenario's 702µs was shown as
+// "p99 0s" when every cell was rounded to the millisecond.
+func TestSignificant(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{702 * time.Microsecond, "702µs"},
+		{2345 * time.Microsecond, "2.35ms"},
+		{3 * time.Millisecond, "3ms"},
+		{52_400 * time.Microsecond, "52.4ms"},
+		{1_614_850 * time.Microsecond, "1.61s"},
+		{36 * time.Second, "36s"},
+		{999, "999ns"},
+		{0, "0s"},
+	} {
+		if got := Significant(tt.d, 3).String(); got != tt.want {
+			t.Errorf("Significant(%v, 3) = %s, want %s", tt.d, got, tt.want)
+		}
 	}
 }

@@ -57,6 +57,7 @@ type PeerFault struct {
 	Timeouts                   int           // of the errors, requests that got no answer in time
 	RoutingErrors              int           `json:",omitempty"` // node killed: requests the harness sent to the dead node, in no other count
 	P99, Max                   time.Duration // latency of the requests sent during the outage (and its grace)
+	Timed                      int64         // how many requests those are: 0, the latency is not measured
 	Overshoot                  float64       // worst client's busiest window / limit
 	Pass                       bool
 	Verdict                    string
@@ -102,7 +103,7 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 			f := &PeerFault{Accepted: s.Accepted, Rejected: s.Rejected, Errors: s.Errors.Total(), Timeouts: s.Errors.Timeout,
 				RoutingErrors: s.Errors.Routing, Overshoot: s.MaxOvershoot, Pass: s.Pass, Verdict: s.Verdict()}
 			if s.FaultLatency != nil {
-				f.P99, f.Max = s.FaultLatency.P99, s.FaultLatency.Max
+				f.P99, f.Max, f.Timed = s.FaultLatency.P99, s.FaultLatency.Max, s.FaultLatency.Count
 			}
 			*at = f
 		case s.Fault != FaultNone: // a cluster store's master faults are not in this table

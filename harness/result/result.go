@@ -135,8 +135,11 @@ type Summary struct {
 
 // ConfigSummary is the part of the load test's config a reader of the summary needs.
 type ConfigSummary struct {
-	Provider      string        `json:"provider"`
-	Network       string        `json:"network"`
+	Provider string `json:"provider"`
+	Network  string `json:"network"`
+	// NetworkNote says why the networking is not what --network asked, where it is not (the
+	// local provider's loopback); empty otherwise.
+	NetworkNote   string        `json:"network_note,omitempty"`
 	Replicas      int           `json:"replicas"`
 	Algorithm     string        `json:"algorithm"`
 	Mode          string        `json:"mode"`

@@ -3,10 +3,12 @@ package target
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +52,10 @@ func Parse(file string, b []byte) (*Target, error) {
 	t.Responses = p.responses(root["responses"])
 	t.Classes = p.classes(root["clients"])
 	t.Store = p.store(root["store"], t.Start.Kind)
+	if given := strings.Join(t.Start.Command, " ") + envValues(t.Start.Env) + fileContents(t.Start.Files); strings.Contains(given, VarRedis) && !t.Store.Managed {
+		p.errf(root["start"], "start", "%s is the Redis the harness runs for the target: declare store: {redis: %s}, or leave %s out (the harness starts no Redis for a target without a managed store)",
+			VarRedis, StoreManaged, VarRedis)
+	}
 	t.Metrics = p.metrics(root["metrics"])
 	t.Faults = p.faults(root["faults"], t.Store)
 	t.Algorithm = p.str(root, "algorithm", "", false)
@@ -266,11 +272,47 @@ func (p *parser) start(n *yaml.Node, dir string) Start {
 			return s
 		}
 		p.commandEnvFiles(m[StartProcess], d, "start.process", dir, &s, true)
-		if len(s.Command) > 0 && !strings.Contains(strings.Join(s.Command, " ")+envValues(s.Env), VarPort) && !strings.Contains(strings.Join(s.Command, " ")+envValues(s.Env), VarListen) {
-			p.errf(d["command"], "start.process.command", "must pass %s or %s (in the command or env) so each replica listens on its own port", VarPort, VarListen)
+		given := strings.Join(s.Command, " ") + envValues(s.Env) + fileContents(s.Files)
+		if len(s.Command) > 0 && !strings.Contains(given, VarPort) && !strings.Contains(given, VarListen) {
+			p.errf(d["command"], "start.process.command", "must pass %s or %s (in the command, env or a file) so each replica listens on its own port", VarPort, VarListen)
 		}
 	}
 	return s
+}
+
+func fileContents(files []File) string {
+	var b strings.Builder
+	for _, f := range files {
+		b.Write(f.Content)
+	}
+	return b.String()
+}
+
+// placeholder is a {{name}} the harness might fill: lower-case letters, digits, '_' and '.'.
+var placeholder = regexp.MustCompile(`\{\{[a-z0-9_.]+\}\}`)
+
+// replicaVars are the placeholders of a command, env value and file; eachVars those of a
+// file's repeated lines.
+var (
+	replicaVars = []string{VarPort, VarHost, VarListen, VarRedis, VarNode, VarNodes, VarPeerPort, VarPeers}
+	eachVars    = []string{VarEachNode, VarEachPeer, VarEachPeerPort, VarEachListen}
+)
+
+// placeholders records each {{name}} in s the harness does not fill there: a misspelt one
+// would reach the limiter as it is. A file (inFile) may repeat a line per replica with
+// {{each.*}}; a command or env value may not (it has no lines).
+func (p *parser) placeholders(n *yaml.Node, field, s string, inFile bool) {
+	for _, v := range placeholder.FindAllString(s, -1) {
+		switch {
+		case slices.Contains(replicaVars, v), inFile && slices.Contains(eachVars, v):
+		case slices.Contains(eachVars, v):
+			p.errf(n, field, "%s repeats a line of a file once per replica; a command or env value has no lines: use %s (every peer, comma-separated)", v, VarPeers)
+		case v == VarClient:
+			p.errf(n, field, "%s is a client's ID, filled in request.client.body only; a replica is started for every client", v)
+		default:
+			p.errf(n, field, "unknown placeholder %s: use %s, or in a file's lines %s", v, strings.Join(replicaVars, " "), strings.Join(eachVars, " "))
+		}
+	}
 }
 
 func envValues(env map[string]string) string {
@@ -284,12 +326,18 @@ func envValues(env map[string]string) string {
 func (p *parser) commandEnvFiles(parent *yaml.Node, d map[string]*yaml.Node, path, dir string, s *Start, needCommand bool) {
 	if n := d["command"]; n != nil {
 		s.Command = p.strList(n, path+".command")
+		for i, a := range s.Command {
+			p.placeholders(n, fmt.Sprintf("%s.command[%d]", path, i), a, false)
+		}
 	}
 	if needCommand && len(s.Command) == 0 {
 		p.errf(parent, path+".command", "missing: give the executable and its arguments, as [./mylimiter, --port, \"{{port}}\"]")
 	}
 	if n := d["env"]; n != nil {
 		s.Env = p.strMap(n, path+".env")
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			p.placeholders(n, path+".env."+k, s.Env[k], false)
+		}
 	}
 	if n := d["files"]; n != nil {
 		if n.Kind != yaml.SequenceNode {
@@ -322,6 +370,7 @@ func (p *parser) commandEnvFiles(parent *yaml.Node, d map[string]*yaml.Node, pat
 				}
 				file.Content = b
 			}
+			p.placeholders(e, field, string(file.Content), true)
 			s.Files = append(s.Files, file)
 		}
 	}

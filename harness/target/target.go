@@ -12,6 +12,7 @@ package target
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -37,10 +38,30 @@ const (
 	VarHost   = "{{host}}"   // the address to listen on: 0.0.0.0 in a container on a bridge network, 127.0.0.1 otherwise
 	VarListen = "{{listen}}" // host:port to listen on: ":port" in a container on a bridge network, "127.0.0.1:port" otherwise
 	VarRedis  = "{{redis}}"  // host:port of Redis as the replica reaches it
-	VarNode   = "{{node}}"   // the replica's index, 0-based
-	VarNodes  = "{{nodes}}"  // how many replicas
+	VarNode   = "{{node}}"   // the replica's index, 0-based: 0 … nodes-1
+	VarNodes  = "{{nodes}}"  // how many replicas the harness starts (start.replicas)
 	VarClient = "{{client}}" // in a request body: the client's ID, JSON-escaped
+	// VarPeerPort is a second port of the replica's own, free like {{port}}, for a limiter whose
+	// replicas talk to each other (HAProxy's peers, a gossip protocol): it listens there for them.
+	VarPeerPort = "{{peer_port}}"
+	// VarPeers is every replica's peer address, host:peer_port, in node order and its own
+	// included, joined by commas: a seed list or a static member list.
+	VarPeers = "{{peers}}"
 )
+
+// Placeholders of a repeated line: in a file's contents, a line that holds one of them is
+// written once per replica, in node order (its own included), each time with that
+// replica's values, so a config file can list every member (HAProxy's `peer` lines, an
+// upstream's `server` lines).
+const (
+	VarEachNode     = "{{each.node}}"      // the listed replica's index
+	VarEachPeer     = "{{each.peer}}"      // its peer address, host:peer_port
+	VarEachPeerPort = "{{each.peer_port}}" // its peer port
+	VarEachListen   = "{{each.listen}}"    // its HTTP address, host:port, as the other replicas reach it
+)
+
+// eachPrefix starts every placeholder of a repeated line.
+const eachPrefix = "{{each."
 
 // Target is a parsed target description.
 type Target struct {
@@ -230,12 +251,53 @@ type Vars struct {
 	Listen      string
 	Redis       string
 	Node, Nodes int
+	// PeerPort is the replica's second port ({{peer_port}}).
+	PeerPort int
+	// Peers are every replica as the others reach it, in node order ({{peers}}, the
+	// repeated lines' {{each.*}}).
+	Peers []Peer
 }
 
-// Expand fills the placeholders of s for one replica.
+// Peer is one replica as the other replicas reach it.
+type Peer struct {
+	Node     int
+	Host     string // 127.0.0.1, or its container's name on a bridge network
+	Port     int    // its HTTP port there
+	PeerPort int    // its second port there
+}
+
+// Addr is the peer's address for the other replicas, host:peer_port.
+func (p Peer) Addr() string { return net.JoinHostPort(p.Host, strconv.Itoa(p.PeerPort)) }
+
+// Expand fills the placeholders of s for one replica: first the repeated lines (every line
+// with an {{each.*}} placeholder, once per peer), then the others.
 func (v Vars) Expand(s string) string {
+	if strings.Contains(s, eachPrefix) {
+		s = v.repeatLines(s)
+	}
+	peers := make([]string, len(v.Peers))
+	for i, p := range v.Peers {
+		peers[i] = p.Addr()
+	}
 	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarHost, v.Host, VarListen, v.Listen, VarRedis, v.Redis,
-		VarNode, strconv.Itoa(v.Node), VarNodes, strconv.Itoa(v.Nodes)).Replace(s)
+		VarNode, strconv.Itoa(v.Node), VarNodes, strconv.Itoa(v.Nodes),
+		VarPeerPort, strconv.Itoa(v.PeerPort), VarPeers, strings.Join(peers, ",")).Replace(s)
+}
+
+// repeatLines writes every line of s that holds an {{each.*}} placeholder once per peer.
+func (v Vars) repeatLines(s string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if !strings.Contains(line, eachPrefix) {
+			b.WriteString(line)
+			continue
+		}
+		for _, p := range v.Peers {
+			b.WriteString(strings.NewReplacer(VarEachNode, strconv.Itoa(p.Node), VarEachPeer, p.Addr(),
+				VarEachPeerPort, strconv.Itoa(p.PeerPort), VarEachListen, net.JoinHostPort(p.Host, strconv.Itoa(p.Port))).Replace(line))
+		}
+	}
+	return b.String()
 }
 
 // Window is the window every class shares (the run aligns to its edges).
