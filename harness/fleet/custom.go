@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"bytes"
 	"context"
 	"fmt"
@@ -50,7 +51,7 @@ func (s Spec) customFor(provider, kind string) error {
 // bridge network, else on its own host port on 127.0.0.1; its peers reach it by its
 // container's name on a bridge network, else on 127.0.0.1.
 func (s Spec) customVars(i int, at layout, redis string) target.Vars {
-	v := target.Vars{Port: at.ports[i], Host: "127.0.0.1", Listen: loopback(at.ports[i]), Redis: redis, Node: i, Nodes: s.NodeCount}
+	v := target.Vars{Port: at.ports[i], Host: "127.0.0.1", Listen: loopback(at.ports[i]), Redis: redis, Node: i, Nodes: cmp.Or(s.NodeCount, s.Replicas)}
 	bridge := s.Network == NetworkBridge && s.Custom.Kind == target.StartDocker
 	if bridge {
 		v.Port, v.Host, v.Listen = s.Custom.Port, "0.0.0.0", ":"+strconv.Itoa(s.Custom.Port)
