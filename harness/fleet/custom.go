@@ -1,8 +1,8 @@
 package fleet
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
