@@ -205,12 +205,25 @@ type Report struct {
 	// as Errors.Routing; in no other count.
 	RoutingErrors int
 
+	// FalseRejects are judged on arrival bounds (what a limiter could know): a rejection is
+	// excused when some order of arrival within the sends and answers explains it.
 	FalseRejects       int // requirement 2 wants 0
 	FalseRejectClients int
 	OverLimitClients   int
+	// FalseRejectsSent are judged on the client's clock: its send times alone.
+	FalseRejectsSent       int
+	FalseRejectSentClients int
+	// ExcusedSkew is, for each rejection false on the client's clock but excused on arrival
+	// bounds, the least arrival skew that excuses it (see ClientReport.FalseRejectsSent).
+	ExcusedSkew result.Percentiles
 
+	// MaxOvershoot is on the client's clock: acceptances by send time.
 	MaxOvershoot       float64 // over all clients; requirement 1 wants ≤ 1.1
 	MaxOvershootClient string
+	// OvershootArrival is on arrival bounds: the acceptances that must have arrived in one
+	// window-long interval (sent in it and answered in it).
+	OvershootArrival       float64
+	OvershootArrivalClient string
 
 	Clients []result.ClientReport // one per schedule client, in schedule order
 
@@ -246,11 +259,13 @@ func (a *Accumulator) Report() Report {
 	}
 	start, order := byClient(s)
 	var b sends
+	skew := NewLatency()
 	for c, cl := range s.Clients {
-		cr := a.client(c, cl, order[start[c]:start[c+1]], &r.Errors, &b)
+		cr := a.client(c, cl, order[start[c]:start[c+1]], &r.Errors, &b, skew)
 		r.add(cr)
 		r.Clients[c] = cr
 	}
+	r.ExcusedSkew = skew.Percentiles()
 	return r
 }
 
@@ -279,13 +294,17 @@ func byClient(s *schedule.Schedule) (start, order []int32) {
 type sends struct {
 	offered, answered, scheduled, accepted []time.Duration
 	rejected                               []rejection
+	spans, acceptedSpans                   []span
 }
 
 // client is the account of client c, whose requests are idx (in schedule order); its errors
 // are added to errs as well, and a routing error counts there alone.
-func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *result.Errors, b *sends) result.ClientReport {
+// The least arrival skew each rejection false on the client's clock needed to be excused
+// goes into skew.
+func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *result.Errors, b *sends, skew *Latency) result.ClientReport {
 	cr := result.ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
 	b.offered, b.answered, b.scheduled, b.accepted, b.rejected = b.offered[:0], b.answered[:0], b.scheduled[:0], b.accepted[:0], b.rejected[:0]
+	b.spans, b.acceptedSpans = b.spans[:0], b.acceptedSpans[:0]
 	for _, i := range idx {
 		k := a.class[i]
 		if k == unseen {
@@ -300,12 +319,14 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 		b.offered = append(b.offered, t)
 		answered := t + time.Duration(a.took[i])*time.Microsecond
 		b.answered = append(b.answered, answered)
+		b.spans = append(b.spans, span{sent: t, answered: answered})
 		b.scheduled = append(b.scheduled, a.s.Requests[i].At) // in order: indexes ascend
 		fault := a.inFault(t)
 		switch k {
 		case accepted:
 			cr.Accepted++
 			b.accepted = append(b.accepted, t)
+			b.acceptedSpans = append(b.acceptedSpans, span{sent: t, answered: answered})
 		case rejected:
 			cr.Rejected++
 			b.rejected = append(b.rejected, rejection{sent: t, answered: answered})
@@ -336,7 +357,15 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 	} else {
 		cr.Overshoot = math.Inf(1)
 	}
+	cr.BusiestArrived = busiestArrived(b.acceptedSpans, cl.Window)
+	if cl.Limit > 0 {
+		cr.OvershootArrival = float64(cr.BusiestArrived) / float64(cl.Limit)
+	} else {
+		cr.OvershootArrival = math.Inf(1)
+	}
 	cr.FalseRejects = unearned(b.offered, b.answered, b.rejected, cl.Window, cl.Limit)
+	slices.SortFunc(b.spans, bySent)
+	cr.FalseRejectsSent = unearnedSent(b.spans, b.rejected, cl.Window, cl.Limit, skew)
 	return cr
 }
 
@@ -352,11 +381,18 @@ func (r *Report) add(cr result.ClientReport) {
 	if cr.FalseRejects > 0 {
 		r.FalseRejectClients++
 	}
+	r.FalseRejectsSent += cr.FalseRejectsSent
+	if cr.FalseRejectsSent > 0 {
+		r.FalseRejectSentClients++
+	}
 	if cr.OverLimit {
 		r.OverLimitClients++
 	}
 	if cr.Overshoot > r.MaxOvershoot {
 		r.MaxOvershoot, r.MaxOvershootClient = cr.Overshoot, cr.ID
+	}
+	if cr.OvershootArrival > r.OvershootArrival {
+		r.OvershootArrival, r.OvershootArrivalClient = cr.OvershootArrival, cr.ID
 	}
 }
 

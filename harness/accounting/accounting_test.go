@@ -217,11 +217,12 @@ func TestReportPerClient(t *testing.T) {
 
 	want := []result.ClientReport{
 		{Client: 0, ID: "probe-over", Limit: 3, Window: time.Second, Probe: true, Offered: 9, Accepted: 6, Rejected: 3,
-			BusiestAccepted: 3, Overshoot: 1, BusiestOffered: 5, BusiestScheduled: 5, OverLimit: true, RejectsInFault: 1},
+			BusiestAccepted: 3, Overshoot: 1, BusiestArrived: 3, OvershootArrival: 1, BusiestOffered: 5, BusiestScheduled: 5, OverLimit: true, RejectsInFault: 1},
 		{Client: 1, ID: "under", Limit: 3, Window: time.Second, Offered: 7, Accepted: 3, Rejected: 1, Errors: 3,
-			BusiestAccepted: 2, Overshoot: 2.0 / 3, BusiestOffered: 3, BusiestScheduled: 3, FalseRejects: 1, ErrorsInFault: 1, ErrorsOutsideFault: 2},
+			BusiestAccepted: 2, Overshoot: 2.0 / 3, BusiestArrived: 2, OvershootArrival: 2.0 / 3, BusiestOffered: 3, BusiestScheduled: 3,
+			FalseRejects: 1, FalseRejectsSent: 1, ErrorsInFault: 1, ErrorsOutsideFault: 2},
 		{Client: 2, ID: "leaky", Limit: 3, Window: time.Second, Offered: 4, Accepted: 4,
-			BusiestAccepted: 4, Overshoot: 4.0 / 3, BusiestOffered: 4, BusiestScheduled: 4, OverLimit: true},
+			BusiestAccepted: 4, Overshoot: 4.0 / 3, BusiestArrived: 4, OvershootArrival: 4.0 / 3, BusiestOffered: 4, BusiestScheduled: 4, OverLimit: true},
 		{Client: 3, ID: "quiet", Limit: 3, Window: time.Second},
 	}
 	for i, w := range want {
@@ -375,7 +376,9 @@ func TestChecks(t *testing.T) {
 		return Report{
 			Scheduled: 1000, Outcomes: 1000,
 			MaxOvershoot: 1.015, MaxOvershootClient: "probe-sync90",
-			Clients:  []result.ClientReport{{ID: "probe-sync90", Limit: 600, Window: 6 * time.Second, BusiestAccepted: 609, Overshoot: 1.015}},
+			OvershootArrival: 1.015, OvershootArrivalClient: "probe-sync90",
+			Clients: []result.ClientReport{{ID: "probe-sync90", Limit: 600, Window: 6 * time.Second, BusiestAccepted: 609, Overshoot: 1.015,
+				BusiestArrived: 609, OvershootArrival: 1.015}},
 			Lateness: result.Percentiles{Count: 1000, P50: ms, P99: 4 * ms, Max: 9 * ms},
 			// A 503 during the store outage is reported, not gated.
 			Errors: result.Errors{Status5xx: 1}, ErrorsInFault: 1,
@@ -392,8 +395,9 @@ func TestChecks(t *testing.T) {
 		{"all pass", func(*Report) {}, nil, false},
 		{"fixed window lets the boundary burst through", func(r *Report) {
 			r.MaxOvershoot, r.MaxOvershootClient = 2, "probe-boundary-burst"
+			r.OvershootArrival, r.OvershootArrivalClient = 2, "probe-boundary-burst"
 		}, []string{"max overshoot"}, false},
-		{"overshoot exactly 1.1 passes", func(r *Report) { r.MaxOvershoot = 1.1 }, nil, false},
+		{"overshoot exactly 1.1 passes", func(r *Report) { r.MaxOvershoot, r.OvershootArrival = 1.1, 1.1 }, nil, false},
 		{"a background client rejected", func(r *Report) {
 			r.FalseRejects, r.FalseRejectClients = 25, 1
 			r.Clients = append(r.Clients, result.ClientReport{ID: "bg-1", Limit: 600, Rejected: 25, FalseRejects: 25, BusiestOffered: 600})
@@ -427,8 +431,10 @@ func TestChecks(t *testing.T) {
 func TestCheckFigures(t *testing.T) {
 	r := Report{
 		MaxOvershoot: 2, MaxOvershootClient: "probe-boundary-burst",
-		Clients:      []result.ClientReport{{ID: "bg-7", FalseRejects: 3, BusiestOffered: 12, Limit: 600}, {ID: "probe-boundary-burst", BusiestAccepted: 1200, Limit: 600, Window: time.Minute}},
-		FalseRejects: 3, FalseRejectClients: 1,
+		OvershootArrival: 1.5, OvershootArrivalClient: "probe-boundary-burst",
+		Clients: []result.ClientReport{{ID: "bg-7", FalseRejects: 3, FalseRejectsSent: 4, BusiestOffered: 12, Limit: 600},
+			{ID: "probe-boundary-burst", BusiestAccepted: 1200, BusiestArrived: 900, Limit: 600, Window: time.Minute}},
+		FalseRejects: 3, FalseRejectClients: 1, FalseRejectsSent: 4, FalseRejectSentClients: 1,
 		Errors: result.Errors{Timeout: 2, Connection: 1}, ErrorsOutsideFault: 3,
 		Lateness:  result.Percentiles{P99: 2500 * time.Microsecond},
 		AskedRate: 40000, AchievedRate: 30000,
@@ -441,8 +447,10 @@ func TestCheckFigures(t *testing.T) {
 		pass              bool
 		detail            string
 	}{
-		{CheckOvershoot(&r, OvershootLimit), 2, 1.1, "<=", false, "probe-boundary-burst: 1200 accepted in one 1m0s interval, limit 600"},
-		{CheckFalseRejects(&r), 3, 0, "==", false, "first: bg-7, 3 rejected, busiest 12 of 600"},
+		{CheckOvershoot(&r, OvershootLimit, result.ClockClient), 2, 1.1, "<=", false, "probe-boundary-burst: 1200 accepted in one 1m0s interval, limit 600 (sent in it)"},
+		{CheckOvershoot(&r, OvershootLimit, result.ClockArrival), 1.5, 1.1, "<=", false, "probe-boundary-burst: 900 accepted in one 1m0s interval, limit 600 (that must have arrived in it)"},
+		{CheckFalseRejects(&r, result.ClockArrival), 3, 0, "==", false, "first: bg-7, 3 rejected, busiest 12 of 600"},
+		{CheckFalseRejects(&r, result.ClockClient), 4, 0, "==", false, "4 rejections of 1 clients within their limit at that moment; first: bg-7, 4 rejected"},
 		{CheckErrorsOutsideFaults(&r), 3, 0, "==", false, "timeouts 2, connection 1"},
 		{CheckLateness(&r, 5*ms), 2.5, 5, "<=", true, "p99 2.5ms"},
 		{CheckRate(&r, 0.95), 0.75, 0.95, ">=", false, "achieved 30,000 of 40,000 req/s asked; 75 of 100"},

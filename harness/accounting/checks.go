@@ -44,31 +44,43 @@ func NewCheck(name string, figure float64, op string, threshold float64, detail 
 }
 
 // CheckOvershoot is requirement 1: no client gets more than limit × its
-// declared limit through in any window-long interval.
-func CheckOvershoot(r *Report, limit float64) result.Check {
+// declared limit through in any window-long interval, on the clock named
+// (result.ClockArrival, the default, or result.ClockClient).
+func CheckOvershoot(r *Report, limit float64, clock string) result.Check {
+	fig, who := r.Overshoot(clock)
 	detail := "no client had an acceptance"
-	if r.MaxOvershootClient != "" {
-		c := r.client(r.MaxOvershootClient)
-		detail = fmt.Sprintf("client %s: %d accepted in one %v interval, limit %d", c.ID, c.BusiestAccepted, c.Window, c.Limit)
+	if who != "" {
+		c := r.client(who)
+		n, how := c.BusiestArrived, "that must have arrived"
+		if clock == result.ClockClient {
+			n, how = c.BusiestAccepted, "sent"
+		}
+		detail = fmt.Sprintf("client %s: %d accepted in one %v interval, limit %d (%s in it)", c.ID, n, c.Window, c.Limit, how)
 	}
-	return NewCheck("max overshoot", r.MaxOvershoot, OpAtMost, limit, detail)
+	return NewCheck("max overshoot", fig, OpAtMost, limit, detail)
 }
 
 // CheckFalseRejects is requirement 2: a client is never rejected while its own traffic in
-// the window before the request is within its limit (see ClientReport.FalseRejects).
-func CheckFalseRejects(r *Report) result.Check {
+// the window before the request is within its limit, on the clock named (see
+// ClientReport.FalseRejects and FalseRejectsSent).
+func CheckFalseRejects(r *Report, clock string) result.Check {
+	n, clients := r.FalseRejectsOn(clock)
 	detail := fmt.Sprintf("%d clients over their limit; every rejection was earned by the client's own traffic", r.OverLimitClients)
-	if r.FalseRejects > 0 {
+	if n > 0 {
 		first := ""
 		for _, c := range r.Clients {
-			if c.FalseRejects > 0 {
-				first = fmt.Sprintf("; first: %s, %d rejected, busiest %d of %d", c.ID, c.FalseRejects, c.BusiestOffered, c.Limit)
+			k := c.FalseRejects
+			if clock == result.ClockClient {
+				k = c.FalseRejectsSent
+			}
+			if k > 0 {
+				first = fmt.Sprintf("; first: %s, %d rejected, busiest %d of %d", c.ID, k, c.BusiestOffered, c.Limit)
 				break
 			}
 		}
-		detail = fmt.Sprintf("%d rejections of %d clients within their limit at that moment%s", r.FalseRejects, r.FalseRejectClients, first)
+		detail = fmt.Sprintf("%d rejections of %d clients within their limit at that moment%s", n, clients, first)
 	}
-	return NewCheck("false rejects", float64(r.FalseRejects), OpEqual, 0, detail)
+	return NewCheck("false rejects", float64(n), OpEqual, 0, detail)
 }
 
 // CheckErrorsOutsideFaults is requirement 3 and plain health: outside the
@@ -116,12 +128,15 @@ type Gates struct {
 	MaxOvershoot float64       // OvershootLimit
 	LatenessP99  time.Duration // DefaultLatenessP99
 	MinRateRatio float64       // DefaultMinRateRatio
+	// Clock is the clock both promises are gated on: result.ClockArrival (empty: the
+	// default) or result.ClockClient. The other is shown beside it (Report.Clocks).
+	Clock string
 }
 
 // DefaultGates are the requirements' thresholds and the default generator
 // tolerances.
 func DefaultGates() Gates {
-	return Gates{MaxOvershoot: OvershootLimit, LatenessP99: DefaultLatenessP99, MinRateRatio: DefaultMinRateRatio}
+	return Gates{MaxOvershoot: OvershootLimit, LatenessP99: DefaultLatenessP99, MinRateRatio: DefaultMinRateRatio, Clock: result.ClockArrival}
 }
 
 // Verdict is a run judged.
@@ -138,8 +153,8 @@ type Verdict struct {
 // generator checks.
 func Evaluate(r *Report, g Gates) Verdict {
 	v := Verdict{Checks: []result.Check{
-		CheckOvershoot(r, g.MaxOvershoot),
-		CheckFalseRejects(r),
+		CheckOvershoot(r, g.MaxOvershoot, g.Clock),
+		CheckFalseRejects(r, g.Clock),
 		CheckErrorsOutsideFaults(r),
 	}}
 	gen := []result.Check{CheckLateness(r, g.LatenessP99), CheckRate(r, g.MinRateRatio)}

@@ -75,6 +75,15 @@ type ClientReport struct {
 	// one (a limiter rightly counting that late request against the next burst), and
 	// neither does the race of a burst's last requests to several replicas.
 	FalseRejects int
+	// BusiestArrived counts the acceptances that must have arrived in one window-long
+	// interval: sent in it and answered in it (arrival bounds); OvershootArrival is it over
+	// Limit. BusiestAccepted and Overshoot are the client's clock.
+	BusiestArrived   int     `json:",omitempty"`
+	OvershootArrival float64 `json:",omitempty"`
+	// FalseRejectsSent counts the rejections at send time t when the client had sent at most
+	// Limit requests, this one included, in (t−W, t]: false rejects on the client's clock,
+	// with no benefit of the doubt about arrival order.
+	FalseRejectsSent int `json:",omitempty"`
 
 	ErrorsInFault      int
 	ErrorsOutsideFault int
@@ -101,4 +110,55 @@ func (c Check) String() string {
 		verdict = "pass"
 	}
 	return fmt.Sprintf("%s %s: %g %s %g (%s)", verdict, c.Name, c.Figure, c.Op, c.Threshold, c.Detail)
+}
+
+// The clocks a run's promises are counted on (see Clocks).
+const (
+	// ClockArrival is what a limiter could know: a request arrived between its send and its
+	// answer. The default gate clock.
+	ClockArrival = "arrival"
+	// ClockClient is the client's own clock: its send times.
+	ClockClient = "client"
+)
+
+// Clocks are a run's two promises, overshoot and false rejects, each on both clocks: the
+// client's send times and arrival bounds. Gate names the one that gates both; the other is
+// always shown beside it.
+type Clocks struct {
+	Gate string `json:"gate"`
+	// OvershootClient is the busiest window of acceptances by send time over the limit;
+	// OvershootArrival counts only those that must have arrived in one window.
+	OvershootClient  float64 `json:"overshoot_client"`
+	OvershootArrival float64 `json:"overshoot_arrival"`
+	// FalseRejectsClient counts rejections of a client within its limit by its sends;
+	// FalseRejectsArrival those no order of arrival explains.
+	FalseRejectsClient  int `json:"false_rejects_client"`
+	FalseRejectsArrival int `json:"false_rejects_arrival"`
+	// ExcusedSkew is, over the rejections the arrival bounds excuse but the client's clock
+	// does not, the least arrival skew each needed (Count: how many).
+	ExcusedSkew Percentiles `json:"excused_skew"`
+}
+
+// String is the clocks line: both figures of each promise, the gated one first.
+func (c Clocks) String() string {
+	gate, other := c.Gate, ClockClient
+	oGate, oOther := c.OvershootArrival, c.OvershootClient
+	fGate, fOther := c.FalseRejectsArrival, c.FalseRejectsClient
+	if gate == ClockClient {
+		other = ClockArrival
+		oGate, oOther, fGate, fOther = oOther, oGate, fOther, fGate
+	}
+	s := fmt.Sprintf("clocks: gated on %s; overshoot x%.3f (%s) x%.3f (%s); false rejects %d (%s) %d (%s)",
+		clockWords(gate), oGate, gate, oOther, other, fGate, gate, fOther, other)
+	if k := c.ExcusedSkew; k.Count > 0 {
+		s += fmt.Sprintf("; %d rejections excused only by arrival skew: p99 %v, max %v", k.Count, k.P99, k.Max)
+	}
+	return s
+}
+
+func clockWords(clock string) string {
+	if clock == ClockClient {
+		return "the client's send times"
+	}
+	return "arrival bounds"
 }

@@ -1,0 +1,181 @@
+package accounting
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// A run's two promises are counted on two clocks. The client's clock is its send times: what
+// the client did. Arrival bounds are what a limiter could know: a request reached it somewhere
+// between its send and its answer, so an acceptance counts against a window only when it must
+// have arrived in it (sent and answered inside it), and a rejection is excused when some order
+// of arrival within those bounds explains it. Arrival bounds give the limiter the benefit of
+// the doubt on both promises; the client's clock gives it none on either.
+
+// span is a request's send and answer times: it reached the limiter between them.
+type span struct{ sent, answered time.Duration }
+
+func bySent(a, b span) int { return cmp.Compare(a.sent, b.sent) }
+
+// busiestArrived is the most acceptances that must have arrived in one window-long interval
+// [t, t+window): sent at or after t and answered before t+window. spans is in any order; it is
+// sorted by send time. Over the sends as interval starts (an interval can be moved right to
+// its first send without losing one), a Fenwick tree over the answers' ranks counts, for each
+// start, the later sends answered before its end.
+func busiestArrived(spans []span, window time.Duration) int {
+	if len(spans) == 0 {
+		return 0
+	}
+	slices.SortFunc(spans, bySent)
+	byAnswer := make([]int, len(spans)) // span indexes in answer order
+	for i := range byAnswer {
+		byAnswer[i] = i
+	}
+	slices.SortFunc(byAnswer, func(a, b int) int { return cmp.Compare(spans[a].answered, spans[b].answered) })
+	rank := make([]int, len(spans))
+	ans := make([]time.Duration, len(spans))
+	for r, i := range byAnswer {
+		rank[i], ans[r] = r, spans[i].answered
+	}
+	tree := make([]int, len(spans)+1)
+	add := func(r int) {
+		for r++; r < len(tree); r += r & -r {
+			tree[r]++
+		}
+	}
+	below := func(n int) int { // inserted answers among the n smallest ranks
+		c := 0
+		for ; n > 0; n -= n & -n {
+			c += tree[n]
+		}
+		return c
+	}
+	best := 0
+	for i := len(spans) - 1; i >= 0; {
+		t := spans[i].sent
+		for ; i >= 0 && spans[i].sent == t; i-- { // every send at t starts with the interval
+			add(rank[i])
+		}
+		n, _ := slices.BinarySearch(ans, t+window) // answers before t+window
+		best = max(best, below(n))
+	}
+	return best
+}
+
+// unearnedSent counts the rejections rej for which the client's sends in the window-long
+// interval (t−window, t] before the rejection's send t, itself included, number at most
+// limit: false rejects on the client's clock. spans are the client's requests sorted by send
+// time. For each one arrival bounds excuse (unearned's count is over limit), the least arrival
+// skew that excuses it goes into skew: the limit+1−n-th smallest of how much earlier a later
+// send (sent while it was in flight) must have arrived than sent, or how much later an
+// earlier send (answered after t−window) must have arrived than t−window.
+func unearnedSent(spans []span, rej []rejection, window time.Duration, limit int, skew *Latency) int {
+	n := 0
+	maxTook := time.Duration(0)
+	for _, s := range spans {
+		maxTook = max(maxTook, s.answered-s.sent)
+	}
+	after := func(t time.Duration) int { // first span sent after t
+		i, _ := slices.BinarySearchFunc(spans, t, func(s span, t time.Duration) int {
+			if s.sent <= t {
+				return -1
+			}
+			return 1
+		})
+		return i
+	}
+	for _, r := range rej {
+		hi, lo := after(r.sent), after(r.sent-window)
+		sent := hi - lo
+		if sent > limit {
+			continue
+		}
+		n++
+		if d, ok := neededSkew(spans, r, window, limit+1-sent, hi, lo, maxTook); ok {
+			skew.Record(d)
+		}
+	}
+	return n
+}
+
+// neededSkew is the k-th smallest skew among the sends that could have arrived inside the
+// rejection's window though sent outside it: later sends, from index hi, sent before its
+// answer came back (skew: how much earlier than sent); earlier sends, below index lo,
+// answered after its window opened (skew: how much later than sent). It reports false when
+// fewer than k could: the arrival bounds do not excuse the rejection.
+func neededSkew(spans []span, r rejection, window time.Duration, k, hi, lo int, maxTook time.Duration) (time.Duration, bool) {
+	open := r.sent - window
+	later := func(i int) (time.Duration, bool) {
+		if i < len(spans) && spans[i].sent <= r.answered {
+			return spans[i].sent - r.sent, true
+		}
+		return 0, false
+	}
+	i, j := hi, lo-1
+	var d time.Duration
+	for ; k > 0; k-- {
+		for j >= 0 && open-spans[j].sent <= maxTook && spans[j].answered <= open {
+			j-- // answered before the window opened: it cannot have arrived in it
+		}
+		ld, lok := later(i)
+		ed, eok := time.Duration(0), j >= 0 && open-spans[j].sent <= maxTook
+		if eok {
+			ed = open - spans[j].sent
+		}
+		switch {
+		case lok && (!eok || ld <= ed):
+			d = ld
+			i++
+		case eok:
+			d = ed
+			j--
+		default:
+			return 0, false
+		}
+	}
+	return d, true
+}
+
+// Overshoot is the run's worst overshoot on the clock named (result.ClockArrival or
+// result.ClockClient; empty is arrival), and the client that had it.
+func (r *Report) Overshoot(clock string) (float64, string) {
+	if clock == result.ClockClient {
+		return r.MaxOvershoot, r.MaxOvershootClient
+	}
+	return r.OvershootArrival, r.OvershootArrivalClient
+}
+
+// FalseRejectsOn is the run's false rejects on the clock named, and how many clients had one.
+func (r *Report) FalseRejectsOn(clock string) (int, int) {
+	if clock == result.ClockClient {
+		return r.FalseRejectsSent, r.FalseRejectSentClients
+	}
+	return r.FalseRejects, r.FalseRejectClients
+}
+
+// Clocks is both promises on both clocks, with gate the clock that gates them.
+func (r *Report) Clocks(gate string) result.Clocks {
+	if gate == "" {
+		gate = result.ClockArrival
+	}
+	return result.Clocks{
+		Gate:               gate,
+		OvershootClient:    r.MaxOvershoot,
+		OvershootArrival:   r.OvershootArrival,
+		FalseRejectsClient: r.FalseRejectsSent, FalseRejectsArrival: r.FalseRejects,
+		ExcusedSkew: r.ExcusedSkew,
+	}
+}
+
+// ParseClock reads a gate clock: "arrival" or "client".
+func ParseClock(s string) (string, error) {
+	switch s {
+	case result.ClockArrival, result.ClockClient:
+		return s, nil
+	}
+	return "", fmt.Errorf("gate clock %q: use %s (what a limiter could know: arrival bounds) or %s (the client's send times)", s, result.ClockArrival, result.ClockClient)
+}
