@@ -122,71 +122,10 @@ func (c Config) killedNodeRefusals() string {
 	return c.killedNode
 }
 
-// recoveredAt is when the 1.1x bound applies again after a store fault: the recovery grace
-// after the store returned, and for a store that came back empty (store-restart) one sync
-// interval more, in which the replicas push again what the store forgot.
+// recoveredAt is when the 1.1x bound applies again after a store fault (verdict.Judging's
+// Recovered).
 func (c Config) recoveredAt(f string, outage result.Interval) time.Duration {
-	at := outage.To + c.RecoveryGrace
-	if f == result.FaultRestart {
-		at += c.scaled(c.SyncInterval)
-	}
-	return at
-}
-
-// slowChecks are store-slow's own: a replica answers within its store timeout, not after
-// the store's delay, while the store is slow.
-func slowChecks(res *result.ScenarioResult) []result.Check {
-	delay := time.Duration(0)
-	if res.FaultTiming != nil {
-		delay = res.FaultTiming.Delay
-	}
-	if res.FaultLatency == nil || res.FaultLatency.Count == 0 || delay <= 0 {
-		return []result.Check{accounting.NewCheck("answer time while the store is slow (ms)", 0, accounting.OpAtLeast, 1,
-			"not measured: no request was answered while the store was slow")}
-	}
-	l := res.FaultLatency
-	return []result.Check{accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(delay),
-		fmt.Sprintf("p99 of %d answers while every store reply took %v more (and the recovery grace): a replica that waits for its store answers after that, one that keeps its timeout before it; p50 %v, max %v",
-			l.Count, delay, l.P50.Round(time.Millisecond/10), l.Max.Round(time.Millisecond)))}
-}
-
-// restartChecks are store-restart's own: once the replicas have pushed again what the empty
-// store forgot, no probe gets more than 1.1x its limit in a window counting what it was given
-// before the store died: the acceptances of the outage itself, decided without the store,
-// are left out (the per-node bound judges them).
-func restartChecks(res *result.ScenarioResult, cfg Config, outage result.Interval) []result.Check {
-	window := cfg.scaled(limiters.DefaultWindow)
-	recovered := cfg.recoveredAt(result.FaultRestart, outage)
-	worst, who := 0.0, "no probe accepted a request"
-	for _, p := range res.Probes {
-		lo, _ := slices.BinarySearch(p.AcceptedAt, outage.From)
-		hi, _ := slices.BinarySearch(p.AcceptedAt, recovered)
-		kept := append(slices.Clone(p.AcceptedAt[:lo]), p.AcceptedAt[hi:]...)
-		n := accounting.Busiest(kept, window)
-		if r := float64(n) / float64(p.Limit); r >= worst {
-			worst, who = r, fmt.Sprintf("%s: %d accepted in one window across the restart (those of the %v outage and the %v after it left out)",
-				p.ID, n, (outage.To-outage.From).Round(time.Millisecond), (recovered-outage.To).Round(time.Millisecond))
-		}
-	}
-	return []result.Check{accounting.NewCheck("overshoot across the restart", worst, accounting.OpAtMost, cfg.Gates.MaxOvershoot, who)}
-}
-
-// killChecks judge replica-kill: the 1.1x bound and zero false rejects hold throughout (the
-// requirement checks, unchanged), and every request the live replicas got while the node was
-// down is answered; refused connections to the dead node are the harness's routing errors,
-// counted apart, unless the target says they are its own.
-func killChecks(checks []result.Check, rep *accounting.Report, res *result.ScenarioResult, cfg Config) []result.Check {
-	routing := fmt.Sprintf("%d refused connections to the killed node counted as the harness's routing errors, not the limiter's", rep.RoutingErrors)
-	if cfg.killedNodeRefusals() == target.BlameLimiter {
-		routing = "refused connections to the killed node counted as the limiter's (the target file's faults.killed_node: limiter)"
-	}
-	member := "the node"
-	if res.FaultTiming != nil {
-		member = res.FaultTiming.Member
-	}
-	return append(checks, accounting.NewCheck("errors while a node is down", float64(rep.ErrorsInFault), accounting.OpEqual, 0,
-		fmt.Sprintf("every request sent while %s was down and for the recovery grace after it answered accepted or rejected; %d timeouts, %d connection errors, %d 5xx in the whole run; %s",
-			member, rep.Errors.Timeout, rep.Errors.Connection, rep.Errors.Status5xx, routing)))
+	return c.judging(result.Scenario{Fault: f}, outage).Recovered()
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

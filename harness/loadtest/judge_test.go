@@ -12,6 +12,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/synchealth"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/harness/verdict"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -210,52 +211,6 @@ func TestLatenessToleranceFollowsTheTimeScale(t *testing.T) {
 	}
 }
 
-// TestDelayedCostClaimNeedsAWorkingSync: the store cost claim of delayed sync is confirmed
-// only inside its band around nodes / interval and on exchanges that succeeded; a dead sync
-// (few commands because few exchanges got through) is not a cheap one, and a run without
-// sync metrics measured nothing.
-func TestDelayedCostClaimNeedsAWorkingSync(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.TimeScale = 0.2 // 8 nodes / 40 ms = 200 commands/s
-	ok := func(okN, failed, timedOut int64) *result.SyncHealth {
-		return &result.SyncHealth{Available: true, Exchanges: &result.Exchanges{Attempted: okN + failed + timedOut, OK: okN, Failed: failed, TimedOut: timedOut}}
-	}
-	tests := []struct {
-		name        string
-		perSec      float64
-		sync        *result.SyncHealth
-		confirmed   bool
-		notMeasured bool
-		verdict     string
-	}{
-		{"at nodes / interval, every exchange ok", 200, ok(8000, 0, 0), true, false, "confirmed"},
-		{"inside the band, low side", 101, ok(4000, 10, 0), true, false, "confirmed"},
-		{"inside the band, high side", 219, ok(8000, 0, 0), true, false, "confirmed"},
-		{"95 % exactly", 200, ok(95, 3, 2), true, false, "confirmed"},
-		{"over the band", 230, ok(8000, 0, 0), false, false, "not confirmed: the store saw 1.15x nodes / interval, over 1.1x"},
-		{"under the band", 90, ok(8000, 0, 0), false, false, "not confirmed: the store saw 0.45x nodes / interval, under 0.5x"},
-		// HS2 on 16 cores: 14 commands/s, which the one-sided check confirmed.
-		{"a dead sync", 14, ok(50, 400, 350), false, false, "not confirmed: sync failing (750 of 800 exchanges failed)"},
-		{"failing inside the band", 200, ok(94, 4, 2), false, false, "not confirmed: sync failing (6 of 100 exchanges failed)"},
-		{"zero commands, zero exchanges", 0, ok(0, 0, 0), false, false, "not confirmed: sync failing (no exchange attempted)"},
-		{"no scrape", 200, nil, false, true, "not measured: no sync metrics"},
-		{"scrape without exchange metrics", 200, &result.SyncHealth{Why: "the replicas' /metrics exposes no sync metric"}, false, true,
-			"not measured: no sync metrics (the replicas' /metrics exposes no sync metric)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res := &result.ScenarioResult{StoreCmdPerSec: tt.perSec, AchievedRate: 2500, Sync: tt.sync}
-			c := delayedCostClaim(res, cfg)
-			if c.Confirmed != tt.confirmed || c.NotMeasured != tt.notMeasured || c.Verdict() != tt.verdict {
-				t.Errorf("confirmed %v, not measured %v, %q; want %v, %v, %q (%s)", c.Confirmed, c.NotMeasured, c.Verdict(), tt.confirmed, tt.notMeasured, tt.verdict, c.Figure)
-			}
-			if !strings.Contains(c.Text, "200/s here") || !strings.Contains(c.Text, "within 0.5x..1.1x") {
-				t.Errorf("the claim must state the bound and the band: %q", c.Text)
-			}
-		})
-	}
-}
-
 // TestClaimVerdictGeneratorBound: a generator-bound run's claim is inconclusive, but a sync
 // that failed is still said.
 func TestClaimVerdictGeneratorBound(t *testing.T) {
@@ -371,7 +326,7 @@ func TestDecisionsWithoutTheStoreVoidTheAlgorithmsClaims(t *testing.T) {
 			"not measured: 145 decisions without the store (store calls: 10 timed out, 0 failed, 135 skipped by the open breaker): the fail-open fallback, not the algorithm over the store, decided those, one limit per node"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := claims(scenario(tt.deg), cfg, sc)
+			cs := verdict.Claims(scenario(tt.deg), cfg.judging(sc, result.Interval{}), sc)
 			if len(cs) != 2 {
 				t.Fatalf("%d claims, want the sliced window's and central's cost", len(cs))
 			}

@@ -192,9 +192,13 @@ type ScenarioResult struct {
 	FaultTiming *FaultTiming `json:"fault_timing,omitempty"`
 	// RoutingErrors are requests the harness sent to a replica it had killed (refused or
 	// cut off): its routing's errors, not the limiter's, and in no other count (replica-kill).
-	RoutingErrors  int     `json:"routing_errors,omitempty"`
-	MaxOvershoot   float64 `json:"max_overshoot"`
-	FalseRejects   int     `json:"false_rejects"`
+	RoutingErrors int `json:"routing_errors,omitempty"`
+	// MaxOvershoot and FalseRejects are on the clock that gated the scenario (Clocks.Gate).
+	MaxOvershoot float64 `json:"max_overshoot"`
+	FalseRejects int     `json:"false_rejects"`
+	// Clocks are both promises on both clocks, the client's send times and arrival bounds;
+	// nil in a run written before they were counted.
+	Clocks         *Clocks `json:"clocks,omitempty"`
 	OverLimit      int     `json:"over_limit_clients"`
 	StoreCommands  int64   `json:"store_commands"`
 	StoreCmdPerSec float64 `json:"store_commands_per_s"`

@@ -1,0 +1,164 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+func TestSlowChecks(t *testing.T) {
+	j := Judging{Gates: accounting.DefaultGates(), Fault: result.FaultSlow}
+	ev := func(r *result.ScenarioResult) Evidence {
+		return Evidence{FaultTiming: r.FaultTiming, FaultLatency: r.FaultLatency}
+	}
+	res := func(p99 time.Duration, n int64) *result.ScenarioResult {
+		r := &result.ScenarioResult{FaultTiming: &result.FaultTiming{Delay: 100 * time.Millisecond}}
+		if n > 0 {
+			r.FaultLatency = &result.Percentiles{Count: n, P50: time.Millisecond, P99: p99, Max: 2 * p99}
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		r      *result.ScenarioResult
+		pass   bool
+		figure float64
+	}{
+		{"answers within the timeout", res(52*time.Millisecond, 500), true, 52},
+		{"waits for the slow store", res(104*time.Millisecond, 500), false, 104},
+		{"nothing answered", res(0, 0), false, 0},
+	} {
+		got := slowChecks(&accounting.Report{}, j, ev(c.r))
+		if len(got) != 1 || got[0].Pass != c.pass || got[0].Figure != c.figure {
+			t.Errorf("%s: %+v, want pass %v at %v", c.name, got, c.pass, c.figure)
+		}
+	}
+	if d := slowChecks(&accounting.Report{}, j, ev(res(0, 0)))[0].Detail; !strings.HasPrefix(d, "not measured") {
+		t.Errorf("void data reads %q, want not measured", d)
+	}
+}
+
+// Across a store-restart a probe may not get more than 1.1x in a window that counts what it
+// was given before the store died, once the replicas had a sync interval to push again what
+// the store forgot; the outage's own acceptances are left out.
+func TestRestartChecks(t *testing.T) {
+	outage := result.Interval{From: 14 * time.Second, To: 15 * time.Second}
+	// The documents' rule at time scale 0.2: window 12 s, sync interval 40 ms, grace 2 s.
+	j := Judging{Gates: accounting.DefaultGates(), Window: 12 * time.Second, Sync: 40 * time.Millisecond, Grace: 2 * time.Second,
+		Fault: result.FaultRestart, Outage: outage}
+	at := func(from time.Duration, n int, every time.Duration) []time.Duration {
+		var out []time.Duration
+		for i := range n {
+			out = append(out, from+time.Duration(i)*every)
+		}
+		return out
+	}
+	probe := func(times ...[]time.Duration) result.ProbeResult {
+		var all []time.Duration
+		for _, t := range times {
+			all = append(all, t...)
+		}
+		return result.ProbeResult{ClientReport: result.ClientReport{ID: "probe-uniform2x", Limit: 600}, AcceptedAt: all}
+	}
+	for _, c := range []struct {
+		name  string
+		p     result.ProbeResult
+		pass  bool
+		worst float64
+	}{
+		// 500 before the kill, 100 more after recovery within the window: the store remembered.
+		{"remembered", probe(at(9*time.Second, 500, 10*time.Millisecond), at(18*time.Second, 100, 10*time.Millisecond)), true, 1},
+		// 500 before, 500 more after: the store forgot, and the replicas did not tell it again.
+		{"forgotten", probe(at(9*time.Second, 500, 10*time.Millisecond), at(18*time.Second, 500, 2*time.Millisecond)), false, 1000.0 / 600},
+		// 300 during the outage and its grace, decided alone: not counted here.
+		{"the outage left out", probe(at(9*time.Second, 500, 10*time.Millisecond), at(14*time.Second, 300, 10*time.Millisecond), at(18*time.Second, 100, 10*time.Millisecond)), true, 1},
+	} {
+		got := restartChecks(j, Evidence{Probes: []result.ProbeResult{c.p}})
+		if len(got) != 1 || got[0].Pass != c.pass || got[0].Figure != c.worst {
+			t.Errorf("%s: %+v, want pass %v at %.3f", c.name, got, c.pass, c.worst)
+		}
+	}
+}
+
+func TestKillChecks(t *testing.T) {
+	base := []result.Check{accounting.NewCheck("max overshoot", 1.05, accounting.OpAtMost, 1.1, "")}
+	ev := Evidence{FaultTiming: &result.FaultTiming{Member: "replica-7"}}
+	rep := &accounting.Report{RoutingErrors: 4}
+	got := killChecks(base, rep, Judging{}, ev)
+	if len(got) != 2 || got[0].Name != "max overshoot" || !got[1].Pass || !strings.Contains(got[1].Detail, "4 refused connections to the killed node counted as the harness's routing errors") ||
+		!strings.Contains(got[1].Detail, "replica-7") {
+		t.Errorf("a clean kill: %+v", got)
+	}
+	rep = &accounting.Report{ErrorsInFault: 329, Errors: result.Errors{Status5xx: 329}}
+	got = killChecks(base, rep, Judging{LimiterOwnsKilledNode: true}, ev)
+	if got[1].Pass || got[1].Figure != 329 || !strings.Contains(got[1].Detail, "counted as the limiter's") {
+		t.Errorf("errors while a node is down: %+v", got[1])
+	}
+}
+
+// A limiter that waits for its store longer than store-slow's delay never decides alone, so
+// the 1.1x bound is gated while the store is slow; one that does not say how long it waits,
+// or waits less than the delay, is judged by its answer times alone.
+func TestStoreSlowOvershootGate(t *testing.T) {
+	lat := &result.Percentiles{Count: 100, P50: 150 * time.Millisecond, P99: 160 * time.Millisecond, Max: 170 * time.Millisecond}
+	ev := Evidence{FaultTiming: &result.FaultTiming{Delay: 100 * time.Millisecond}, FaultLatency: lat}
+	rep := &accounting.Report{MaxOvershoot: 1.3, MaxOvershootClient: "c", OvershootArrival: 1.05, OvershootArrivalClient: "c"}
+	for _, tc := range []struct {
+		name  string
+		wait  time.Duration
+		clock string
+		want  string // the gate's figure and verdict; "" for no gate
+	}{
+		{"waits 500 ms, gated on arrivals", 500 * time.Millisecond, result.ClockArrival, "1.05 pass"},
+		{"waits 500 ms, gated on the client's clock", 500 * time.Millisecond, result.ClockClient, "1.3 FAIL"},
+		{"waits less than the delay", 50 * time.Millisecond, result.ClockArrival, ""},
+		{"how long it waits not known", 0, result.ClockArrival, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := accounting.DefaultGates()
+			g.Clock = tc.clock
+			got := ""
+			for _, c := range slowChecks(rep, Judging{Gates: g, Fault: result.FaultSlow, StoreWait: tc.wait}, ev) {
+				if c.Name == "overshoot while the store is slow" {
+					got = fmt.Sprintf("%g %s", c.Figure, map[bool]string{true: "pass", false: "FAIL"}[c.Pass])
+				}
+			}
+			if got != tc.want {
+				t.Errorf("gate %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Judge puts a fault's gates in place of the 1.1x gate and keeps the rest: the same names a
+// load test prints, for loadtest and the hunt alike.
+func TestJudgeCheckNames(t *testing.T) {
+	rep := &accounting.Report{Scheduled: 10, Outcomes: 10, AskedRate: 10, AchievedRate: 10}
+	g := accounting.DefaultGates()
+	for _, tc := range []struct {
+		fault string
+		want  string
+	}{
+		{result.FaultNone, "max overshoot|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate"},
+		{result.FaultStop, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away"},
+		{result.FaultSlow, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|answer time while the store is slow (ms)"},
+		{result.FaultRestart, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|overshoot across the restart"},
+		{result.FaultKill, "max overshoot|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|errors while a node is down"},
+	} {
+		v := Judge(rep, Judging{Gates: g, Replicas: 3, Fault: tc.fault}, Evidence{})
+		var names []string
+		for _, c := range v.Checks {
+			names = append(names, c.Name)
+		}
+		if got := strings.Join(names, "|"); got != tc.want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.fault, got, tc.want)
+		}
+		if v.Clocks.Gate != result.ClockArrival {
+			t.Errorf("%q: gated on %q, want arrival by default", tc.fault, v.Clocks.Gate)
+		}
+	}
+}
