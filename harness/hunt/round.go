@@ -12,6 +12,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	judging "github.com/edgeproof/rlharness/harness/verdict"
 )
 
 // Round is one run of many variants at once against the fleet: every variant its own
@@ -213,16 +214,36 @@ func (r *Round) judge(gates accounting.Gates) ([]result.HuntVariant, []Measured)
 	return hv, ms
 }
 
-// judgeVariant is one variant's account: loadtest's figures and gates for its client, and
-// for a fault variant loadtest's fault bounds (one limit per node while the store is away,
-// 1.1× after it returned and the recovery grace passed).
+// judgeVariant is one variant's account: loadtest's figures and gates for its client, judged
+// by harness/verdict as loadtest judges, and for a fault variant loadtest's fault gates (one
+// limit per node while the store is away, 1.1x after it returned and the recovery grace
+// passed, no 5xx, no error while the store is away).
 func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, gates accounting.Gates) (result.HuntVariant, Measured) {
 	rep := sv.acc.Report()
-	verdict := accounting.Evaluate(&rep, gates)
+	j := judging.Judging{Gates: gates, Window: env.Window, Sync: env.Interval, Replicas: env.Replicas, Grace: env.Grace}
+	var ev judging.Evidence
+	if sv.fam.Kind == Fault {
+		// The hunt's store faults (stop, pause) have the same gates; the outage ends the grace
+		// before recovered, as measured.
+		j.Fault, j.Outage = result.FaultStop, result.Interval{From: env.Outage.From, To: recovered - env.Grace}
+		after := slices.Clone(sv.accepted)
+		slices.Sort(after)
+		p := result.ProbeResult{ClientReport: result.ClientReport{Limit: env.Limit}, AcceptedAt: after}
+		for _, c := range rep.Clients {
+			p.ID = c.ID
+			break
+		}
+		p.AfterRecovery = judging.AfterRecovery(after, j.Recovered(), env.Window)
+		ev.Probes = []result.ProbeResult{p}
+	}
+	v := judging.Judge(&rep, j, ev)
+	clocks := v.Clocks
+	over, _ := rep.Overshoot(j.Clock())
+	falseRejects, _ := rep.FalseRejectsOn(j.Clock())
 	h := result.HuntVariant{
 		Round: round, Level: sv.v.Level, Accepted: rep.Accepted, Rejected: rep.Rejected, Errors: rep.Errors.Total(),
-		Overshoot: rep.MaxOvershoot, FalseRejects: rep.FalseRejects, GeneratorBound: verdict.GeneratorBound,
-		Checks: verdict.Checks,
+		Overshoot: over, FalseRejects: falseRejects, GeneratorBound: v.GeneratorBound,
+		Checks: v.Checks, Clocks: &clocks,
 	}
 	for i, p := range sv.space {
 		h.Params = append(h.Params, result.HuntParam{Name: p.Name, Value: sv.v.Values[i], Unit: p.Unit})
@@ -234,51 +255,21 @@ func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, 
 			h.Client = c.ID
 		}
 	}
-	m := Measured{GeneratorBound: verdict.GeneratorBound}
+	m := Measured{GeneratorBound: v.GeneratorBound}
 	switch sv.fam.Kind {
 	case Attack:
 		m.Score = h.Overshoot + float64(h.FalseRejects)
 	case AtLimit:
 		m.Score = float64(h.FalseRejects) + float64(h.Rejected)/float64(h.Offered+1)
 	case Fault:
-		var after []time.Duration
-		for _, t := range sv.accepted {
-			if t >= recovered {
-				after = append(after, t)
-			}
-		}
-		slices.Sort(after)
-		h.AfterRecovery = float64(accounting.Busiest(after, env.Window)) / float64(env.Limit)
+		h.AfterRecovery = float64(ev.Probes[0].AfterRecovery) / float64(env.Limit)
 		h.Replicas = env.Replicas
 		h.ErrorsInFault = rep.ErrorsInFault
-		h.Checks = faultChecks(h.Checks, h, env, rep.Errors)
 		// An error while the store is away is a broken promise as a false reject is: each
 		// counts a whole bound, so a variant that met them is the family's worst.
-		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/accounting.OvershootLimit) + float64(h.FalseRejects) + float64(h.ErrorsInFault)
+		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/gates.MaxOvershoot) + float64(h.FalseRejects) + float64(h.ErrorsInFault)
 	}
 	return h, m
-}
-
-// faultChecks are loadtest's fail-open gates in place of its 1.1× gate: at most one limit per
-// node while the store is away, 1.1× once it is back, and every request in the outage and its
-// recovery grace answered accepted or rejected (a limiter that answers 500 or hangs while its
-// store is away has failed closed, whatever it admitted).
-func faultChecks(checks []result.Check, h result.HuntVariant, env Env, errs result.Errors) []result.Check {
-	var out []result.Check
-	for _, c := range checks {
-		if c.Name == "max overshoot" {
-			out = append(out,
-				accounting.NewCheck("overshoot during the outage", h.Overshoot, accounting.OpAtMost, float64(env.Replicas),
-					fmt.Sprintf("at most one limit per node (%d nodes) while the store is away; %s", env.Replicas, c.Detail)),
-				accounting.NewCheck("overshoot after recovery", h.AfterRecovery, accounting.OpAtMost, accounting.OvershootLimit,
-					fmt.Sprintf("%s: accepted in one window after the store returned", h.Client)))
-			continue
-		}
-		out = append(out, c)
-	}
-	return append(out, accounting.NewCheck("errors while the store is away", float64(h.ErrorsInFault), accounting.OpEqual, 0,
-		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d 5xx, %d timeouts, %d connection errors in the whole variant",
-			errs.Status5xx, errs.Timeout, errs.Connection)))
 }
 
 // breaks says whether a judged variant broke a promise, by its family's kind.

@@ -72,7 +72,24 @@ func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
 			}
 			gates := accounting.DefaultGates()
 			gates.LatenessP99 = 20 * time.Millisecond
+			gates.MaxOvershoot = 1.25 // the run's gate, not the document's constant
 			h, m := judgeVariant(sv, 1, env, outage.To+env.Grace, gates)
+			// loadtest's fault gates, from the one judge: 5xx counted apart, the run's 1.1x gate.
+			for _, c := range h.Checks {
+				switch c.Name {
+				case "5xx responses":
+					if c.Figure != float64(tc.errors) || c.Pass == tc.breaks {
+						t.Errorf("5xx responses: %v, pass %v; want %d", c.Figure, c.Pass, tc.errors)
+					}
+				case "overshoot after recovery":
+					if c.Threshold != gates.MaxOvershoot {
+						t.Errorf("overshoot after recovery judged against %v, want the gates' %v", c.Threshold, gates.MaxOvershoot)
+					}
+				}
+			}
+			if h.Clocks == nil || h.Clocks.Gate != result.ClockArrival {
+				t.Errorf("clocks %+v: want both clocks, gated on arrival", h.Clocks)
+			}
 			if h.ErrorsInFault != tc.errors {
 				t.Errorf("errors while the store is away: %d, want %d", h.ErrorsInFault, tc.errors)
 			}

@@ -181,6 +181,9 @@ type HuntVariant struct {
 	// GeneratorBound: loadtest's generator checks failed on this variant's own sends.
 	GeneratorBound bool    `json:"generator_bound"`
 	Checks         []Check `json:"checks"`
+	// Clocks are both promises on both clocks; Overshoot and FalseRejects are the gated
+	// clock's. Nil in a hunt written before they were counted.
+	Clocks *Clocks `json:"clocks,omitempty"`
 }
 
 // HuntParam is one parameter's value.
