@@ -319,7 +319,8 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; {{if .NoStore}}no store{{else}}store {{f .StoreCmdPerSec}} commands/s{{end}}; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.
 {{with .FaultTiming}}{{.Fault}} on {{.Member}}: planned from {{ms .Planned.From}} ms{{if ne .Planned.To .Planned.From}} to {{ms .Planned.To}} ms{{else}}, started again at once{{end}}; taken down from {{ms .Began}} ms (down at {{ms .Down}} ms), brought back from {{ms .Mending}} ms, {{if .Back}}answering again at {{ms .Back}} ms{{else}}never answering again{{end}}{{with .Delay}}; every store reply delayed {{ms .}} ms{{end}}{{with .Routed}}; the harness sent its requests to the other replicas from {{ms .From}} ms to {{ms .To}} ms{{end}}{{with .Error}}; <span class="fail">{{.}}</span>{{end}}.
 {{end}}{{range .Faults}}Judged as the fault: {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}{{with .Errors.Routing}}{{.}} requests sent to the killed replica are the harness's routing errors, in no other count.{{end}}</p>
-{{with .Named}}<h3>Clients the promises name</h3>
+{{with .Clocks}}<p class="clocks">{{.String}}. Arrival bounds are what a limiter could know (a request arrived between its send and its answer); the client's clock is its send times.</p>
+{{end}}{{with .Named}}<h3>Clients the promises name</h3>
 <div class="side">{{range .}}<div class="chart named" id="{{.ID}}"><p>Named by {{.Title}}.</p>{{.SVG}}</div>{{end}}</div>
 {{end}}{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
 {{else}}<h3>Window algorithms: the document's model beside the fleet</h3>

@@ -147,6 +147,7 @@ requests in {{sec $s.Elapsed}}: {{$s.Stopped}}.{{if $s.Error}} <span class="FAIL
 <td class="n">{{with .Worst}}{{.FalseRejects}}{{else}}-{{end}}</td><td class="{{cls .}}">{{.Verdict}}{{if .Note}}<br><small>{{.Note}}</small>{{end}}</td>
 <td>{{with .Worst}}{{.ParamString}} (round {{.Round}}){{end}}</td><td>{{if .Schedule}}<a href="{{.Schedule}}">{{.Schedule}}</a>{{end}}</td></tr>
 {{end}}</table>
+{{range $fam := $s.Families}}{{with $fam.Worst}}{{with .Clocks}}<p class="clocks">{{$fam.Name}}, its worst variant: {{.String}}</p>{{end}}{{end}}{{end}}
 <div class="chart">{{$s.Chart}}</div>
 <table class="hunt-rounds"><tr><th>round</th><th>kind</th><th>start</th><th>variants</th><th>requests</th><th>length</th><th>pace (req/s)</th><th>lateness p99</th><th>generator-bound variants</th><th>fault</th></tr>
 {{range $s.Rounds}}<tr class="round"><td class="n">{{.Round}}</td><td>{{.Kind}}</td><td>{{.Start.Format "15:04:05.000"}}</td><td class="n">{{.Variants}}</td><td class="n">{{.Requests}}</td>

@@ -22,10 +22,11 @@ const (
 // adds slots in here; a check not named here is one of the run's other gates (the generator's
 // schedule, errors outside fault windows, a killed node's answers, the cluster's store).
 var promiseOf = map[string]string{
-	"max overshoot":                  PromiseOvershoot,
-	"max overshoot (arrival bounds)": PromiseOvershoot,
-	"overshoot after recovery":       PromiseOvershoot,
-	"overshoot across the restart":   PromiseOvershoot,
+	"max overshoot":                     PromiseOvershoot,
+	"max overshoot (arrival bounds)":    PromiseOvershoot,
+	"overshoot after recovery":          PromiseOvershoot,
+	"overshoot across the restart":      PromiseOvershoot,
+	"overshoot while the store is slow": PromiseOvershoot,
 
 	"false rejects":                  PromiseFalseRejects,
 	"false rejects (client clock)":   PromiseFalseRejects,

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
 )
@@ -361,5 +362,21 @@ func TestReportShowsBaselineDeltas(t *testing.T) {
 	}
 	if !strings.Contains(html, "1 regression(s)") || !strings.Contains(html, "sliding_window/delayed</td><td>p99 latency (ms)</td><td class=\"n\">2</td><td class=\"n\">4</td>") {
 		t.Error("the report does not show the latency regression")
+	}
+}
+
+// A scenario's clocks line shows both clocks of both promises, the gated one named; a run
+// written before they were counted shows none.
+func TestReportClocksLine(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) {
+		s.Scenarios[0].Clocks = &result.Clocks{Gate: result.ClockArrival, OvershootClient: 1.05, OvershootArrival: 1.0, FalseRejectsClient: 2,
+			ExcusedSkew: result.Percentiles{Count: 2, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond}}
+	})
+	want := `<p class="clocks">clocks: gated on arrival bounds; overshoot x1.000 (arrival) x1.050 (client); false rejects 0 (arrival) 2 (client); 2 rejections excused only by arrival skew: p99 3ms, max 4ms.`
+	if !strings.Contains(html, want) {
+		t.Errorf("report lacks the clocks line %q", want)
+	}
+	if n := strings.Count(html, `class="clocks"`); n != 1 {
+		t.Errorf("%d clocks lines, want the one scenario's that has clocks", n)
 	}
 }

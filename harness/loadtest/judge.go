@@ -49,7 +49,8 @@ func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judg
 	}
 }
 
-// fillResult judges a measured scenario: its gates and the document's claims about it.
+// fillResult judges a measured scenario: its gates and the document's claims about it. A nil
+// faultLat keeps the answer times res holds for the fault (a run judged again).
 func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, sc result.Scenario, probes *probeTimes,
 	outage result.Interval, faultLat *accounting.Latency) {
 	j := cfg.judging(sc, outage)
@@ -76,7 +77,7 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 		}
 		res.Probes = append(res.Probes, pr)
 	}
-	if sc.Fault != result.FaultNone {
+	if sc.Fault != result.FaultNone && faultLat != nil {
 		fl := faultLat.Percentiles()
 		res.FaultLatency = &fl
 	}

@@ -24,7 +24,7 @@ import (
 func writeStarted(dir string, cfg Config, sc result.Scenario, sys sut, origin time.Time, faults []result.Interval, outage result.Interval, cond result.Conditions) error {
 	st := result.Started{
 		Run: cfg.started, Scenario: sc, Schedule: cfg.ScheduleSpec(), Start: origin, Faults: faults, Outage: outage,
-		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, Shards: cfg.shardCount(),
+		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, GateClock: cfg.Gates.Clock, KilledNode: cfg.killedNode, Shards: cfg.shardCount(),
 		Config: result.ConfigSummary{Provider: cfg.Provider, Network: cond.Network, Replicas: cfg.Replicas,
 			Algorithm: sc.Algorithm, Mode: sc.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout,
 			TimeScale: cfg.TimeScale, Window: cfg.scaled(limiters.DefaultWindow), Limit: sys.classes()[0].Limit,
@@ -186,22 +186,7 @@ func JudgeKilled(dir string, jc JudgeConfig) (result.Summary, error) {
 
 // judgeStarted judges one scenario of a killed run from its outcomes.
 func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.ScenarioResult, error) {
-	cfg := DefaultConfig()
-	c := st.Config
-	cfg = cfg.withSchedule(st.Schedule)
-	cfg.Provider, cfg.Network = c.Provider, c.Network
-	if st.Schedule.TimeScale > 0 {
-		cfg.SyncInterval = time.Duration(float64(c.SyncInterval) / st.Schedule.TimeScale)
-		cfg.Outage = time.Duration(float64(c.Outage) / st.Schedule.TimeScale)
-	}
-	cfg.RecoveryGrace, cfg.Shards = c.RecoveryGrace, st.Shards
-	cfg.Gates.LatenessP99, cfg.Gates.MinRateRatio = st.Lateness, st.MinRateRatio
-	if jc.Gates != (accounting.Gates{}) {
-		cfg.Gates = jc.Gates
-		if cfg.Gates.LatenessP99 == 0 {
-			cfg.Gates.LatenessP99 = st.Lateness
-		}
-	}
+	cfg := startedConfig(st, jc)
 	classes := st.Classes
 	if len(classes) == 0 {
 		classes = schedule.DefaultClasses()
@@ -260,6 +245,34 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 		res.Incomplete = "every request has an outcome: the run was killed after this scenario's traffic, before its summary"
 	}
 	return res, nil
+}
+
+// startedConfig is the config a started scenario ran with, as far as a judge needs it, and
+// jc's gates where it gives them: the gate clock the run recorded unless jc names one.
+func startedConfig(st result.Started, jc JudgeConfig) Config {
+	cfg := DefaultConfig()
+	c := st.Config
+	cfg = cfg.withSchedule(st.Schedule)
+	cfg.Provider, cfg.Network, cfg.StoreTimeout, cfg.killedNode = c.Provider, c.Network, c.StoreTimeout, st.KilledNode
+	if c.Store != "" {
+		cfg.Store = c.Store
+	}
+	if st.Schedule.TimeScale > 0 {
+		cfg.SyncInterval = time.Duration(float64(c.SyncInterval) / st.Schedule.TimeScale)
+		cfg.Outage = time.Duration(float64(c.Outage) / st.Schedule.TimeScale)
+	}
+	cfg.RecoveryGrace, cfg.Shards = c.RecoveryGrace, st.Shards
+	cfg.Gates.LatenessP99, cfg.Gates.MinRateRatio, cfg.Gates.Clock = st.Lateness, st.MinRateRatio, st.GateClock
+	if jc.Gates != (accounting.Gates{}) {
+		cfg.Gates = jc.Gates
+		if cfg.Gates.LatenessP99 == 0 {
+			cfg.Gates.LatenessP99 = st.Lateness
+		}
+		if cfg.Gates.Clock == "" {
+			cfg.Gates.Clock = st.GateClock
+		}
+	}
+	return cfg
 }
 
 // readOutcomes reads a scenario's outcomes: its outcomes.csv, or with shards those the

@@ -146,6 +146,9 @@ func (c Config) check() error {
 	case c.ShardRunner != RunnerProcess && c.ShardRunner != RunnerContainer && c.ShardRunner != "":
 		return fmt.Errorf("--shard-runner %q: use %s or %s", c.ShardRunner, RunnerProcess, RunnerContainer)
 	}
+	if err := checkClock(c.Gates.Clock, true); err != nil {
+		return err
+	}
 	r := limiters.Rule{Name: "x", Algorithm: c.Algorithm, Limit: 1, Window: time.Minute, Slices: 12, Burst: 1}
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("--algorithm: %w", err)

@@ -31,6 +31,13 @@ type Started struct {
 	// Lateness and MinRateRatio are the generator's gates the run was judged by.
 	Lateness     time.Duration `json:"lateness_tolerance_ns"`
 	MinRateRatio float64       `json:"min_rate_ratio"`
+	// GateClock is the clock the promises were gated on (ClockArrival, ClockClient); empty
+	// in a run written before it was recorded, which was gated on arrival bounds for false
+	// rejects and the client's clock for overshoot.
+	GateClock string `json:"gate_clock,omitempty"`
+	// KilledNode is who answers for a refused connection to a killed node (a target file's
+	// faults.killed_node); empty: the harness.
+	KilledNode string `json:"killed_node,omitempty"`
 	// Shards is how many generator processes sent it (their outcomes are in shard-*/).
 	Shards     int           `json:"shards,omitempty"`
 	Config     ConfigSummary `json:"config"`

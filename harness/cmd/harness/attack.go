@@ -64,6 +64,10 @@ and gates. It reports every shard's clock offset and the largest skew between ma
 skew beyond the lateness tolerance marks the run generator-bound, as a late generator does.
 Writes summary.json, the merged outcomes and report.html to --out (default: the first DIR).
 
+A finished load test's run directory (DIR holding */scenario.json and its summary.json) is
+judged again from its outcomes as the run judged it, on both clocks, with --gate-clock and the
+generator flags where given; the store's, sync's and fault's figures are the run's.
+
 A load test's run directory (DIR holding */scenario.json) that a kill (SIGKILL, a crash)
 left without summary.json, or with a summary.json short of a scenario: every scenario the
 summary lacks is judged from its outcomes.csv, on the part of its schedule that was sent and
@@ -82,7 +86,7 @@ form one run; 3 generator-bound.`,
 			judge := loadtest.Judge
 			if len(args) == 1 && loadtest.Killed(args[0]) { // a load test's run directory
 				judge = func(paths []string, jc loadtest.JudgeConfig) (result.Summary, error) {
-					return loadtest.JudgeKilled(paths[0], jc)
+					return loadtest.JudgeRunDir(paths[0], jc)
 				}
 			}
 			sum, err := judge(args, jc)
@@ -115,6 +119,7 @@ form one run; 3 generator-bound.`,
 	f.StringVar(&jc.OutDir, "out", "", "where summary.json and the report go (default: the first DIR)")
 	f.DurationVar(&jc.Gates.LatenessP99, "max-lateness", 0, "generator-bound when the p99 lateness exceeds this (0: 2% of a slice at the time scale); the clock-skew tolerance too")
 	f.Float64Var(&jc.Gates.MinRateRatio, "min-rate-ratio", jc.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
+	f.StringVar(&jc.Gates.Clock, "gate-clock", "", "the clock overshoot and false rejects are gated on: arrival or client (default: the clock the run was gated on, arrival for a run that did not record one); both are counted")
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	return cmd
 }

@@ -105,6 +105,7 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.DurationVar(&rc.Load.RecoveryGrace, "recovery-grace", rc.Load.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
 	f.DurationVar(&rc.Load.Gates.LatenessP99, "max-lateness", rc.Load.Gates.LatenessP99, "a variant is generator-bound when the p99 lateness of its sends exceeds this (0: 2% of a slice at the time scale)")
 	f.Float64Var(&rc.Load.Gates.MinRateRatio, "min-rate-ratio", rc.Load.Gates.MinRateRatio, "a variant is generator-bound when its achieved/asked rate falls below this")
+	f.StringVar(&rc.Load.Gates.Clock, "gate-clock", rc.Load.Gates.Clock, "the clock a variant's overshoot and false rejects are gated on: arrival (send..answer bounds) or client (send times); the other is always kept beside it")
 	f.Uint64Var(&rc.Seed, "seed", rc.Load.Seed, "seed of the variants' traffic and of the coarse sweep's sample")
 	f.StringVar(&rc.Load.OutDir, "out", rc.Load.OutDir, "run directory: hunt.json, the schedules, the rounds' outcomes, report.html")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleet's lifecycle and the faults")
