@@ -193,6 +193,11 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 		}
 	}
 	for _, r := range s.Scenarios {
+		if r.Clocks != nil && r.Gated {
+			fmt.Fprintf(w, "%-44s %s\n", r.Name, r.Clocks)
+		}
+	}
+	for _, r := range s.Scenarios {
 		for _, c := range r.Claims {
 			fmt.Fprintf(w, "%-44s claim %s: %s [%s]\n", r.Name, c.Verdict(), c.Text, c.Figure)
 		}
