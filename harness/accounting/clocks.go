@@ -179,3 +179,13 @@ func ParseClock(s string) (string, error) {
 	}
 	return "", fmt.Errorf("gate clock %q: use %s (what a limiter could know: arrival bounds) or %s (the client's send times)", s, result.ClockArrival, result.ClockClient)
 }
+
+// BusiestArrived is the most acceptances that must have arrived in one window-long interval,
+// for acceptances sent at sent[i] and answered at answered[i] (any order).
+func BusiestArrived(sent, answered []time.Duration, window time.Duration) int {
+	spans := make([]span, len(sent))
+	for i := range sent {
+		spans[i] = span{sent: sent[i], answered: answered[i]}
+	}
+	return busiestArrived(spans, window)
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
@@ -43,8 +42,11 @@ type sentVariant struct {
 	space    []ParamSpec
 	sched    schedule.Schedule // offsets from the round's origin
 	acc      *accounting.Accumulator
-	accepted []time.Duration // send times of its accepted requests
+	accepted []acceptance // its accepted requests
 }
+
+// acceptance is an accepted request: when it was sent and when its answer came back.
+type acceptance struct{ sent, answered time.Duration }
 
 // probeOutcome is a learning probe's answer.
 type probeOutcome struct {
@@ -197,7 +199,7 @@ func (r *Round) Add(o traffic.Outcome) error {
 	sv := r.sent[r.m.variant[o.Index]]
 	o.Index = int(r.m.local[o.Index])
 	if o.Code >= 200 && o.Code < 300 {
-		sv.accepted = append(sv.accepted, o.Sent)
+		sv.accepted = append(sv.accepted, acceptance{o.Sent, o.Sent + o.Latency})
 	}
 	return sv.acc.Add(o)
 }
@@ -226,14 +228,15 @@ func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, 
 		// The hunt's store faults (stop, pause) have the same gates; the outage ends the grace
 		// before recovered, as measured.
 		j.Fault, j.Outage = result.FaultStop, result.Interval{From: env.Outage.From, To: recovered - env.Grace}
-		after := slices.Clone(sv.accepted)
-		slices.Sort(after)
-		p := result.ProbeResult{ClientReport: result.ClientReport{Limit: env.Limit}, AcceptedAt: after}
+		p := result.ProbeResult{ClientReport: result.ClientReport{Limit: env.Limit}}
+		for _, a := range sv.accepted {
+			p.AcceptedAt, p.AnsweredAt = append(p.AcceptedAt, a.sent), append(p.AnsweredAt, a.answered)
+		}
 		for _, c := range rep.Clients {
 			p.ID = c.ID
 			break
 		}
-		p.AfterRecovery = judging.AfterRecovery(after, j.Recovered(), env.Window)
+		p.AfterRecovery = judging.AfterRecovery(p, j.Recovered(), env.Window, j.Clock())
 		ev.Probes = []result.ProbeResult{p}
 	}
 	v := judging.Judge(&rep, j, ev)

@@ -64,7 +64,7 @@ func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
 					code = 200
 				}
 				if code == 200 {
-					sv.accepted = append(sv.accepted, q.At)
+					sv.accepted = append(sv.accepted, acceptance{q.At, q.At + time.Millisecond})
 				}
 				if err := acc.Add(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond}); err != nil {
 					t.Fatal(err)

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -15,15 +16,19 @@ import (
 	"github.com/edgeproof/rlharness/harness/verdict"
 )
 
-// probeTimes keeps the acceptance times of the probe clients, for the after-recovery gate
-// and the report's charts. Probes are a handful of clients; the background is not kept.
+// probeTimes keeps the acceptance times of the probe clients, sent and answered, for the
+// fault gates and the report's charts. Probes are a handful of clients; the background is not
+// kept.
 type probeTimes struct {
 	s        *schedule.Schedule
-	accepted map[int32][]time.Duration
+	accepted map[int32][]sentAnswered
 }
 
+// sentAnswered is an acceptance: when it was sent and when its answer came back.
+type sentAnswered struct{ sent, answered time.Duration }
+
 func newProbeTimes(s *schedule.Schedule) *probeTimes {
-	p := &probeTimes{s: s, accepted: make(map[int32][]time.Duration)}
+	p := &probeTimes{s: s, accepted: make(map[int32][]sentAnswered)}
 	for i, c := range s.Clients {
 		if c.Probe {
 			p.accepted[int32(i)] = nil
@@ -35,8 +40,18 @@ func newProbeTimes(s *schedule.Schedule) *probeTimes {
 func (p *probeTimes) add(o traffic.Outcome) {
 	c := p.s.Requests[o.Index].Client
 	if _, ok := p.accepted[c]; ok && o.Code >= 200 && o.Code < 300 {
-		p.accepted[c] = append(p.accepted[c], o.Sent)
+		p.accepted[c] = append(p.accepted[c], sentAnswered{o.Sent, o.Sent + o.Latency})
 	}
+}
+
+// times are client c's acceptances in send order: their send and answer times.
+func (p *probeTimes) times(c int32) (sent, answered []time.Duration) {
+	acc := p.accepted[c]
+	slices.SortStableFunc(acc, func(a, b sentAnswered) int { return cmp.Compare(a.sent, b.sent) })
+	for _, a := range acc {
+		sent, answered = append(sent, a.sent), append(answered, a.answered)
+	}
+	return sent, answered
 }
 
 // judging is what the config judges a scenario with: its gates, the window and sync interval
@@ -69,11 +84,10 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 			}
 			continue
 		}
-		times := probes.accepted[int32(c.Client)]
-		slices.Sort(times)
-		pr := result.ProbeResult{ClientReport: c, AcceptedAt: times}
+		sent, answered := probes.times(int32(c.Client))
+		pr := result.ProbeResult{ClientReport: c, AcceptedAt: sent, AnsweredAt: answered}
 		if sc.Fault != result.FaultNone {
-			pr.AfterRecovery = verdict.AfterRecovery(times, recovered, j.Window)
+			pr.AfterRecovery = verdict.AfterRecovery(pr, recovered, j.Window, j.Clock())
 		}
 		res.Probes = append(res.Probes, pr)
 	}

@@ -257,10 +257,14 @@ type BudgetLoad struct {
 type ProbeResult struct {
 	ClientReport
 	// AfterRecovery is the busiest window-long interval of acceptances after the store
-	// returned (fail-open scenarios).
+	// returned (fail-open scenarios), on the clock that gated the scenario.
 	AfterRecovery int `json:"after_recovery,omitempty"`
-	// Accepted times, for the report's charts.
+	// Accepted times (sent), for the report's charts.
 	AcceptedAt []time.Duration `json:"accepted_at_ns"`
+	// AnsweredAt are when those acceptances were answered, in AcceptedAt's order: with them
+	// the fault gates count a probe's acceptances on arrival bounds. Empty in a result
+	// written before they were kept.
+	AnsweredAt []time.Duration `json:"answered_at_ns,omitempty"`
 }
 
 // PeakRatioBin is the width of a PeakRatios bin; PeakRatioBins bins cover 0 to 1.5.

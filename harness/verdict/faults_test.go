@@ -162,3 +162,34 @@ func TestJudgeCheckNames(t *testing.T) {
 		}
 	}
 }
+
+// The fault gates count a probe's acceptances on the gate clock: three sent in one window
+// but answered after it are one window's on the client's clock, not on arrival bounds.
+func TestFaultGatesOnTheGateClock(t *testing.T) {
+	ms := time.Millisecond
+	p := result.ProbeResult{ClientReport: result.ClientReport{ID: "probe", Limit: 2},
+		AcceptedAt: []time.Duration{3000 * ms, 3900 * ms, 3950 * ms},
+		AnsweredAt: []time.Duration{3001 * ms, 4200 * ms, 4250 * ms}}
+	for _, tc := range []struct {
+		clock          string
+		after, restart int
+	}{
+		{result.ClockArrival, 2, 2},
+		{result.ClockClient, 3, 3},
+	} {
+		if got := AfterRecovery(p, 2*time.Second, time.Second, tc.clock); got != tc.after {
+			t.Errorf("%s: after recovery %d, want %d", tc.clock, got, tc.after)
+		}
+		g := accounting.DefaultGates()
+		g.Clock = tc.clock
+		j := Judging{Gates: g, Window: time.Second, Fault: result.FaultRestart, Outage: result.Interval{From: time.Second, To: 1500 * ms}, Grace: 100 * ms}
+		c := restartChecks(j, Evidence{Probes: []result.ProbeResult{p}})[0]
+		if c.Figure != float64(tc.restart)/2 {
+			t.Errorf("%s: across the restart x%v, want x%v", tc.clock, c.Figure, float64(tc.restart)/2)
+		}
+	}
+	p.AnsweredAt = nil // a result written before answer times were kept: counted by its sends
+	if got := AfterRecovery(p, 2*time.Second, time.Second, result.ClockArrival); got != 3 {
+		t.Errorf("without answer times: %d, want the sends' 3", got)
+	}
+}

@@ -97,11 +97,31 @@ func Judge(rep *accounting.Report, j Judging, ev Evidence) Verdict {
 	return out
 }
 
-// AfterRecovery is the most of times (sorted acceptance times) in one window-long interval at
-// or after recovered.
-func AfterRecovery(times []time.Duration, recovered, window time.Duration) int {
-	i, _ := slices.BinarySearch(times, recovered)
-	return accounting.Busiest(times[i:], window)
+// AfterRecovery is the most of a probe's acceptances in one window-long interval among those
+// sent at or after recovered, on the clock named (arrival: those that must have arrived in it;
+// a probe recorded without answer times is counted by its sends).
+func AfterRecovery(p result.ProbeResult, recovered, window time.Duration, clock string) int {
+	return busiestOf(p, func(t time.Duration) bool { return t >= recovered }, window, clock)
+}
+
+// busiestOf is the most of a probe's acceptances sent at a time keep takes in one window-long
+// interval, on the clock named.
+func busiestOf(p result.ProbeResult, keep func(time.Duration) bool, window time.Duration, clock string) int {
+	arrival := clock != result.ClockClient && len(p.AnsweredAt) == len(p.AcceptedAt)
+	var sent, answered []time.Duration
+	for i, t := range p.AcceptedAt {
+		if keep(t) {
+			sent = append(sent, t)
+			if arrival {
+				answered = append(answered, p.AnsweredAt[i])
+			}
+		}
+	}
+	if arrival {
+		return accounting.BusiestArrived(sent, answered, window)
+	}
+	slices.Sort(sent)
+	return accounting.Busiest(sent, window)
 }
 
 // faultChecks judge a store fault. The store's absence replaces the 1.1x gate: during the
@@ -139,7 +159,7 @@ func faultChecks(checks []result.Check, rep *accounting.Report, j Judging, ev Ev
 }
 
 // afterRecoveryCheck is 1.1x once the store is back and the grace has passed: the worst
-// probe's busiest window of acceptances after it.
+// probe's busiest window of acceptances after it (Probes' AfterRecovery, on the gate clock).
 func afterRecoveryCheck(j Judging, ev Evidence) result.Check {
 	worst, who := 0.0, ""
 	for _, p := range ev.Probes {
@@ -183,7 +203,7 @@ func slowChecks(rep *accounting.Report, j Judging, ev Evidence) []result.Check {
 // restartChecks are store-restart's own: once the replicas have pushed again what the empty
 // store forgot, no probe gets more than 1.1x its limit in a window counting what it was given
 // before the store died: the acceptances of the outage itself, decided without the store,
-// are left out (the per-node bound judges them).
+// are left out (the per-node bound judges them). Counted on the gate clock.
 func restartChecks(j Judging, ev Evidence) []result.Check {
 	outage, recovered := j.Outage, j.Recovered()
 	worst, who := 0.0, "no probe accepted a request"
@@ -191,10 +211,7 @@ func restartChecks(j Judging, ev Evidence) []result.Check {
 		if p.Limit <= 0 {
 			continue
 		}
-		lo, _ := slices.BinarySearch(p.AcceptedAt, outage.From)
-		hi, _ := slices.BinarySearch(p.AcceptedAt, recovered)
-		kept := append(slices.Clone(p.AcceptedAt[:lo]), p.AcceptedAt[hi:]...)
-		n := accounting.Busiest(kept, j.Window)
+		n := busiestOf(p, func(t time.Duration) bool { return t < outage.From || t >= recovered }, j.Window, j.Clock())
 		if r := float64(n) / float64(p.Limit); r >= worst {
 			worst, who = r, fmt.Sprintf("%s: %d accepted in one window across the restart (those of the %v outage and the %v after it left out)",
 				p.ID, n, (outage.To-outage.From).Round(time.Millisecond), (recovered-outage.To).Round(time.Millisecond))
