@@ -295,6 +295,7 @@ type sends struct {
 	offered, answered, scheduled, accepted []time.Duration
 	rejected                               []rejection
 	spans, acceptedSpans                   []span
+	arrival                                arrivalScratch
 }
 
 // client is the account of client c, whose requests are idx (in schedule order); its errors
@@ -357,7 +358,7 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 	} else {
 		cr.Overshoot = math.Inf(1)
 	}
-	cr.BusiestArrived = busiestArrived(b.acceptedSpans, cl.Window)
+	cr.BusiestArrived = busiestArrived(b.acceptedSpans, cl.Window, &b.arrival)
 	if cl.Limit > 0 {
 		cr.OvershootArrival = float64(cr.BusiestArrived) / float64(cl.Limit)
 	} else {

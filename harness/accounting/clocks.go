@@ -25,45 +25,59 @@ func bySent(a, b span) int { return cmp.Compare(a.sent, b.sent) }
 // [t, t+window): sent at or after t and answered before t+window. spans is in any order; it is
 // sorted by send time. Over the sends as interval starts (an interval can be moved right to
 // its first send without losing one), a Fenwick tree over the answers' ranks counts, for each
-// start, the later sends answered before its end.
-func busiestArrived(spans []span, window time.Duration) int {
-	if len(spans) == 0 {
-		return 0
+// start, the later sends answered before its end. sc holds its working memory between calls.
+func busiestArrived(spans []span, window time.Duration, sc *arrivalScratch) int {
+	if len(spans) <= 1 {
+		return len(spans)
 	}
 	slices.SortFunc(spans, bySent)
-	byAnswer := make([]int, len(spans)) // span indexes in answer order
+	n := len(spans)
+	sc.byAnswer, sc.rank, sc.ans, sc.tree = grow(sc.byAnswer, n), grow(sc.rank, n), grow(sc.ans, n), grow(sc.tree, n+1)
+	byAnswer, rank, ans, tree := sc.byAnswer, sc.rank, sc.ans, sc.tree
 	for i := range byAnswer {
-		byAnswer[i] = i
+		byAnswer[i] = int32(i)
 	}
-	slices.SortFunc(byAnswer, func(a, b int) int { return cmp.Compare(spans[a].answered, spans[b].answered) })
-	rank := make([]int, len(spans))
-	ans := make([]time.Duration, len(spans))
+	slices.SortFunc(byAnswer, func(a, b int32) int { return cmp.Compare(spans[a].answered, spans[b].answered) })
 	for r, i := range byAnswer {
-		rank[i], ans[r] = r, spans[i].answered
+		rank[i], ans[r] = int32(r), spans[i].answered
 	}
-	tree := make([]int, len(spans)+1)
-	add := func(r int) {
-		for r++; r < len(tree); r += r & -r {
+	clear(tree)
+	add := func(r int32) {
+		for r++; int(r) < len(tree); r += r & -r {
 			tree[r]++
 		}
 	}
-	below := func(n int) int { // inserted answers among the n smallest ranks
-		c := 0
+	below := func(n int) int32 { // inserted answers among the n smallest ranks
+		c := int32(0)
 		for ; n > 0; n -= n & -n {
 			c += tree[n]
 		}
 		return c
 	}
-	best := 0
-	for i := len(spans) - 1; i >= 0; {
+	best := int32(0)
+	for i := n - 1; i >= 0; {
 		t := spans[i].sent
 		for ; i >= 0 && spans[i].sent == t; i-- { // every send at t starts with the interval
 			add(rank[i])
 		}
-		n, _ := slices.BinarySearch(ans, t+window) // answers before t+window
-		best = max(best, below(n))
+		k, _ := slices.BinarySearch(ans, t+window) // answers before t+window
+		best = max(best, below(k))
 	}
-	return best
+	return int(best)
+}
+
+// arrivalScratch is busiestArrived's working memory, kept between clients.
+type arrivalScratch struct {
+	byAnswer, rank, tree []int32
+	ans                  []time.Duration
+}
+
+// grow is s resized to n, reusing its array when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
 }
 
 // unearnedSent counts the rejections rej for which the client's sends in the window-long
@@ -187,5 +201,5 @@ func BusiestArrived(sent, answered []time.Duration, window time.Duration) int {
 	for i := range sent {
 		spans[i] = span{sent: sent[i], answered: answered[i]}
 	}
-	return busiestArrived(spans, window)
+	return busiestArrived(spans, window, &arrivalScratch{})
 }
