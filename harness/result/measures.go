@@ -151,7 +151,7 @@ func (c Clocks) String() string {
 	s := fmt.Sprintf("clocks: gated on %s; overshoot x%.3f (%s) x%.3f (%s); false rejects %d (%s) %d (%s)",
 		clockWords(gate), oGate, gate, oOther, other, fGate, gate, fOther, other)
 	if k := c.ExcusedSkew; k.Count > 0 {
-		s += fmt.Sprintf("; %d rejections excused only by arrival skew: p99 %v, max %v", k.Count, k.P99, k.Max)
+		s += fmt.Sprintf("; %d rejections excused only by arrival skew: p99 %v, max %v", k.Count, k.P99.Round(time.Microsecond), k.Max.Round(time.Microsecond))
 	}
 	return s
 }
