@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,12 @@ type Config struct {
 	Outage         time.Duration
 	// Gates are loadtest's, its lateness tolerance already set for the time scale.
 	Gates accounting.Gates
+	// Pressure is the pressure ladder's top level (0: no pressure search); PressureShare
+	// the factor each level puts on an attack's bursts (default 2); PressureRequests the most
+	// requests a pressure round sends (default DefaultPressureRequests).
+	Pressure         int
+	PressureShare    float64
+	PressureRequests int
 	// Lead is how far ahead of now a round's origin is picked (default 1 s); RoundWindows a
 	// round's longest length in windows (default 4.2).
 	Lead         time.Duration
@@ -79,6 +86,12 @@ func (c *Config) defaults() error {
 	if c.RunDir == "" {
 		c.RunDir = c.OutDir
 	}
+	if c.PressureShare == 0 {
+		c.PressureShare = DefaultPressureShare
+	}
+	if c.PressureRequests == 0 {
+		c.PressureRequests = DefaultPressureRequests
+	}
 	switch {
 	case c.Budget <= 0:
 		return fmt.Errorf("--budget must be > 0 (got %v)", c.Budget)
@@ -86,6 +99,12 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("--budget-requests must be > 0 (got %d)", c.Requests)
 	case len(c.Families) == 0:
 		return errors.New("no family to hunt with")
+	case c.Pressure < 0:
+		return fmt.Errorf("--pressure must be >= 0 (got %d)", c.Pressure)
+	case !(c.PressureShare >= 1) || math.IsInf(c.PressureShare, 0):
+		return fmt.Errorf("--pressure-share must be >= 1 (got %v)", c.PressureShare)
+	case c.PressureRequests < 1:
+		return fmt.Errorf("a pressure round's requests must be >= 1 (got %d)", c.PressureRequests)
 	case c.Fault != "" && c.Outage <= 0:
 		return fmt.Errorf("a fault round needs an outage > 0 (got %v)", c.Outage)
 	}
@@ -112,6 +131,10 @@ type engine struct {
 	used    int
 	started time.Time
 	rounds  int
+	// ladders are the families' pressure searches (nil for a family not pressed: a fault
+	// family, or no --pressure); pressRecs their levels as measured.
+	ladders   []*ladder
+	pressRecs [][]pressureRecord
 	// pace is the most requests per second a round asks for where its variants overlap: the
 	// burst rate at first, lowered when a round's variants fell behind, raised again when
 	// they kept up.
@@ -129,9 +152,13 @@ func Hunt(ctx context.Context, cfg Config, snd Sender) (result.HuntSystem, error
 	e.out = result.HuntSystem{System: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale, Window: cfg.Env.Window,
 		Limit: cfg.Env.Limit, Replicas: cfg.Env.Replicas, SyncInterval: cfg.Env.Interval}
 	e.search = NewSearch(cfg.Families, cfg.Env, cfg.Coarse, cfg.Levels, rand.New(rand.NewPCG(cfg.Seed, 0x4a17)))
+	e.ladders, e.pressRecs = make([]*ladder, len(cfg.Families)), make([][]pressureRecord, len(cfg.Families))
 	for i, f := range cfg.Families {
 		if f.Kind == Fault && cfg.Fault == "" {
 			e.search.Stop(i, cfg.NoFault)
+		}
+		if f.Kind != Fault && cfg.Pressure > 0 {
+			e.ladders[i] = newLadder(Ladder(cfg.Pressure, cfg.PressureShare))
 		}
 	}
 	err := e.run(ctx)
@@ -151,7 +178,7 @@ func learnable(f Family) bool { return f.Kind != Fault && !f.NeedsTicks && !aims
 // for the learning step to say where they are).
 func aimsAtEdges(f Family) bool {
 	switch f.Name {
-	case FamilyEdge, FamilyAtLimitPaced, FamilyAtLimitBursts:
+	case FamilyEdge, FamilyAtLimitPaced, FamilyAtLimitBursts, FamilyAtLimitSpread:
 		return true
 	}
 	return false
@@ -168,17 +195,27 @@ func (e *engine) run(ctx context.Context) error {
 			e.out.Stopped = "interrupted"
 			return nil
 		}
-		sp, fp := e.search.Pending(isSearch), fault && e.search.Pending(isFault)
-		if !sp && !fp {
+		pending := []bool{e.pressurePending(), e.search.Pending(isSearch), fault && e.search.Pending(isFault)}
+		// Pressure, search and fault rounds take turns while each has variants to try.
+		next := -1
+		for j := range pending {
+			if c := (k + j) % len(pending); pending[c] {
+				next = c
+				break
+			}
+		}
+		var done bool
+		var err error
+		switch next {
+		case -1:
 			return nil
+		case 0:
+			done, err = e.pressureRound(ctx)
+		case 1:
+			done, err = e.round(ctx, isSearch, false, nil)
+		default:
+			done, err = e.round(ctx, isFault, true, nil)
 		}
-		// Search and fault rounds take turns while both have variants to try.
-		isF := fp && (!sp || k%2 == 1)
-		filter := isSearch
-		if isF {
-			filter = isFault
-		}
-		done, err := e.round(ctx, filter, isF, nil)
 		if err != nil || done {
 			return err
 		}
@@ -392,7 +429,9 @@ func (e *engine) send(ctx context.Context, s layout, r *Round) (_ result.HuntRou
 	if sendErr != nil && ctx.Err() == nil {
 		hr.Error = sendErr.Error()
 		e.out.Rounds = append(e.out.Rounds, hr)
-		e.search.Return(r.variants())
+		if s.kind != kindPressure {
+			e.search.Return(r.variants())
+		}
 		return hr, true, fmt.Errorf("round %d: %w", n, sendErr)
 	}
 	if ctx.Err() != nil {
@@ -555,6 +594,7 @@ func (e *engine) finish() {
 				hf.Schedule = e.rel(path)
 			}
 		}
+		e.finishPressure(i, f, &hf)
 		e.out.Families = append(e.out.Families, hf)
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 func newHuntCmd() *cobra.Command {
 	rc := hunt.RunConfig{Load: loadtest.DefaultConfig(), Budget: hunt.DefaultBudget, Requests: hunt.DefaultRequests,
-		MaxRate: hunt.DefaultMaxRate, Coarse: hunt.DefaultCoarse, Levels: hunt.DefaultLevels, Fault: result.FaultStop}
+		MaxRate: hunt.DefaultMaxRate, Coarse: hunt.DefaultCoarse, Levels: hunt.DefaultLevels, Fault: result.FaultStop,
+		Pressure: hunt.DefaultPressure, PressureShare: hunt.DefaultPressureShare, PressureRequests: hunt.DefaultPressureRequests}
 	rc.Load.OutDir = "runs/hunt"
 	var algorithm, mode string
 	var targets []string
@@ -100,6 +101,9 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.StringSliceVar(&rc.Families, "families", nil, "the families to hunt with, comma-separated (default every one: "+fmt.Sprint(hunt.FamilyNames())+")")
 	f.IntVar(&rc.Coarse, "coarse", rc.Coarse, "the most points of a family's coarse sweep")
 	f.IntVar(&rc.Levels, "refine", rc.Levels, "refinement levels after the coarse sweep (each halves the step around the worst point)")
+	f.IntVar(&rc.Pressure, "pressure", rc.Pressure, "the pressure ladder's top level: each family's worst point is also sent unpaced by a herd of fresh clients, harder each level, until the bound breaks, the store's calls time out or the generator's ceiling is reached (0: no pressure search)")
+	f.Float64Var(&rc.PressureShare, "pressure-share", rc.PressureShare, "the factor each pressure level puts on an attack's bursts (level k: share^(k-1), at most 8 limits in a window per client)")
+	f.StringVar(&rc.Load.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, redis-server, redis-cli) instead of go build and PATH: hunt an older build of the replica")
 	f.StringVar(&rc.Fault, "fault", rc.Fault, "the store-fault family's fault: store-stop, store-pause or none")
 	f.DurationVar(&rc.Load.Outage, "outage", rc.Load.Outage, "how long the store stays down in a fault round, before scaling")
 	f.DurationVar(&rc.Load.RecoveryGrace, "recovery-grace", rc.Load.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
