@@ -195,14 +195,17 @@ func (e *engine) run(ctx context.Context) error {
 			e.out.Stopped = "interrupted"
 			return nil
 		}
-		pending := []bool{e.pressurePending(), e.search.Pending(isSearch), fault && e.search.Pending(isFault)}
-		// Pressure, search and fault rounds take turns while each has variants to try.
+		pp, sp, fp := e.pressurePending(), e.search.Pending(isSearch), fault && e.search.Pending(isFault)
+		// Every other round is a pressure round while a ladder climbs; search and fault
+		// rounds take turns in the others.
 		next := -1
-		for j := range pending {
-			if c := (k + j) % len(pending); pending[c] {
-				next = c
-				break
-			}
+		switch {
+		case pp && (k%2 == 0 || !sp && !fp):
+			next = 0
+		case fp && (!sp || k/2%2 == 1):
+			next = 2
+		case sp:
+			next = 1
 		}
 		var done bool
 		var err error

@@ -54,34 +54,39 @@ type PressureLevel struct {
 	// Share multiplies every request of an attack (Share copies, fractions spread evenly),
 	// up to maxShareLimits limits in any window-long interval of one client.
 	Share float64
-	// Most is the most requests the variant's herd may send (herd lowered to fit, at least
-	// one client); 0 is no cap.
+	// Repeat is how many times an attack's traffic is sent, one after the other, each whole
+	// periods of its part (a slice for traffic aimed at slice boundaries) past the last.
+	Repeat int
+	// Most is the most requests the variant may send (repeats, then herd, lowered to fit, at
+	// least one of each); 0 is no cap. Fit is the longest the pressed part may last (repeats
+	// lowered to fit); 0 is no cap.
 	Most int
+	Fit  time.Duration
 }
 
 // Ladder is the pressure ladder up to level top: herds of 1, 8, 32 (×4 a level beyond),
-// 64 requests per replica per millisecond doubled each level, and share^(level−1) on every
-// burst.
+// 64 requests per replica per millisecond doubled each level, share^(level−1) on every
+// burst, and an attack sent 1, 4, 12 times (×3 a level beyond).
 func Ladder(top int, share float64) []PressureLevel {
 	var out []PressureLevel
-	herd := 1
+	herd, repeat := 1, 1
 	for k := 1; k <= top; k++ {
 		switch k {
 		case 1:
 		case 2:
-			herd = 8
+			herd, repeat = 8, 4
 		case 3:
-			herd = 32
+			herd, repeat = 32, 12
 		default:
-			herd *= 4
+			herd, repeat = herd*4, repeat*3
 		}
-		out = append(out, PressureLevel{Level: k, Herd: herd, Conns: 64 << (k - 1), Share: math.Pow(share, float64(k-1))})
+		out = append(out, PressureLevel{Level: k, Herd: herd, Conns: 64 << (k - 1), Share: math.Pow(share, float64(k-1)), Repeat: repeat})
 	}
 	return out
 }
 
 func (l PressureLevel) String() string {
-	return fmt.Sprintf("level %d (herd %d, %d per replica per ms, share x%g)", l.Level, l.Herd, l.Conns, l.Share)
+	return fmt.Sprintf("level %d (herd %d, %d per replica per ms, share x%.3g, %d times)", l.Level, l.Herd, l.Conns, l.Share, l.Repeat)
 }
 
 // rate is the level's burst rate over replicas: Conns a millisecond to each.
@@ -135,6 +140,28 @@ func press(p Part, kind Kind, lvl PressureLevel, limit int, window time.Duration
 		reqs, applied.Share = out, share
 	} else {
 		applied.Share = 1
+	}
+	applied.Repeat = 1
+	if kind == Attack && lvl.Repeat > 1 && p.Period > 0 && len(reqs) > 0 {
+		span := reqs[len(reqs)-1].At - reqs[0].At
+		every := (span/p.Period + 1) * p.Period
+		n := lvl.Repeat
+		if lvl.Most > 0 {
+			n = min(n, lvl.Most/len(reqs))
+		}
+		if lvl.Fit > 0 {
+			n = min(n, int((lvl.Fit-s.Duration)/every)+1)
+		}
+		n = max(1, n)
+		out := make([]schedule.Request, 0, n*len(reqs))
+		for k := range n {
+			for _, r := range reqs {
+				r.At += time.Duration(k) * every
+				out = append(out, r)
+			}
+		}
+		reqs, applied.Repeat = out, n
+		s.Duration += time.Duration(n-1) * every
 	}
 	herd := max(1, lvl.Herd)
 	if lvl.Most > 0 {
@@ -298,9 +325,9 @@ func (l *ladder) record(s pressureStep) {
 		l.stop(fmt.Sprintf("not measured at level %d: no request of it was answered", k))
 	case s.broke:
 		l.done, l.broke = true, true
-		l.verdict = fmt.Sprintf("broke at level %d (herd %d, %d per replica per ms, share x%.3g)", k, lv.Herd, lv.Conns, lv.Share)
+		l.verdict = fmt.Sprintf("broke at level %d (herd %d, %d per replica per ms, share x%.3g, %d times)", k, lv.Herd, lv.Conns, lv.Share, lv.Repeat)
 	case k > 1 && s.achieved < ceilingGain*l.steps[k-2].achieved && s.achieved < ceilingShare*s.asked:
-		l.stop(fmt.Sprintf("generator-bound at level %d: its peak %.0f req/s is under %.2gx level %d's %.0f and under %.2gx the %.0f asked; not broken below it",
+		l.stop(fmt.Sprintf("generator-bound at level %d: its peak %.0f req/s is under %gx level %d's %.0f and under %gx the %.0f asked; not broken up to it",
 			k, s.achieved, ceilingGain, k-1, l.steps[k-2].achieved, ceilingShare, s.asked))
 	case s.storeRead && (s.store.Timeouts > 0 || s.store.Degraded > 0):
 		l.stop(fmt.Sprintf("held up to level %d, where the store's calls timed out (%.0f timeouts, %.0f decisions without the store): harder pushes load the store, not the design",
@@ -319,7 +346,7 @@ func (l *ladder) final() string {
 	case len(l.steps) == 0:
 		return "not searched under pressure: no round had room for it before the budget ran out"
 	}
-	return fmt.Sprintf("held up to level %d; the budget ran out before level %d", len(l.steps), len(l.steps)+1)
+	return fmt.Sprintf("not broken up to level %d: the budget ran out before level %d", len(l.steps), len(l.steps)+1)
 }
 
 // level is the highest level measured.
@@ -344,8 +371,9 @@ func (e *engine) pressurePending() bool {
 	return false
 }
 
-// pressureVariants are every pending ladder's next level, the families the search found
-// worst first; each at its family's worst point so far (its space's middle when none).
+// pressureVariants are every pending ladder's next level, the lowest levels first and among
+// them the families the search found worst; each at its family's worst point so far (its
+// space's middle when none).
 func (e *engine) pressureVariants() []Variant {
 	type cand struct {
 		v     Variant
@@ -366,9 +394,12 @@ func (e *engine) pressureVariants() []Variant {
 			values, score = v.Values, m.Score
 		}
 		lvl.Most = e.cfg.PressureRequests / herdShare
+		lvl.Fit = time.Duration(e.cfg.RoundWindows * float64(e.cfg.Env.Window))
 		cs = append(cs, cand{Variant{Family: i, Values: pressedValues(space, values, lvl.rate(e.cfg.Env.Replicas)), Pressure: &lvl}, score})
 	}
-	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
+	slices.SortStableFunc(cs, func(a, b cand) int {
+		return cmp.Or(cmp.Compare(a.v.Pressure.Level, b.v.Pressure.Level), cmp.Compare(b.score, a.score))
+	})
 	out := make([]Variant, len(cs))
 	for i, c := range cs {
 		out[i] = c.v
@@ -465,7 +496,7 @@ func (e *engine) judgePressure(s layout, r *Round, hr result.HuntRound, load Sto
 			asked: peakRate(asked), achieved: peakRate(sv.sent), store: load, storeRead: read}
 		l := e.ladders[sv.v.Family]
 		l.record(st)
-		pr := result.HuntPressureRound{Level: applied.Level, Herd: applied.Herd, Conns: applied.Conns, Share: applied.Share,
+		pr := result.HuntPressureRound{Level: applied.Level, Herd: applied.Herd, Conns: applied.Conns, Share: applied.Share, Repeat: applied.Repeat,
 			AskedPeak: st.asked, AchievedPeak: st.achieved, StoreTimeouts: load.Timeouts, Degraded: load.Degraded, StoreRead: read,
 			Broke: st.broke, Variant: hv[i]}
 		e.pressRecs[sv.v.Family] = append(e.pressRecs[sv.v.Family], pressureRecord{round: pr, sched: sv.sched, phase: phase})

@@ -65,7 +65,7 @@ func TestPressureSearch(t *testing.T) {
 		done    bool
 		verdict string
 	}{
-		{"broke at 2", []m{{asked: 1e5, achieved: 2e4}, {broke: true, asked: 2e5, achieved: 4e4}}, 2, true, true, "broke at level 2"},
+		{"broke at 2", []m{{asked: 1e5, achieved: 2e4}, {broke: true, asked: 2e5, achieved: 4e4}}, 2, true, true, "broke at level 2 (herd 8, 128 per replica per ms, share x2, 4 times)"},
 		{"broke at 1", []m{{broke: true, asked: 1e5, achieved: 2e4}}, 1, true, true, "broke at level 1"},
 		{"held to the top", []m{{asked: 1e5, achieved: 2e4}, {asked: 2e5, achieved: 3e4}, {asked: 4e5, achieved: 5e4}}, 3, false, true, "held up to level 3, the top asked"},
 		// 2.2e4 < 1.25 × 2e4 and < 0.9 × 2e5: pushing harder sent no faster.
@@ -105,7 +105,7 @@ func TestPressureSearch(t *testing.T) {
 			if tc.done && !strings.HasPrefix(v, tc.verdict) {
 				t.Errorf("verdict %q, want it to start %q", v, tc.verdict)
 			}
-			if !tc.done && !strings.HasPrefix(v, fmt.Sprintf("held up to level %d; the budget ran out", sent)) {
+			if !tc.done && !strings.HasPrefix(v, fmt.Sprintf("not broken up to level %d: the budget ran out", sent)) {
 				t.Errorf("a ladder cut short says %q", v)
 			}
 			if strings.Contains(tc.name, "generator") && strings.Contains(v, "held") {
@@ -122,7 +122,8 @@ func TestPressureSearch(t *testing.T) {
 // window), an at-limit client's never, then the herd, lowered to stay within the cap.
 func TestPressLevels(t *testing.T) {
 	got := Ladder(4, 2)
-	want := []PressureLevel{{1, 1, 64, 1, 0}, {2, 8, 128, 2, 0}, {3, 32, 256, 4, 0}, {4, 128, 512, 8, 0}}
+	want := []PressureLevel{{Level: 1, Herd: 1, Conns: 64, Share: 1, Repeat: 1}, {Level: 2, Herd: 8, Conns: 128, Share: 2, Repeat: 4},
+		{Level: 3, Herd: 32, Conns: 256, Share: 4, Repeat: 12}, {Level: 4, Herd: 128, Conns: 512, Share: 8, Repeat: 36}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Ladder(4, 2) = %v, want %v", got, want)
 	}
@@ -142,16 +143,23 @@ func TestPressLevels(t *testing.T) {
 		herd, perClient    int
 		share              float64
 		busiestOfOneClient int
+		repeat             int
 	}{
 		// slice-drop: 1200 requests, 600 in its busiest window... both bursts fall in one
 		// window (1200); ×2 is 2400 a client, herd 8 within 24,000.
-		{"attack x2", one(sliceDrop(), 2000, 0, 0), Attack, PressureLevel{Level: 2, Herd: 8, Share: 2, Most: 24_000}, 8, 2400, 2, 2400},
+		{"attack x2", one(sliceDrop(), 2000, 0, 0), Attack, PressureLevel{Level: 2, Herd: 8, Share: 2, Most: 24_000}, 8, 2400, 2, 2400, 1},
 		// ×1.5: every other request twice.
-		{"attack x1.5", one(sliceDrop(), 2000, 0, 0), Attack, PressureLevel{Level: 2, Herd: 1, Share: 1.5}, 1, 1800, 1.5, 1800},
+		{"attack x1.5", one(sliceDrop(), 2000, 0, 0), Attack, PressureLevel{Level: 2, Herd: 1, Share: 1.5}, 1, 1800, 1.5, 1800, 1},
 		// fresh-client at a full limit per replica: 4,800 in a window, already 8 limits.
-		{"capped at 8 limits", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 3, Herd: 32, Share: 4, Most: 12_000}, 2, 4800, 1, 4800},
-		{"at-limit is only herded", one(atLimitBursts(), 0, 2000), AtLimit, PressureLevel{Level: 3, Herd: 32, Share: 4, Most: 12_000}, 6, 1800, 1, 600},
-		{"herd of one over the cap", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 1, Herd: 1, Share: 1, Most: 1000}, 1, 4800, 1, 4800},
+		{"capped at 8 limits", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 3, Herd: 32, Share: 4, Most: 12_000}, 2, 4800, 1, 4800, 1},
+		// The same sent again 3 s later (2.4 s of burst, whole slices of 1 s past it): twice
+		// within the cap of 12,000, not the 4 asked; a herd of one.
+		{"repeated within the cap", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 2, Herd: 8, Share: 1, Repeat: 4, Most: 12_000}, 1, 9600, 1, 9600, 2},
+		// Four times within the round's length: 3 + 3 + 3 + the part's 3.9 s fit in 13 s.
+		{"repeated within the round", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 2, Herd: 1, Share: 1, Repeat: 12, Fit: 13 * time.Second}, 1, 19200, 1, 19200, 4},
+		{"at-limit is not repeated", one(atLimitBursts(), 0, 2000), AtLimit, PressureLevel{Level: 2, Herd: 1, Share: 2, Repeat: 4}, 1, 1800, 1, 600, 1},
+		{"at-limit is only herded", one(atLimitBursts(), 0, 2000), AtLimit, PressureLevel{Level: 3, Herd: 32, Share: 4, Most: 12_000}, 6, 1800, 1, 600, 1},
+		{"herd of one over the cap", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 1, Herd: 1, Share: 1, Most: 1000}, 1, 4800, 1, 4800, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, applied := press(tc.part, tc.kind, tc.lvl, env.Limit, env.Window)
@@ -159,9 +167,9 @@ func TestPressLevels(t *testing.T) {
 				t.Fatal(err)
 			}
 			if applied.Herd != tc.herd || len(p.Schedule.Clients) != tc.herd || len(p.Schedule.Requests) != tc.herd*tc.perClient ||
-				math.Abs(applied.Share-tc.share) > 1e-9 {
-				t.Fatalf("herd %d (%d clients), %d requests, share %v; want herd %d, %d requests, share %v",
-					applied.Herd, len(p.Schedule.Clients), len(p.Schedule.Requests), applied.Share, tc.herd, tc.herd*tc.perClient, tc.share)
+				math.Abs(applied.Share-tc.share) > 1e-9 || applied.Repeat != tc.repeat {
+				t.Fatalf("herd %d (%d clients), %d requests, share %v, %d times; want herd %d, %d requests, share %v, %d times",
+					applied.Herd, len(p.Schedule.Clients), len(p.Schedule.Requests), applied.Share, applied.Repeat, tc.herd, tc.herd*tc.perClient, tc.share, tc.repeat)
 			}
 			per := make([][]time.Duration, tc.herd)
 			for _, r := range p.Schedule.Requests {

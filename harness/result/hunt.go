@@ -141,10 +141,13 @@ type HuntFamily struct {
 type HuntPressureRound struct {
 	Level int `json:"level"`
 	// Herd is how many fresh clients sent the variant's traffic at once, Conns the requests
-	// a burst asked of each replica per millisecond, Share the factor on every burst.
+	// a burst asked of each replica per millisecond, Share the factor on every burst; each
+	// as applied, after the caps.
 	Herd  int     `json:"herd"`
 	Conns int     `json:"conns_per_replica"`
 	Share float64 `json:"share"`
+	// Repeat is how many times an attack's traffic was sent, one after the other.
+	Repeat int `json:"repeat"`
 	// AskedPeak and AchievedPeak are the busiest 10 ms of the variant's sends, as scheduled
 	// and as sent, in requests per second.
 	AskedPeak    float64 `json:"asked_peak_rps"`
