@@ -18,7 +18,8 @@ import (
 // Pressure defaults and the ladder's constants.
 const (
 	// DefaultPressure is the ladder's top level; DefaultPressureShare the factor each level
-	// puts on an attack's bursts; DefaultPressureRequests the most a pressure round sends.
+	// puts on an attack's bursts; DefaultPressureRequests the most a pressure round's
+	// variants send in one pass each (their herds at once).
 	DefaultPressure         = 3
 	DefaultPressureShare    = 2.0
 	DefaultPressureRequests = 24_000
@@ -34,6 +35,8 @@ const (
 	// herdShare is the part of a pressure round's requests one variant's herd may take, so
 	// that a round holds several families.
 	herdShare = 2
+	// sustain × PressureRequests is the most a pressure round sends over all its passes.
+	sustain = 4
 	// drainFactor × the burst rate is how fast the generator is taken to send an unpaced
 	// burst: a pressure round keeps the bursts of two variants that long apart.
 	drainFactor = 4
@@ -54,19 +57,20 @@ type PressureLevel struct {
 	// Share multiplies every request of an attack (Share copies, fractions spread evenly),
 	// up to maxShareLimits limits in any window-long interval of one client.
 	Share float64
-	// Repeat is how many times an attack's traffic is sent, one after the other, each whole
-	// periods of its part (a slice for traffic aimed at slice boundaries) past the last.
+	// Repeat is how many passes of an attack's traffic are sent, one after the other, each
+	// whole periods of its part (a slice for traffic aimed at slice boundaries) past the last.
 	Repeat int
-	// Most is the most requests the variant may send (repeats, then herd, lowered to fit, at
-	// least one of each); 0 is no cap. Fit is the longest the pressed part may last (repeats
-	// lowered to fit); 0 is no cap.
-	Most int
-	Fit  time.Duration
+	// Most is the most requests one pass of the herd may send (the herd lowered to fit, at
+	// least one client), Total the most of all its passes (the passes lowered to fit, at
+	// least one), Fit the longest the pressed part may last (passes lowered to fit); 0 is no
+	// cap.
+	Most, Total int
+	Fit         time.Duration
 }
 
 // Ladder is the pressure ladder up to level top: herds of 1, 8, 32 (×4 a level beyond),
 // 64 requests per replica per millisecond doubled each level, share^(level−1) on every
-// burst, and an attack sent 1, 4, 12 times (×3 a level beyond).
+// burst, and an attack sent in 1, 12, 36 passes (×3 a level beyond).
 func Ladder(top int, share float64) []PressureLevel {
 	var out []PressureLevel
 	herd, repeat := 1, 1
@@ -74,9 +78,9 @@ func Ladder(top int, share float64) []PressureLevel {
 		switch k {
 		case 1:
 		case 2:
-			herd, repeat = 8, 4
+			herd, repeat = 8, 12
 		case 3:
-			herd, repeat = 32, 12
+			herd, repeat = 32, 36
 		default:
 			herd, repeat = herd*4, repeat*3
 		}
@@ -141,13 +145,18 @@ func press(p Part, kind Kind, lvl PressureLevel, limit int, window time.Duration
 	} else {
 		applied.Share = 1
 	}
+	herd := max(1, lvl.Herd)
+	if lvl.Most > 0 {
+		herd = max(1, min(herd, lvl.Most/max(1, len(reqs))))
+	}
+	applied.Herd = herd
 	applied.Repeat = 1
 	if kind == Attack && lvl.Repeat > 1 && p.Period > 0 && len(reqs) > 0 {
 		span := reqs[len(reqs)-1].At - reqs[0].At
 		every := (span/p.Period + 1) * p.Period
 		n := lvl.Repeat
-		if lvl.Most > 0 {
-			n = min(n, lvl.Most/len(reqs))
+		if lvl.Total > 0 {
+			n = min(n, lvl.Total/(herd*len(reqs)))
 		}
 		if lvl.Fit > 0 {
 			n = min(n, int((lvl.Fit-s.Duration)/every)+1)
@@ -163,11 +172,6 @@ func press(p Part, kind Kind, lvl PressureLevel, limit int, window time.Duration
 		reqs, applied.Repeat = out, n
 		s.Duration += time.Duration(n-1) * every
 	}
-	herd := max(1, lvl.Herd)
-	if lvl.Most > 0 {
-		herd = max(1, min(herd, lvl.Most/max(1, len(reqs))))
-	}
-	applied.Herd = herd
 	c := s.Clients[0]
 	s.Clients = make([]schedule.Client, herd)
 	for j := range s.Clients {
@@ -393,7 +397,7 @@ func (e *engine) pressureVariants() []Variant {
 		if v, m, ok := e.search.Best(i); ok {
 			values, score = v.Values, m.Score
 		}
-		lvl.Most = e.cfg.PressureRequests / herdShare
+		lvl.Most, lvl.Total = e.cfg.PressureRequests/herdShare, e.cfg.PressureRequests*sustain/herdShare
 		lvl.Fit = time.Duration(e.cfg.RoundWindows * float64(e.cfg.Env.Window))
 		cs = append(cs, cand{Variant{Family: i, Values: pressedValues(space, values, lvl.rate(e.cfg.Env.Replicas)), Pressure: &lvl}, score})
 	}
@@ -421,7 +425,7 @@ func (e *engine) pressureRound(ctx context.Context) (done bool, err error) {
 	for fi, why := range refused {
 		e.ladders[fi].stop("not searched under pressure: " + why)
 	}
-	left := min(e.cfg.PressureRequests, e.cfg.Requests-e.used)
+	left := min(e.cfg.PressureRequests*sustain, e.cfg.Requests-e.used)
 	var kept []Variant
 	sum := 0
 	for _, sv := range r.sent {

@@ -65,7 +65,7 @@ func TestPressureSearch(t *testing.T) {
 		done    bool
 		verdict string
 	}{
-		{"broke at 2", []m{{asked: 1e5, achieved: 2e4}, {broke: true, asked: 2e5, achieved: 4e4}}, 2, true, true, "broke at level 2 (herd 8, 128 per replica per ms, share x2, 4 times)"},
+		{"broke at 2", []m{{asked: 1e5, achieved: 2e4}, {broke: true, asked: 2e5, achieved: 4e4}}, 2, true, true, "broke at level 2 (herd 8, 128 per replica per ms, share x2, 12 times)"},
 		{"broke at 1", []m{{broke: true, asked: 1e5, achieved: 2e4}}, 1, true, true, "broke at level 1"},
 		{"held to the top", []m{{asked: 1e5, achieved: 2e4}, {asked: 2e5, achieved: 3e4}, {asked: 4e5, achieved: 5e4}}, 3, false, true, "held up to level 3, the top asked"},
 		// 2.2e4 < 1.25 × 2e4 and < 0.9 × 2e5: pushing harder sent no faster.
@@ -122,8 +122,8 @@ func TestPressureSearch(t *testing.T) {
 // window), an at-limit client's never, then the herd, lowered to stay within the cap.
 func TestPressLevels(t *testing.T) {
 	got := Ladder(4, 2)
-	want := []PressureLevel{{Level: 1, Herd: 1, Conns: 64, Share: 1, Repeat: 1}, {Level: 2, Herd: 8, Conns: 128, Share: 2, Repeat: 4},
-		{Level: 3, Herd: 32, Conns: 256, Share: 4, Repeat: 12}, {Level: 4, Herd: 128, Conns: 512, Share: 8, Repeat: 36}}
+	want := []PressureLevel{{Level: 1, Herd: 1, Conns: 64, Share: 1, Repeat: 1}, {Level: 2, Herd: 8, Conns: 128, Share: 2, Repeat: 12},
+		{Level: 3, Herd: 32, Conns: 256, Share: 4, Repeat: 36}, {Level: 4, Herd: 128, Conns: 512, Share: 8, Repeat: 108}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Ladder(4, 2) = %v, want %v", got, want)
 	}
@@ -152,9 +152,9 @@ func TestPressLevels(t *testing.T) {
 		{"attack x1.5", one(sliceDrop(), 2000, 0, 0), Attack, PressureLevel{Level: 2, Herd: 1, Share: 1.5}, 1, 1800, 1.5, 1800, 1},
 		// fresh-client at a full limit per replica: 4,800 in a window, already 8 limits.
 		{"capped at 8 limits", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 3, Herd: 32, Share: 4, Most: 12_000}, 2, 4800, 1, 4800, 1},
-		// The same sent again 3 s later (2.4 s of burst, whole slices of 1 s past it): twice
-		// within the cap of 12,000, not the 4 asked; a herd of one.
-		{"repeated within the cap", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 2, Herd: 8, Share: 1, Repeat: 4, Most: 12_000}, 1, 9600, 1, 9600, 2},
+		// A herd of two within 12,000 a pass; the pass sent again 3 s later (2.4 s of burst,
+		// whole slices of 1 s past it): twice within the 19,200 of all passes, not the 4 asked.
+		{"repeated within the cap", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 2, Herd: 8, Share: 1, Repeat: 4, Most: 12_000, Total: 19_200}, 2, 9600, 1, 9600, 2},
 		// Four times within the round's length: 3 + 3 + 3 + the part's 3.9 s fit in 13 s.
 		{"repeated within the round", one(fresh(), 1, 2000, 0), Attack, PressureLevel{Level: 2, Herd: 1, Share: 1, Repeat: 12, Fit: 13 * time.Second}, 1, 19200, 1, 19200, 4},
 		{"at-limit is not repeated", one(atLimitBursts(), 0, 2000), AtLimit, PressureLevel{Level: 2, Herd: 1, Share: 2, Repeat: 4}, 1, 1800, 1, 600, 1},

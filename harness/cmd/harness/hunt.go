@@ -36,6 +36,12 @@ limit per window, paced with jitter or in window-aligned bursts, over the replic
 never be rejected. A learning step first reads the window edges and each replica's sync tick
 from the responses to a few probes.
 
+Every attack and at-limit family is also searched over how hard it pushes (--pressure N, the
+top level): its worst point sent unpaced by a herd of fresh clients, its bursts multiplied
+(--pressure-share a level) and repeated, harder each level, until the bound breaks, the
+replicas' store calls time out, the generator's peak stops growing (generator-bound at that
+level, never "held") or the top level is sent. window-apart is hunted only when named.
+
 The same target files, providers and time scale as loadtest (--target FILE, repeatable; each
 system is hunted in turn on a fleet of its own). --budget bounds each system's search in wall
 time (its fleet's start not counted), --budget-requests in requests.
@@ -98,7 +104,7 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.DurationVar(&rc.Budget, "budget", rc.Budget, "wall time each system's search may take, its fleet's start not counted")
 	f.IntVar(&rc.Requests, "budget-requests", rc.Requests, "requests each system may be sent")
 	f.Float64Var(&rc.MaxRate, "max-rate", rc.MaxRate, "the most requests per second a burst is asked for (the generator's pace)")
-	f.StringSliceVar(&rc.Families, "families", nil, "the families to hunt with, comma-separated (default every one: "+fmt.Sprint(hunt.FamilyNames())+")")
+	f.StringSliceVar(&rc.Families, "families", nil, "the families to hunt with, comma-separated (default every one but window-apart; all: "+fmt.Sprint(hunt.FamilyNames())+")")
 	f.IntVar(&rc.Coarse, "coarse", rc.Coarse, "the most points of a family's coarse sweep")
 	f.IntVar(&rc.Levels, "refine", rc.Levels, "refinement levels after the coarse sweep (each halves the step around the worst point)")
 	f.IntVar(&rc.Pressure, "pressure", rc.Pressure, "the pressure ladder's top level: each family's worst point is also sent unpaced by a herd of fresh clients, harder each level, until the bound breaks, the store's calls time out or the generator's ceiling is reached (0: no pressure search)")
