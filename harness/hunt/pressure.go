@@ -90,7 +90,15 @@ func Ladder(top int, share float64) []PressureLevel {
 }
 
 func (l PressureLevel) String() string {
-	return fmt.Sprintf("level %d (herd %d, %d per replica per ms, share x%.3g, %d times)", l.Level, l.Herd, l.Conns, l.Share, l.Repeat)
+	return fmt.Sprintf("level %d (herd %d, %d per replica per ms, share x%.3g, %s)", l.Level, l.Herd, l.Conns, l.Share, Passes(l.Repeat))
+}
+
+// Passes is n passes in words.
+func Passes(n int) string {
+	if n == 1 {
+		return "1 pass"
+	}
+	return fmt.Sprintf("%d passes", n)
 }
 
 // rate is the level's burst rate over replicas: Conns a millisecond to each.
@@ -329,12 +337,12 @@ func (l *ladder) record(s pressureStep) {
 		l.stop(fmt.Sprintf("not measured at level %d: no request of it was answered", k))
 	case s.broke:
 		l.done, l.broke = true, true
-		l.verdict = fmt.Sprintf("broke at level %d (herd %d, %d per replica per ms, share x%.3g, %d times)", k, lv.Herd, lv.Conns, lv.Share, lv.Repeat)
+		l.verdict = "broke at " + lv.String()
 	case k > 1 && s.achieved < ceilingGain*l.steps[k-2].achieved && s.achieved < ceilingShare*s.asked:
 		l.stop(fmt.Sprintf("generator-bound at level %d: its peak %.0f req/s is under %gx level %d's %.0f and under %gx the %.0f asked; not broken up to it",
 			k, s.achieved, ceilingGain, k-1, l.steps[k-2].achieved, ceilingShare, s.asked))
 	case s.storeRead && (s.store.Timeouts > 0 || s.store.Degraded > 0):
-		l.stop(fmt.Sprintf("held up to level %d, where the store's calls timed out (%.0f timeouts, %.0f decisions without the store): harder pushes load the store, not the design",
+		l.stop(fmt.Sprintf("held up to level %d, where the store's calls timed out (%.0f timeouts, %.0f decisions without the store, over the round): harder pushes load the store, not the design",
 			k, s.store.Timeouts, s.store.Degraded))
 	case k == len(l.levels):
 		l.stop(fmt.Sprintf("held up to level %d, the top asked (--pressure %d; peak %.0f req/s sent)", k, k, s.achieved))

@@ -65,7 +65,7 @@ func TestPressureSearch(t *testing.T) {
 		done    bool
 		verdict string
 	}{
-		{"broke at 2", []m{{asked: 1e5, achieved: 2e4}, {broke: true, asked: 2e5, achieved: 4e4}}, 2, true, true, "broke at level 2 (herd 8, 128 per replica per ms, share x2, 12 times)"},
+		{"broke at 2", []m{{asked: 1e5, achieved: 2e4}, {broke: true, asked: 2e5, achieved: 4e4}}, 2, true, true, "broke at level 2 (herd 8, 128 per replica per ms, share x2, 12 passes)"},
 		{"broke at 1", []m{{broke: true, asked: 1e5, achieved: 2e4}}, 1, true, true, "broke at level 1"},
 		{"held to the top", []m{{asked: 1e5, achieved: 2e4}, {asked: 2e5, achieved: 3e4}, {asked: 4e5, achieved: 5e4}}, 3, false, true, "held up to level 3, the top asked"},
 		// 2.2e4 < 1.25 × 2e4 and < 0.9 × 2e5: pushing harder sent no faster.

@@ -40,8 +40,8 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 			if f.PressureVerdict != "" {
 				fmt.Fprintf(w, "  %-16s pressure: %s\n", "", f.PressureVerdict)
 				for _, p := range f.PressureRounds {
-					fmt.Fprintf(w, "  %-16s   level %d: herd %d, %d per replica per ms, share x%.3g, %d times: x%.3f, %d false rejects; peak %.0f of %.0f req/s asked%s\n",
-						"", p.Level, p.Herd, p.Conns, p.Share, p.Repeat, p.Variant.Overshoot, p.Variant.FalseRejects, p.AchievedPeak, p.AskedPeak, storeWords(p))
+					fmt.Fprintf(w, "  %-16s   level %d: herd %d, %d per replica per ms, share x%.3g, %s: x%.3f, %d false rejects; peak %.0f of %.0f req/s asked%s\n",
+						"", p.Level, p.Herd, p.Conns, p.Share, Passes(p.Repeat), p.Variant.Overshoot, p.Variant.FalseRejects, p.AchievedPeak, p.AskedPeak, storeWords(p))
 				}
 			}
 			if f.PressureSchedule != "" {
