@@ -164,10 +164,10 @@ requests in {{sec $s.Elapsed}}: {{$s.Stopped}}.{{if $s.Error}} <span class="FAIL
 {{if $.Hunt.Config.Pressure}}<h3>{{$s.Name}}: pressure</h3>
 <p>Each family's worst point is also sent harder, level by level up to {{$.Hunt.Config.Pressure}}: a herd of fresh clients sending it at
 the same instants, every burst unpaced (asked at the level's requests per replica per millisecond), an attack's bursts times the share
-(x{{g3 $.Hunt.Config.PressureShare}} a level, at most 8 limits in a window) and sent again and again (1, 4, 12 times), at most {{$.Hunt.Config.PressureRequests}} requests a round.
+(x{{g3 $.Hunt.Config.PressureShare}} a level, at most 8 limits in a window) and sent in passes, again and again (1, 12, 36): one pass of a herd at most half of {{$.Hunt.Config.PressureRequests}} requests, a round at most four times {{$.Hunt.Config.PressureRequests}}.
 A ladder stops at the level that broke the bound, where the store's calls timed out, or where the generator's peak (its busiest 10 ms)
 grew less than 1.25x over the previous level's while short of 0.9x what was asked: generator-bound, not held.</p>
-<table class="hunt-pressure"><tr><th>family</th><th>level</th><th>herd</th><th>per replica per ms</th><th>share</th><th>times</th><th>overshoot</th><th>false rejects</th><th>peak sent (req/s)</th><th>peak asked (req/s)</th><th>store timeouts</th><th>decisions without the store</th><th>verdict</th></tr>
+<table class="hunt-pressure"><tr><th>family</th><th>level</th><th>herd</th><th>per replica per ms</th><th>share</th><th>passes</th><th>overshoot</th><th>false rejects</th><th>peak sent (req/s)</th><th>peak asked (req/s)</th><th>store timeouts</th><th>decisions without the store</th><th>verdict</th></tr>
 {{range $f := $s.Families}}{{range $f.PressureRounds}}<tr class="pressure"><td>{{$f.Name}}</td><td class="n">{{.Level}}</td><td class="n">{{.Herd}}</td><td class="n">{{.Conns}}</td><td class="n">x{{g3 .Share}}</td><td class="n">{{.Repeat}}</td>
 <td class="n {{if .Broke}}FAIL{{end}}">{{x3 .Variant.Overshoot}}</td><td class="n">{{.Variant.FalseRejects}}</td><td class="n">{{f0 .AchievedPeak}}</td><td class="n">{{f0 .AskedPeak}}</td>
 <td class="n">{{if .StoreRead}}{{f0 .StoreTimeouts}}{{else}}not read{{end}}</td><td class="n">{{if .StoreRead}}{{f0 .Degraded}}{{else}}not read{{end}}</td><td>{{if .Broke}}broke{{else}}held{{end}}</td></tr>
