@@ -49,8 +49,9 @@ type Config struct {
 	// Gates are loadtest's, its lateness tolerance already set for the time scale.
 	Gates accounting.Gates
 	// Pressure is the pressure ladder's top level (0: no pressure search); PressureShare
-	// the factor each level puts on an attack's bursts (default 2); PressureRequests the most
-	// requests a pressure round sends (default DefaultPressureRequests).
+	// the factor each level puts on an attack's bursts (default 2); PressureRequests sizes a
+	// pressure round (default DefaultPressureRequests): half of it one pass of a variant's
+	// herd, twice it all the variant's passes, four times it the whole round.
 	Pressure         int
 	PressureShare    float64
 	PressureRequests int

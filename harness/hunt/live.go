@@ -48,7 +48,8 @@ type RunConfig struct {
 	Coarse   int
 	Levels   int
 	// Pressure is the pressure ladder's top level (0: none), PressureShare the factor each
-	// level puts on an attack's bursts, PressureRequests the most a pressure round sends.
+	// level puts on an attack's bursts, PressureRequests the size of a pressure round
+	// (Config.PressureRequests).
 	Pressure         int
 	PressureShare    float64
 	PressureRequests int

@@ -32,11 +32,11 @@ const (
 	// the previous level's and under ceilingShare × its own asked peak.
 	ceilingGain  = 1.25
 	ceilingShare = 0.9
-	// herdShare is the part of a pressure round's requests one variant's herd may take, so
-	// that a round holds several families.
+	// One pass of a variant's herd sends at most PressureRequests / herdShare, so that a
+	// round holds several families; all its passes at most sustain × that; a round's
+	// variants together at most sustain × PressureRequests.
 	herdShare = 2
-	// sustain × PressureRequests is the most a pressure round sends over all its passes.
-	sustain = 4
+	sustain   = 4
 	// drainFactor × the burst rate is how fast the generator is taken to send an unpaced
 	// burst: a pressure round keeps the bursts of two variants that long apart.
 	drainFactor = 4
@@ -420,8 +420,8 @@ func (e *engine) pressureVariants() []Variant {
 }
 
 // pressureRound sends one round of the ladders' next levels: as many families as fit in the
-// round's requests (PressureRequests) and the budget, their bursts apart. done is true when a
-// budget ran out.
+// round's requests (sustain × PressureRequests) and the budget, their bursts apart. done is
+// true when a budget ran out.
 func (e *engine) pressureRound(ctx context.Context) (done bool, err error) {
 	s := e.lay(false, nil)
 	s.kind = kindPressure

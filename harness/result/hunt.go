@@ -40,7 +40,8 @@ type HuntConfig struct {
 	Levels   int           `json:"refine_levels"`
 	// Pressure is the highest level of the pressure ladder (0: no pressure search),
 	// PressureShare the factor by which each level multiplies an attack's bursts, and
-	// PressureRequests the most requests a pressure round sends.
+	// PressureRequests the size of a pressure round: half of it one pass of a variant's herd,
+	// twice it all the variant's passes, four times it the whole round.
 	Pressure         int     `json:"pressure"`
 	PressureShare    float64 `json:"pressure_share,omitempty"`
 	PressureRequests int     `json:"pressure_requests,omitempty"`
