@@ -27,7 +27,7 @@ func TestHuntReport(t *testing.T) {
 				{Name: "window-edge", Kind: "attack", Doc: "the limit before and after an edge", Worst: &edge, Breaks: true, Schedule: "fixedwindow/schedules/window-edge.json", Tried: []result.HuntVariant{edge},
 					Pressure: 1, BrokeUnderPressure: true, PressureVerdict: "broke at level 1 (herd 1, 64 per replica per ms, share x1)",
 					PressureSchedule: "fixedwindow/schedules/window-edge-pressure.json",
-					PressureRounds: []result.HuntPressureRound{{Level: 1, Herd: 1, Conns: 64, Share: 1, AskedPeak: 128000, AchievedPeak: 21300, StoreRead: true, StoreTimeouts: 4, Broke: true, Variant: edge}}},
+					PressureRounds:   []result.HuntPressureRound{{Level: 1, Herd: 1, Conns: 64, Share: 1, AskedPeak: 128000, AchievedPeak: 21300, StoreRead: true, StoreTimeouts: 4, Broke: true, Variant: edge}}},
 				{Name: "fresh-client", Kind: "attack", Worst: &slow, GeneratorBound: true, Tried: []result.HuntVariant{slow},
 					Pressure: 2, PressureVerdict: "generator-bound at level 2: its peak 21000 req/s is under 1.25x level 1's 20000"},
 				{Name: "sync-tick", Kind: "attack", NotRun: "the target declares no sync interval"},
