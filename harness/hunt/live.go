@@ -191,31 +191,42 @@ type liveSender struct {
 	metrics *http.Client
 }
 
-// StoreLoad sums every replica's store calls that timed out (exchanges and decisions) and
-// decisions made without the store, from its metrics; ok is false for a system whose metrics
-// the hunt does not read (a target file's).
+// StoreLoad sums every replica's store calls that timed out and decisions made without the
+// store, from its metrics; ok is false for a system whose metrics the hunt does not read (a
+// target file's).
 func (l liveSender) StoreLoad() (StoreLoad, bool, error) {
 	if l.metrics == nil {
 		return StoreLoad{}, false, nil
 	}
+	load, err := readStoreLoad(l.metrics, l.sys.ReplicaURLs())
+	return load, err == nil, err
+}
+
+// readStoreLoad reads the built-in replica's metrics at every base URL and sums its store
+// calls that timed out (exchanges and decisions; an exchange's timeout is counted once,
+// though both its counters have it) and its decisions made without the store.
+func readStoreLoad(c *http.Client, urls []string) (StoreLoad, error) {
 	names := synchealth.Replica()
 	var sum StoreLoad
-	for _, u := range l.sys.ReplicaURLs() {
-		resp, err := l.metrics.Get(u + names.Path)
+	for _, u := range urls {
+		resp, err := c.Get(u + names.Path)
 		if err != nil {
-			return sum, false, fmt.Errorf("read %s%s: %w", u, names.Path, err)
+			return sum, fmt.Errorf("read %s%s: %w", u, names.Path, err)
 		}
 		s, err := synchealth.Parse(resp.Body, names, 0)
 		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
 		if err != nil {
-			return sum, false, fmt.Errorf("%s%s: %w", u, names.Path, err)
+			return sum, fmt.Errorf("%s%s: %w", u, names.Path, err)
 		}
 		sum.Timeouts += max(s.TimedOut, s.ErrTimeout) + s.TakeTimeout
 		if s.Degraded != nil {
 			sum.Degraded += *s.Degraded
 		}
 	}
-	return sum, true, nil
+	return sum, nil
 }
 
 func (l liveSender) Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) (*result.FaultTiming, error) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -210,5 +212,49 @@ func TestPeakAndPlacePressure(t *testing.T) {
 	wantPlaced := []bool{true, true, true, false}
 	if !slices.Equal(shift, wantShift) || !slices.Equal(placed, wantPlaced) {
 		t.Errorf("shift %v placed %v, want %v %v", shift, placed, wantShift, wantPlaced)
+	}
+}
+
+// The store's load is read from every replica's metrics and summed: an exchange's timeout once
+// (it is in two counters), a decision's, and the decisions made without the store; a replica
+// whose metrics cannot be read makes the reading fail, not zero.
+func TestReadStoreLoad(t *testing.T) {
+	metrics := []string{`# TYPE rlreplica_sync_exchanges_total counter
+rlreplica_sync_exchanges_total{result="ok"} 100
+rlreplica_sync_exchanges_total{result="timeout"} 3
+# TYPE rlreplica_store_errors_total counter
+rlreplica_store_errors_total{op="exchange",reason="timeout"} 3
+rlreplica_store_errors_total{op="take",reason="timeout"} 5
+rlreplica_store_errors_total{op="take",reason="breaker_open"} 7
+# TYPE rlreplica_degraded_decisions_total counter
+rlreplica_degraded_decisions_total 40
+`, `# TYPE rlreplica_store_errors_total counter
+rlreplica_store_errors_total{op="take",reason="timeout"} 1
+# TYPE rlreplica_degraded_decisions_total counter
+rlreplica_degraded_decisions_total 2
+`}
+	var urls []string
+	for _, m := range metrics {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/metrics" {
+				http.NotFound(w, r)
+				return
+			}
+			fmt.Fprint(w, m)
+		}))
+		defer srv.Close()
+		urls = append(urls, srv.URL)
+	}
+	got, err := readStoreLoad(http.DefaultClient, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (StoreLoad{Timeouts: 3 + 5 + 1, Degraded: 42}); got != want {
+		t.Errorf("store load %+v, want %+v", got, want)
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	if _, err := readStoreLoad(http.DefaultClient, append(urls, gone.URL)); err == nil {
+		t.Error("a replica whose metrics could not be read: no error")
 	}
 }
