@@ -170,7 +170,7 @@ grew less than 1.25x over the previous level's while short of 0.9x what was aske
 <table class="hunt-pressure"><tr><th>family</th><th>level</th><th>herd</th><th>per replica per ms</th><th>share</th><th>passes</th><th>overshoot</th><th>false rejects</th><th>peak sent (req/s)</th><th>peak asked (req/s)</th><th>store timeouts</th><th>decisions without the store</th><th>verdict</th></tr>
 {{range $f := $s.Families}}{{range $f.PressureRounds}}<tr class="pressure"><td>{{$f.Name}}</td><td class="n">{{.Level}}</td><td class="n">{{.Herd}}</td><td class="n">{{.Conns}}</td><td class="n">x{{g3 .Share}}</td><td class="n">{{.Repeat}}</td>
 <td class="n {{if .Broke}}FAIL{{end}}">{{x3 .Variant.Overshoot}}</td><td class="n">{{.Variant.FalseRejects}}</td><td class="n">{{f0 .AchievedPeak}}</td><td class="n">{{f0 .AskedPeak}}</td>
-<td class="n">{{if .StoreRead}}{{f0 .StoreTimeouts}}{{else}}not read{{end}}</td><td class="n">{{if .StoreRead}}{{f0 .Degraded}}{{else}}not read{{end}}</td><td>{{if .Broke}}broke{{else}}held{{end}}</td></tr>
+<td class="n">{{if .StoreRead}}{{f0 .StoreTimeouts}}{{else}}not read{{end}}</td><td class="n">{{if .StoreRead}}{{f0 .Degraded}}{{else}}not read{{end}}</td><td>{{if .Broke}}broke{{else}}not broken{{end}}</td></tr>
 {{end}}{{if not $f.PressureRounds}}{{if $f.PressureVerdict}}<tr class="pressure"><td>{{$f.Name}}</td><td colspan="12">{{$f.PressureVerdict}}</td></tr>{{end}}{{end}}{{end}}</table>{{end}}
 <div class="chart">{{$s.Chart}}</div>
 <table class="hunt-rounds"><tr><th>round</th><th>kind</th><th>start</th><th>variants</th><th>requests</th><th>length</th><th>pace (req/s)</th><th>lateness p99</th><th>generator-bound variants</th><th>fault</th></tr>
