@@ -44,7 +44,7 @@ type sentVariant struct {
 	acc      *accounting.Accumulator
 	accepted []time.Duration // send times of its accepted requests
 	sent     []time.Duration // send times of every request answered or failed
-	// pressure is a pressure variant's level as applied (herd and share after their caps).
+	// pressure is a pressure variant's level as applied (herd, share and passes after their caps).
 	pressure *PressureLevel
 }
 
