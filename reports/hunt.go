@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -110,6 +111,18 @@ var huntTmpl = template.Must(newTemplate("hunt").Funcs(template.FuncMap{
 	"x3":   func(v float64) string { return fmt.Sprintf("x%.3f", v) },
 	"f0":   func(v float64) string { return fmt.Sprintf("%.0f", v) },
 	"mark": func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] },
+	"g3":   func(v float64) string { return fmt.Sprintf("%.3g", v) },
+	"pcls": func(f result.HuntFamily) string {
+		switch {
+		case f.BrokeUnderPressure:
+			return "FAIL"
+		case strings.HasPrefix(f.PressureVerdict, "held"):
+			return "PASS"
+		case strings.HasPrefix(f.PressureVerdict, "generator-bound"):
+			return "bound"
+		}
+		return ""
+	},
 	"cls": func(f result.HuntFamily) string {
 		switch {
 		case f.NotRun != "" || f.Worst == nil:
@@ -141,13 +154,25 @@ requests; bursts at up to {{f0 .Hunt.Config.MaxRate}} requests/s; seed {{.Hunt.C
 (time scale {{$s.TimeScale}}){{if $s.SyncInterval}}, sync every {{dur $s.SyncInterval}}{{end}}; {{len $s.Rounds}} rounds, {{$s.Requests}}
 requests in {{sec $s.Elapsed}}: {{$s.Stopped}}.{{if $s.Error}} <span class="FAIL">Error: {{$s.Error}}</span>{{end}}</p>
 <p>Learned from the probes: {{$s.Learned.Edge}}; {{$s.Learned.Ticks}}.</p>
-<table class="hunt-families"><tr><th>family</th><th>kind</th><th>variants</th><th>worst</th><th>after the store returned</th><th>false rejects</th><th>verdict</th><th>worst parameters</th><th>replay</th></tr>
+<table class="hunt-families"><tr><th>family</th><th>kind</th><th>variants</th><th>worst</th><th>after the store returned</th><th>false rejects</th><th>verdict</th><th>worst parameters</th><th>replay</th><th>under pressure</th></tr>
 {{range $s.Families}}<tr class="family"><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{len .Tried}}</td>
 <td class="n">{{with .Worst}}{{x3 .Overshoot}}{{else}}-{{end}}</td><td class="n">{{with .Worst}}{{if .Replicas}}{{x3 .AfterRecovery}}{{else}}-{{end}}{{else}}-{{end}}</td>
 <td class="n">{{with .Worst}}{{.FalseRejects}}{{else}}-{{end}}</td><td class="{{cls .}}">{{.Verdict}}{{if .Note}}<br><small>{{.Note}}</small>{{end}}</td>
-<td>{{with .Worst}}{{.ParamString}} (round {{.Round}}){{end}}</td><td>{{if .Schedule}}<a href="{{.Schedule}}">{{.Schedule}}</a>{{end}}</td></tr>
+<td>{{with .Worst}}{{.ParamString}} (round {{.Round}}){{end}}</td><td>{{if .Schedule}}<a href="{{.Schedule}}">{{.Schedule}}</a>{{end}}</td>
+<td class="{{pcls .}}">{{if .PressureVerdict}}{{.PressureVerdict}}{{if .PressureSchedule}}<br><a href="{{.PressureSchedule}}">{{.PressureSchedule}}</a>{{end}}{{else}}-{{end}}</td></tr>
 {{end}}</table>
 {{range $fam := $s.Families}}{{with $fam.Worst}}{{with .Clocks}}<p class="clocks">{{$fam.Name}}, its worst variant: {{.String}}</p>{{end}}{{end}}{{end}}
+{{if $.Hunt.Config.Pressure}}<h3>{{$s.Name}}: pressure</h3>
+<p>Each family's worst point is also sent harder, level by level up to {{$.Hunt.Config.Pressure}}: a herd of fresh clients sending it at
+the same instants, every burst unpaced (asked at the level's requests per replica per millisecond), an attack's bursts times the share
+(x{{g3 $.Hunt.Config.PressureShare}} a level, at most 8 limits in a window) and sent in passes, again and again (1, 12, 36): one pass of a herd at most half of {{$.Hunt.Config.PressureRequests}} requests, a round at most four times {{$.Hunt.Config.PressureRequests}}.
+A ladder stops at the level that broke the bound, where the store's calls timed out, or where the generator's peak (its busiest 10 ms)
+grew less than 1.25x over the previous level's while short of 0.9x what was asked: generator-bound, not held.</p>
+<table class="hunt-pressure"><tr><th>family</th><th>level</th><th>herd</th><th>per replica per ms</th><th>share</th><th>passes</th><th>overshoot</th><th>false rejects</th><th>peak sent (req/s)</th><th>peak asked (req/s)</th><th>store timeouts</th><th>decisions without the store</th><th>verdict</th></tr>
+{{range $f := $s.Families}}{{range $f.PressureRounds}}<tr class="pressure"><td>{{$f.Name}}</td><td class="n">{{.Level}}</td><td class="n">{{.Herd}}</td><td class="n">{{.Conns}}</td><td class="n">x{{g3 .Share}}</td><td class="n">{{.Repeat}}</td>
+<td class="n {{if .Broke}}FAIL{{end}}">{{x3 .Variant.Overshoot}}</td><td class="n">{{.Variant.FalseRejects}}</td><td class="n">{{f0 .AchievedPeak}}</td><td class="n">{{f0 .AskedPeak}}</td>
+<td class="n">{{if .StoreRead}}{{f0 .StoreTimeouts}}{{else}}not read{{end}}</td><td class="n">{{if .StoreRead}}{{f0 .Degraded}}{{else}}not read{{end}}</td><td>{{if .Broke}}broke{{else}}not broken{{end}}</td></tr>
+{{end}}{{if not $f.PressureRounds}}{{if $f.PressureVerdict}}<tr class="pressure"><td>{{$f.Name}}</td><td colspan="12">{{$f.PressureVerdict}}</td></tr>{{end}}{{end}}{{end}}</table>{{end}}
 <div class="chart">{{$s.Chart}}</div>
 <table class="hunt-rounds"><tr><th>round</th><th>kind</th><th>start</th><th>variants</th><th>requests</th><th>length</th><th>pace (req/s)</th><th>lateness p99</th><th>generator-bound variants</th><th>fault</th></tr>
 {{range $s.Rounds}}<tr class="round"><td class="n">{{.Round}}</td><td>{{.Kind}}</td><td>{{.Start.Format "15:04:05.000"}}</td><td class="n">{{.Variants}}</td><td class="n">{{.Requests}}</td>

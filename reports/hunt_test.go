@@ -19,13 +19,17 @@ func TestHuntReport(t *testing.T) {
 			Offered: 1200, Accepted: int(over * 600), Busiest: int(over * 600), Overshoot: over, FalseRejects: falseRej, GeneratorBound: bound}
 	}
 	edge, slow := v(2, 0, false), v(1.4, 0, true)
-	h := result.Hunt{Pass: false, Failed: []string{"fixedwindow window-edge: BREAKS"}, Config: result.HuntConfig{Budget: time.Minute, Requests: 1000, MaxRate: 1500, Coarse: 12, Levels: 2},
+	h := result.Hunt{Pass: false, Failed: []string{"fixedwindow window-edge: BREAKS"}, Config: result.HuntConfig{Budget: time.Minute, Requests: 1000, MaxRate: 1500, Coarse: 12, Levels: 2, Pressure: 3, PressureShare: 2, PressureRequests: 24000},
 		Systems: []result.HuntSystem{{System: "fixedwindow", Window: 12 * time.Second, Limit: 600, Replicas: 2, TimeScale: 0.2,
 			Rounds:  []result.HuntRound{{Round: 0, Kind: "learn", Variants: 2, Requests: 2400, Pace: 1500}},
 			Learned: result.HuntLearned{Edge: "window edges at whole windows since the epoch", Ticks: "the target declares no sync interval"},
 			Families: []result.HuntFamily{
-				{Name: "window-edge", Kind: "attack", Doc: "the limit before and after an edge", Worst: &edge, Breaks: true, Schedule: "fixedwindow/schedules/window-edge.json", Tried: []result.HuntVariant{edge}},
-				{Name: "fresh-client", Kind: "attack", Worst: &slow, GeneratorBound: true, Tried: []result.HuntVariant{slow}},
+				{Name: "window-edge", Kind: "attack", Doc: "the limit before and after an edge", Worst: &edge, Breaks: true, Schedule: "fixedwindow/schedules/window-edge.json", Tried: []result.HuntVariant{edge},
+					Pressure: 1, BrokeUnderPressure: true, PressureVerdict: "broke at level 1 (herd 1, 64 per replica per ms, share x1)",
+					PressureSchedule: "fixedwindow/schedules/window-edge-pressure.json",
+					PressureRounds:   []result.HuntPressureRound{{Level: 1, Herd: 1, Conns: 64, Share: 1, AskedPeak: 128000, AchievedPeak: 21300, StoreRead: true, StoreTimeouts: 4, Broke: true, Variant: edge}}},
+				{Name: "fresh-client", Kind: "attack", Worst: &slow, GeneratorBound: true, Tried: []result.HuntVariant{slow},
+					Pressure: 2, PressureVerdict: "generator-bound at level 2: its peak 21000 req/s is under 1.25x level 1's 20000"},
 				{Name: "sync-tick", Kind: "attack", NotRun: "the target declares no sync interval"},
 			}}}}
 	if err := result.Write(dir, result.HuntFile, h); err != nil {
@@ -49,6 +53,11 @@ func TestHuntReport(t *testing.T) {
 		`not run: the target declares no sync interval`,
 		`<svg`, `generator-bound (not evidence)`,
 		`window edges at whole windows since the epoch`,
+		`<td class="FAIL">broke at level 1 (herd 1, 64 per replica per ms, share x1)<br><a href="fixedwindow/schedules/window-edge-pressure.json">`,
+		`<td class="bound">generator-bound at level 2`,
+		`<td class="n">21300</td><td class="n">128000</td>`,
+		`<td class="n">4</td>`,
+		`<td>fresh-client</td><td colspan="12">generator-bound at level 2`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the hunt page lacks %q", want)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,13 @@ type Config struct {
 	Outage         time.Duration
 	// Gates are loadtest's, its lateness tolerance already set for the time scale.
 	Gates accounting.Gates
+	// Pressure is the pressure ladder's top level (0: no pressure search); PressureShare
+	// the factor each level puts on an attack's bursts (default 2); PressureRequests sizes a
+	// pressure round (default DefaultPressureRequests): half of it one pass of a variant's
+	// herd, twice it all the variant's passes, four times it the whole round.
+	Pressure         int
+	PressureShare    float64
+	PressureRequests int
 	// Lead is how far ahead of now a round's origin is picked (default 1 s); RoundWindows a
 	// round's longest length in windows (default 4.2).
 	Lead         time.Duration
@@ -79,6 +87,12 @@ func (c *Config) defaults() error {
 	if c.RunDir == "" {
 		c.RunDir = c.OutDir
 	}
+	if c.PressureShare == 0 {
+		c.PressureShare = DefaultPressureShare
+	}
+	if c.PressureRequests == 0 {
+		c.PressureRequests = DefaultPressureRequests
+	}
 	switch {
 	case c.Budget <= 0:
 		return fmt.Errorf("--budget must be > 0 (got %v)", c.Budget)
@@ -86,6 +100,12 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("--budget-requests must be > 0 (got %d)", c.Requests)
 	case len(c.Families) == 0:
 		return errors.New("no family to hunt with")
+	case c.Pressure < 0:
+		return fmt.Errorf("--pressure must be >= 0 (got %d)", c.Pressure)
+	case !(c.PressureShare >= 1) || math.IsInf(c.PressureShare, 0):
+		return fmt.Errorf("--pressure-share must be >= 1 (got %v)", c.PressureShare)
+	case c.PressureRequests < 1:
+		return fmt.Errorf("a pressure round's requests must be >= 1 (got %d)", c.PressureRequests)
 	case c.Fault != "" && c.Outage <= 0:
 		return fmt.Errorf("a fault round needs an outage > 0 (got %v)", c.Outage)
 	}
@@ -112,6 +132,10 @@ type engine struct {
 	used    int
 	started time.Time
 	rounds  int
+	// ladders are the families' pressure searches (nil for a family not pressed: a fault
+	// family, or no --pressure); pressRecs their levels as measured.
+	ladders   []*ladder
+	pressRecs [][]pressureRecord
 	// pace is the most requests per second a round asks for where its variants overlap: the
 	// burst rate at first, lowered when a round's variants fell behind, raised again when
 	// they kept up.
@@ -129,9 +153,13 @@ func Hunt(ctx context.Context, cfg Config, snd Sender) (result.HuntSystem, error
 	e.out = result.HuntSystem{System: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale, Window: cfg.Env.Window,
 		Limit: cfg.Env.Limit, Replicas: cfg.Env.Replicas, SyncInterval: cfg.Env.Interval}
 	e.search = NewSearch(cfg.Families, cfg.Env, cfg.Coarse, cfg.Levels, rand.New(rand.NewPCG(cfg.Seed, 0x4a17)))
+	e.ladders, e.pressRecs = make([]*ladder, len(cfg.Families)), make([][]pressureRecord, len(cfg.Families))
 	for i, f := range cfg.Families {
 		if f.Kind == Fault && cfg.Fault == "" {
 			e.search.Stop(i, cfg.NoFault)
+		}
+		if f.Kind != Fault && cfg.Pressure > 0 {
+			e.ladders[i] = newLadder(Ladder(cfg.Pressure, cfg.PressureShare))
 		}
 	}
 	err := e.run(ctx)
@@ -151,7 +179,7 @@ func learnable(f Family) bool { return f.Kind != Fault && !f.NeedsTicks && !aims
 // for the learning step to say where they are).
 func aimsAtEdges(f Family) bool {
 	switch f.Name {
-	case FamilyEdge, FamilyAtLimitPaced, FamilyAtLimitBursts:
+	case FamilyEdge, FamilyAtLimitPaced, FamilyAtLimitBursts, FamilyAtLimitSpread:
 		return true
 	}
 	return false
@@ -168,17 +196,30 @@ func (e *engine) run(ctx context.Context) error {
 			e.out.Stopped = "interrupted"
 			return nil
 		}
-		sp, fp := e.search.Pending(isSearch), fault && e.search.Pending(isFault)
-		if !sp && !fp {
+		pp, sp, fp := e.pressurePending(), e.search.Pending(isSearch), fault && e.search.Pending(isFault)
+		// Every other round is a pressure round while a ladder climbs; search and fault
+		// rounds take turns in the others.
+		next := -1
+		switch {
+		case pp && (k%2 == 0 || !sp && !fp):
+			next = 0
+		case fp && (!sp || k/2%2 == 1):
+			next = 2
+		case sp:
+			next = 1
+		}
+		var done bool
+		var err error
+		switch next {
+		case -1:
 			return nil
+		case 0:
+			done, err = e.pressureRound(ctx)
+		case 1:
+			done, err = e.round(ctx, isSearch, false, nil)
+		default:
+			done, err = e.round(ctx, isFault, true, nil)
 		}
-		// Search and fault rounds take turns while both have variants to try.
-		isF := fp && (!sp || k%2 == 1)
-		filter := isSearch
-		if isF {
-			filter = isFault
-		}
-		done, err := e.round(ctx, filter, isF, nil)
 		if err != nil || done {
 			return err
 		}
@@ -392,7 +433,9 @@ func (e *engine) send(ctx context.Context, s layout, r *Round) (_ result.HuntRou
 	if sendErr != nil && ctx.Err() == nil {
 		hr.Error = sendErr.Error()
 		e.out.Rounds = append(e.out.Rounds, hr)
-		e.search.Return(r.variants())
+		if s.kind != kindPressure {
+			e.search.Return(r.variants())
+		}
 		return hr, true, fmt.Errorf("round %d: %w", n, sendErr)
 	}
 	if ctx.Err() != nil {
@@ -555,6 +598,7 @@ func (e *engine) finish() {
 				hf.Schedule = e.rel(path)
 			}
 		}
+		e.finishPressure(i, f, &hf)
 		e.out.Families = append(e.out.Families, hf)
 	}
 }

@@ -18,11 +18,26 @@ const (
 	FamilyFault         = "store-fault"
 	FamilyAtLimitPaced  = "at-limit-paced"
 	FamilyAtLimitBursts = "at-limit-bursts"
+	FamilyAtLimitSpread = "at-limit-spread"
+	FamilyWindowApart   = "window-apart"
 )
 
-// Families are every family of aimed traffic, in the order the report lists them.
+// Families are every family of aimed traffic, in the order the report lists them: the
+// default set, then those hunted only when named (Family.ByName).
 func Families() []Family {
-	return []Family{edge(), refill(), sliceDrop(), spread(), fresh(), syncTick(), storeFault(), atLimitPaced(), atLimitBursts()}
+	return []Family{edge(), refill(), sliceDrop(), spread(), fresh(), syncTick(), storeFault(), atLimitPaced(), atLimitBursts(),
+		atLimitSpread(), windowApart()}
+}
+
+// DefaultFamilies are the families hunted when none is named.
+func DefaultFamilies() []Family {
+	var out []Family
+	for _, f := range Families() {
+		if !f.ByName {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // FamilyNames are the families' names in order.
@@ -302,6 +317,54 @@ func atLimitBursts() Family {
 				b.burst(e.FirstEdge+time.Duration(k)*e.Window+off, span, e.Limit, k*e.Limit, e.Replicas)
 			}
 			return b.part(e.client(FamilyAtLimitBursts), e.Window, e.Slice())
+		},
+	}
+}
+
+// atLimitSpread is the well-behaved client whose burst the network spreads: exactly its limit
+// every window, spread evenly over tens of milliseconds, at the same offset into every window,
+// over the replicas in turn. A limiter that admits it in one window must admit it in the next.
+func atLimitSpread() Family {
+	return Family{
+		Name: FamilyAtLimitSpread, Kind: AtLimit,
+		Doc: "exactly the limit every window, spread evenly over spread ms at the same offset into every window, over the replicas in turn",
+		Space: func(e Env) []ParamSpec {
+			s := e.Slice()
+			return []ParamSpec{
+				{Name: "offset", Unit: "ms", Lo: 0, Hi: ms(e.Window - s), Points: 3},
+				{Name: "spread", Unit: "ms", Lo: 40, Hi: min(160, ms(s)), Points: 3},
+			}
+		},
+		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
+			off, span := fromMS(v[0]), fromMS(v[1])
+			var b builder
+			for k := range atLimitWindows {
+				b.burst(e.FirstEdge+time.Duration(k)*e.Window+off, span, e.Limit, k*e.Limit, e.Replicas)
+			}
+			return b.part(e.client(FamilyAtLimitSpread), e.Window, e.Slice())
+		},
+	}
+}
+
+// windowApart is two bursts of the limit a window apart less gap, each sent as fast as the
+// generator can. By send time the second burst falls in the first's window (2× the limit);
+// a limiter that decides on arrivals sees the first burst's tail arrive later than it was
+// sent, and once the gap is shorter than that spread it gives the tail's capacity back to the
+// second burst. No limiter that decides on arrivals can hold it, so it is hunted only by name.
+func windowApart() Family {
+	return Family{
+		Name: FamilyWindowApart, Kind: Attack, ByName: true,
+		Doc: "the limit at once, then the limit again a window less gap later (both unpaced)",
+		Space: func(e Env) []ParamSpec {
+			return []ParamSpec{{Name: "gap", Unit: "ms", Lo: 0, Hi: min(20, ms(e.Slice()/10)), Points: 3}}
+		},
+		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
+			gap := fromMS(v[0])
+			t0 := e.Slice() / 2
+			var b builder
+			b.burst(t0, 0, e.Limit, 0, e.Replicas)
+			b.burst(t0+e.Window-gap, 0, e.Limit, e.Limit, e.Replicas)
+			return b.part(e.client(FamilyWindowApart), e.Slice(), e.Slice())
 		},
 	}
 }

@@ -146,6 +146,8 @@ type Family struct {
 	// NeedsTicks: the family aims at the replicas' sync ticks and is not run until they are
 	// learned.
 	NeedsTicks bool
+	// ByName: the family is hunted only when named (--families), not in the default set.
+	ByName bool
 	// Space is the parameters to search, in the environment of the run.
 	Space func(Env) []ParamSpec
 	// Build makes one variant's traffic from values in Space's order. It is pure: the same

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/synchealth"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
@@ -45,6 +47,12 @@ type RunConfig struct {
 	Families []string
 	Coarse   int
 	Levels   int
+	// Pressure is the pressure ladder's top level (0: none), PressureShare the factor each
+	// level puts on an attack's bursts, PressureRequests the size of a pressure round
+	// (Config.PressureRequests).
+	Pressure         int
+	PressureShare    float64
+	PressureRequests int
 	// Fault is the fault rounds' store fault: result.FaultStop (default) or FaultPause;
 	// "none" runs no fault round.
 	Fault    string
@@ -72,7 +80,7 @@ func (rc *RunConfig) check() ([]Family, error) {
 	}
 	all := Families()
 	if len(rc.Families) == 0 {
-		return all, nil
+		return DefaultFamilies(), nil
 	}
 	var out []Family
 	for _, name := range rc.Families {
@@ -98,7 +106,8 @@ func Run(ctx context.Context, rc RunConfig) (result.Hunt, error) {
 	}
 	h := result.Hunt{StartedAt: time.Now().UTC(), Commit: rc.Commit, Cores: runtime.NumCPU(),
 		Config: result.HuntConfig{Provider: rc.Load.Provider, Network: rc.Load.Network, Budget: rc.Budget, Requests: rc.Requests,
-			MaxRate: rc.MaxRate, Seed: rc.Seed, Coarse: rc.Coarse, Levels: rc.Levels}}
+			MaxRate: rc.MaxRate, Seed: rc.Seed, Coarse: rc.Coarse, Levels: rc.Levels,
+			Pressure: rc.Pressure, PressureShare: rc.PressureShare, PressureRequests: rc.PressureRequests}}
 	for _, f := range fams {
 		h.Config.Families = append(h.Config.Families, f.Name)
 	}
@@ -139,6 +148,10 @@ func verdict(h *result.Hunt) {
 				h.Pass = false
 				h.Failed = append(h.Failed, name+" "+f.Name+": "+f.Verdict())
 			}
+			if f.BrokeUnderPressure {
+				h.Pass = false
+				h.Failed = append(h.Failed, name+" "+f.Name+" under pressure: "+f.PressureVerdict)
+			}
 			bound = bound || f.GeneratorBound && f.NotRun == ""
 		}
 	}
@@ -171,8 +184,50 @@ func dirName(s result.HuntSystem) string {
 	}, n)
 }
 
-// liveSender sends a round at a started system.
-type liveSender struct{ sys *loadtest.System }
+// liveSender sends a round at a started system; metrics, when set, reads the built-in
+// replica's store load from every replica.
+type liveSender struct {
+	sys     *loadtest.System
+	metrics *http.Client
+}
+
+// StoreLoad sums every replica's store calls that timed out and decisions made without the
+// store, from its metrics; ok is false for a system whose metrics the hunt does not read (a
+// target file's).
+func (l liveSender) StoreLoad() (StoreLoad, bool, error) {
+	if l.metrics == nil {
+		return StoreLoad{}, false, nil
+	}
+	load, err := readStoreLoad(l.metrics, l.sys.ReplicaURLs())
+	return load, err == nil, err
+}
+
+// readStoreLoad reads the built-in replica's metrics at every base URL and sums its store
+// calls that timed out (exchanges and decisions; an exchange's timeout is counted once,
+// though both its counters have it) and its decisions made without the store.
+func readStoreLoad(c *http.Client, urls []string) (StoreLoad, error) {
+	names := synchealth.Replica()
+	var sum StoreLoad
+	for _, u := range urls {
+		resp, err := c.Get(u + names.Path)
+		if err != nil {
+			return sum, fmt.Errorf("read %s%s: %w", u, names.Path, err)
+		}
+		s, err := synchealth.Parse(resp.Body, names, 0)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		if err != nil {
+			return sum, fmt.Errorf("%s%s: %w", u, names.Path, err)
+		}
+		sum.Timeouts += max(s.TimedOut, s.ErrTimeout) + s.TakeTimeout
+		if s.Degraded != nil {
+			sum.Degraded += *s.Degraded
+		}
+	}
+	return sum, nil
+}
 
 func (l liveSender) Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) (*result.FaultTiming, error) {
 	return l.sys.Send(ctx, &r.Schedule, start, r.Fault, sink)
@@ -201,6 +256,7 @@ func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Targ
 		Env: Env{Limit: sys.Limit(), Window: sys.Window(), Slices: limiters.DefaultSlices, Replicas: sys.Replicas(),
 			Interval: sys.SyncInterval(), MaxRate: rc.MaxRate, Grace: grace},
 		Families: fams, Budget: rc.Budget, Requests: rc.Requests, Coarse: rc.Coarse, Levels: rc.Levels, Seed: rc.Seed,
+		Pressure: rc.Pressure, PressureShare: rc.PressureShare, PressureRequests: rc.PressureRequests,
 		Fault: rc.Fault, Outage: outage, Gates: sys.Gates(),
 		OutDir: filepath.Join(rc.OutDir, dirName(out)), RunDir: rc.OutDir, Progress: rc.Progress,
 	}
@@ -209,7 +265,11 @@ func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Targ
 	} else if ok, why := sys.Faultable(); !ok {
 		cfg.Fault, cfg.NoFault = "", why
 	}
-	got, err := Hunt(ctx, cfg, liveSender{sys: sys})
+	snd := liveSender{sys: sys}
+	if t == nil {
+		snd.metrics = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	}
+	got, err := Hunt(ctx, cfg, snd)
 	got.Conditions, got.TargetFile = sys.Conditions(), out.TargetFile
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		err = nil

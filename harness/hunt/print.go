@@ -37,6 +37,16 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 			if f.Schedule != "" {
 				fmt.Fprintf(w, "  %-16s replay: harness loadtest %s--schedule %s\n", "", replayFlags(s), filepath.Join(dir, f.Schedule))
 			}
+			if f.PressureVerdict != "" {
+				fmt.Fprintf(w, "  %-16s pressure: %s\n", "", f.PressureVerdict)
+				for _, p := range f.PressureRounds {
+					fmt.Fprintf(w, "  %-16s   level %d: herd %d, %d per replica per ms, share x%.3g, %s: x%.3f, %d false rejects; peak %.0f of %.0f req/s asked%s\n",
+						"", p.Level, p.Herd, p.Conns, p.Share, Passes(p.Repeat), p.Variant.Overshoot, p.Variant.FalseRejects, p.AchievedPeak, p.AskedPeak, storeWords(p))
+				}
+			}
+			if f.PressureSchedule != "" {
+				fmt.Fprintf(w, "  %-16s replay (pressure): harness loadtest %s--schedule %s\n", "", replayFlags(s), filepath.Join(dir, f.PressureSchedule))
+			}
 			if f.Note != "" {
 				fmt.Fprintf(w, "  %-16s note: %s\n", "", f.Note)
 			}
@@ -64,4 +74,12 @@ func replayFlags(s result.HuntSystem) string {
 		return "--design " + s.Design + " "
 	}
 	return ""
+}
+
+// storeWords is a pressure round's store load in words, empty when it was not read.
+func storeWords(p result.HuntPressureRound) string {
+	if !p.StoreRead {
+		return ""
+	}
+	return fmt.Sprintf("; %.0f store timeouts, %.0f decisions without the store", p.StoreTimeouts, p.Degraded)
 }

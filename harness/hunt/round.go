@@ -42,7 +42,10 @@ type sentVariant struct {
 	space    []ParamSpec
 	sched    schedule.Schedule // offsets from the round's origin
 	acc      *accounting.Accumulator
-	accepted []acceptance // its accepted requests
+	accepted []acceptance    // its accepted requests
+	sent     []time.Duration // send times of every request answered or failed
+	// pressure is a pressure variant's level as applied (herd, share and passes after their caps).
+	pressure *PressureLevel
 }
 
 // acceptance is an accepted request: when it was sent and when its answer came back.
@@ -92,20 +95,28 @@ func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *sched
 	}
 	nprobes := len(parts)
 	var built []Variant
+	var pressed []*PressureLevel
 	for _, v := range vs {
 		f, _ := s.Family(v.Family)
 		if _, bad := refused[v.Family]; bad {
 			continue
 		}
-		p, err := f.Build(env, v.Values, variantSeed(seed, f.Name, v))
+		p, applied, err := buildVariant(f, env, v, seed)
 		if err != nil {
 			refused[v.Family] = err.Error()
 			continue
 		}
 		parts = append(parts, p)
 		built = append(built, v)
+		pressed = append(pressed, applied)
 	}
-	shift, placed := place(parts, maxLen, pace, nprobes)
+	var shift []time.Duration
+	var placed []bool
+	if kind == kindPressure {
+		shift, placed = placePressure(parts, maxLen, env.MaxRate)
+	} else {
+		shift, placed = place(parts, maxLen, pace, nprobes)
+	}
 	var probes []schedule.Schedule
 	for i := range nprobes {
 		if !placed[i] {
@@ -131,7 +142,7 @@ func newRound(n int, kind string, s *Search, vs []Variant, env Env, fault *sched
 				sc.Clients[c].ID += fmt.Sprintf(".%d", c)
 			}
 		}
-		r.sent = append(r.sent, &sentVariant{v: built[i], fam: f, space: space, sched: sc})
+		r.sent = append(r.sent, &sentVariant{v: built[i], fam: f, space: space, sched: sc, pressure: pressed[i]})
 		scheds = append(scheds, sc)
 	}
 	r.finish(append(scheds, probes...), env.Grace)
@@ -201,6 +212,7 @@ func (r *Round) Add(o traffic.Outcome) error {
 	if o.Code >= 200 && o.Code < 300 {
 		sv.accepted = append(sv.accepted, acceptance{o.Sent, o.Sent + o.Latency})
 	}
+	sv.sent = append(sv.sent, o.Sent)
 	return sv.acc.Add(o)
 }
 

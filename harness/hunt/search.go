@@ -14,6 +14,9 @@ type Variant struct {
 	Values []float64
 	// Level is 0 for the coarse sweep, k for the k-th refinement.
 	Level int
+	// Pressure, when set, is the pressure ladder's level the variant is sent at (its
+	// values' burst rates already the level's).
+	Pressure *PressureLevel
 }
 
 func (v Variant) key() string {

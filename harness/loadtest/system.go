@@ -78,6 +78,9 @@ func (s *System) Window() time.Duration { return s.cfg.scaled(limiters.DefaultWi
 // Limit is the default class's declared limit.
 func (s *System) Limit() int { return s.sys.classes()[0].Limit }
 
+// ReplicaURLs are the replicas' base URLs, by replica index.
+func (s *System) ReplicaURLs() []string { return s.fl.ReplicaURLs() }
+
 // Replicas is how many replicas the fleet runs.
 func (s *System) Replicas() int { return len(s.fl.ReplicaURLs()) }
 

@@ -38,6 +38,13 @@ type HuntConfig struct {
 	Families []string      `json:"families"`          // the families hunted
 	Coarse   int           `json:"coarse_per_family"` // most points of a family's coarse sweep
 	Levels   int           `json:"refine_levels"`
+	// Pressure is the highest level of the pressure ladder (0: no pressure search),
+	// PressureShare the factor by which each level multiplies an attack's bursts, and
+	// PressureRequests the size of a pressure round: half of it one pass of a variant's herd,
+	// twice it all the variant's passes, four times it the whole round.
+	Pressure         int     `json:"pressure"`
+	PressureShare    float64 `json:"pressure_share,omitempty"`
+	PressureRequests int     `json:"pressure_requests,omitempty"`
 }
 
 // HuntSystem is one system under test and what the hunt found on it.
@@ -120,6 +127,40 @@ type HuntFamily struct {
 	// Schedule is the worst variant's schedule file, relative to the run directory.
 	Schedule string        `json:"schedule,omitempty"`
 	Tried    []HuntVariant `json:"tried"`
+	// Pressure is the highest level of the pressure ladder the family reached (0: not
+	// searched under pressure); PressureVerdict says how the ladder ended: the level at which
+	// the bound broke, or that it held up to a level, up to the generator's ceiling, or up
+	// to where the store's calls timed out. BrokeUnderPressure: a level broke a promise.
+	Pressure           int                 `json:"pressure"`
+	PressureVerdict    string              `json:"pressure_verdict,omitempty"`
+	BrokeUnderPressure bool                `json:"broke_under_pressure"`
+	PressureSchedule   string              `json:"pressure_schedule,omitempty"`
+	PressureRounds     []HuntPressureRound `json:"pressure_rounds,omitempty"`
+}
+
+// HuntPressureRound is one level of a family's pressure ladder as sent and judged.
+type HuntPressureRound struct {
+	Level int `json:"level"`
+	// Herd is how many fresh clients sent the variant's traffic at once, Conns the requests
+	// a burst asked of each replica per millisecond, Share the factor on every burst; each
+	// as applied, after the caps.
+	Herd  int     `json:"herd"`
+	Conns int     `json:"conns_per_replica"`
+	Share float64 `json:"share"`
+	// Repeat is how many times an attack's traffic was sent, one after the other.
+	Repeat int `json:"repeat"`
+	// AskedPeak and AchievedPeak are the busiest 10 ms of the variant's sends, as scheduled
+	// and as sent, in requests per second.
+	AskedPeak    float64 `json:"asked_peak_rps"`
+	AchievedPeak float64 `json:"achieved_peak_rps"`
+	// StoreTimeouts and Degraded are the fleet's store calls that timed out and decisions
+	// made without the store over the round (every replica's metrics, read before and after);
+	// StoreRead false when the system's metrics could not be read.
+	StoreTimeouts float64     `json:"store_timeouts"`
+	Degraded      float64     `json:"degraded_decisions"`
+	StoreRead     bool        `json:"store_read"`
+	Broke         bool        `json:"broke"`
+	Variant       HuntVariant `json:"variant"`
 }
 
 // Verdict is the family's outcome in words.

@@ -16,7 +16,8 @@ import (
 
 func newHuntCmd() *cobra.Command {
 	rc := hunt.RunConfig{Load: loadtest.DefaultConfig(), Budget: hunt.DefaultBudget, Requests: hunt.DefaultRequests,
-		MaxRate: hunt.DefaultMaxRate, Coarse: hunt.DefaultCoarse, Levels: hunt.DefaultLevels, Fault: result.FaultStop}
+		MaxRate: hunt.DefaultMaxRate, Coarse: hunt.DefaultCoarse, Levels: hunt.DefaultLevels, Fault: result.FaultStop,
+		Pressure: hunt.DefaultPressure, PressureShare: hunt.DefaultPressureShare, PressureRequests: hunt.DefaultPressureRequests}
 	rc.Load.OutDir = "runs/hunt"
 	var algorithm, mode string
 	var targets []string
@@ -34,6 +35,12 @@ accepted requests, false rejects by the client's own window. At-limit clients (e
 limit per window, paced with jitter or in window-aligned bursts, over the replicas) must
 never be rejected. A learning step first reads the window edges and each replica's sync tick
 from the responses to a few probes.
+
+Every attack and at-limit family is also searched over how hard it pushes (--pressure N, the
+top level): its worst point sent unpaced by a herd of fresh clients, its bursts multiplied
+(--pressure-share a level) and repeated, harder each level, until the bound breaks, the
+replicas' store calls time out, the generator's peak stops growing (generator-bound at that
+level, never "held") or the top level is sent. window-apart is hunted only when named.
 
 The same target files, providers and time scale as loadtest (--target FILE, repeatable; each
 system is hunted in turn on a fleet of its own). --budget bounds each system's search in wall
@@ -97,9 +104,12 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.DurationVar(&rc.Budget, "budget", rc.Budget, "wall time each system's search may take, its fleet's start not counted")
 	f.IntVar(&rc.Requests, "budget-requests", rc.Requests, "requests each system may be sent")
 	f.Float64Var(&rc.MaxRate, "max-rate", rc.MaxRate, "the most requests per second a burst is asked for (the generator's pace)")
-	f.StringSliceVar(&rc.Families, "families", nil, "the families to hunt with, comma-separated (default every one: "+fmt.Sprint(hunt.FamilyNames())+")")
+	f.StringSliceVar(&rc.Families, "families", nil, "the families to hunt with, comma-separated (default every one but window-apart; all: "+fmt.Sprint(hunt.FamilyNames())+")")
 	f.IntVar(&rc.Coarse, "coarse", rc.Coarse, "the most points of a family's coarse sweep")
 	f.IntVar(&rc.Levels, "refine", rc.Levels, "refinement levels after the coarse sweep (each halves the step around the worst point)")
+	f.IntVar(&rc.Pressure, "pressure", rc.Pressure, "the pressure ladder's top level: each family's worst point is also sent unpaced by a herd of fresh clients, harder each level, until the bound breaks, the store's calls time out or the generator's ceiling is reached (0: no pressure search)")
+	f.Float64Var(&rc.PressureShare, "pressure-share", rc.PressureShare, "the factor each pressure level puts on an attack's bursts (level k: share^(k-1), at most 8 limits in a window per client)")
+	f.StringVar(&rc.Load.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, redis-server, redis-cli) instead of go build and PATH: hunt an older build of the replica")
 	f.StringVar(&rc.Fault, "fault", rc.Fault, "the store-fault family's fault: store-stop, store-pause or none")
 	f.DurationVar(&rc.Load.Outage, "outage", rc.Load.Outage, "how long the store stays down in a fault round, before scaling")
 	f.DurationVar(&rc.Load.RecoveryGrace, "recovery-grace", rc.Load.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
