@@ -19,7 +19,7 @@ import (
 // its limit costs it one call per admission, and none per rejection while the node's last
 // view of it says it is full.
 //
-// Two counts decide, over sub-slices of a 25th of the rule's slice, each with its newest
+// Two counts decide, over sub-slices of a quarter of the margin, each with its newest
 // request's time: a lenient one of what is surely inside the window (sub-slices that start
 // inside it), kept under the limit, so a client within its limit is never refused; and a
 // strict one of what may be inside (sub-slices whose newest request is), kept under
@@ -117,16 +117,20 @@ type Bounds struct {
 	Sub, Window, Margin int64 // sub-slice, window, margin (µs)
 	Limit, Cap          int64
 	Budget              int64 // each node's unsynced admissions per window
-	Subs                int   // sub-slices a node keeps: those of a window and the leaving one
+	// Share is ⌈limit / nodes⌉: what a node may admit of a client alone in a window while
+	// the store is slow but not known down (ErrStoreDown).
+	Share int64
+	Subs  int // sub-slices a node keeps: those of a window and the leaving one
 }
 
 // Figures of the bound (docs/design-bound.md).
 const (
-	// subsPerSlice divides a rule's slice for the strict and lenient counts: the strict one
-	// over-counts at most one sub-slice, which must hold fewer than ⌊limit/10⌋ − nodes ×
-	// budget + 1 requests for no client within its limit to be refused; a twenty-fifth of a
-	// slice is 24 requests of a client that sends its limit evenly over one slice.
-	subsPerSlice = 25
+	// subsPerMargin divides the margin into sub-slices for the strict and lenient counts:
+	// the strict one over-counts only the sub-slice straddling the window's edge, whose
+	// requests arrived at most window − margin + sub-slice ago, so a client within its
+	// limit whose arrivals jitter by less than margin − sub-slice (¾ of the margin) is never
+	// refused however its requests bunch.
+	subsPerMargin = 4
 	// overshootTenths is the bound: the fleet admits at most limit + limit × 1/10.
 	overshootTenths = 1
 	// unseenTwentieths is the share of the limit that all nodes together may admit without
@@ -142,9 +146,10 @@ const (
 // BoundsFor returns the figures for rule on a fleet of nodes.
 func BoundsFor(r *Rule, nodes int) Bounds {
 	nodes = max(nodes, 1)
-	subs := r.slices() * subsPerSlice
 	win := r.Window.Microseconds()
-	b := Bounds{Sub: max(win/int64(subs), 1), Window: win, Margin: min(win*marginHundredths/100, maxMargin.Microseconds()), Limit: r.Limit}
+	margin := min(win*marginHundredths/100, maxMargin.Microseconds())
+	b := Bounds{Sub: max(margin/subsPerMargin, 1), Window: win, Margin: margin, Limit: r.Limit}
+	b.Share = (r.Limit + int64(nodes) - 1) / int64(nodes)
 	b.Budget = r.Limit * unseenTwentieths / 20 / int64(nodes)
 	b.Cap = r.Limit + r.Limit*overshootTenths/10 - int64(nodes)*b.Budget
 	b.Subs = int(win/b.Sub) + 2

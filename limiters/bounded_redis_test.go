@@ -143,7 +143,9 @@ func TestSettleRedisMatchesMemory(t *testing.T) {
 		}
 	}
 	t.Logf("%d admitted, %d answers full, %d with a straddling sub-slice", allowed, full, pruned)
-	if allowed < 300 || full < 100 || pruned < 100 {
+	// Sub-slices are a quarter of the margin (6.25 ms here): an edge falls inside a held
+	// sub-slice before its newest request in a few dozen calls of the 3,000.
+	if allowed < 300 || full < 100 || pruned < 25 {
 		t.Errorf("%d admitted, %d full, %d straddling: the stream does not drive the client past its limit", allowed, full, pruned)
 	}
 }
