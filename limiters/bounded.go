@@ -30,8 +30,11 @@ import (
 // previous burst; the price is that two bursts spaced between window − margin and window
 // apart are taken to be a window apart.
 //
-// While the store is unreachable a node falls back on its own count: at most one limit per
-// node, as with the document's delayed sync. A store that comes back empty is noticed (an
+// While the store is known down (a call's error wraps ErrStoreDown: its connections are
+// refused or reset, or the replica's breaker is open) a node falls back on its own count: at
+// most one limit per node, as with the document's delayed sync. A call that failed otherwise
+// (it timed out: the store is slow, not down) admits alone only while the node's own count of
+// the client is under its share of the limit (Bounds.Share). A store that comes back empty is noticed (an
 // epoch key each sync, a vanished push mark at each call) and every node pushes again what
 // it admitted in the window.
 //
@@ -302,9 +305,10 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 // call, with the node's unpushed counts, and answers each; requests queued meanwhile go in
 // the next call, made by another goroutine, so that no request waits for more than the
 // call in flight when it arrived and its own. A call that fails or times out (StoreCalls:
-// the replica's timeout and breaker) is decided by the node alone: a request is admitted
-// while what this node admitted of the client in the window is under the limit (at most one
-// limit per node). Called with s.busy set by the caller.
+// the replica's store wait and breaker) is decided by the node alone: a request is admitted
+// while what this node admitted of the client in the window is under the limit when the
+// store is known down (ErrStoreDown: at most one limit per node), under the node's share of
+// it otherwise (Bounds.Share). Called with s.busy set by the caller.
 func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	n.mu.Lock()
 	batch := s.queue[:min(len(s.queue), maxBatch)]
@@ -347,9 +351,10 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	bd := s.bd
 	if err != nil || e.Reset {
 		n.putBack(s, &e)
+		alone := fallbackLimit(bd, err)
 		for _, w := range batch {
 			ownLen, _ := s.own.counts(bd.edge(w.at), bd.Sub)
-			ok := ownLen < bd.Limit
+			ok := ownLen < alone
 			if ok {
 				d := floorDiv(w.at, bd.Sub)
 				s.unpushed.add(d, 1, w.at)
@@ -375,6 +380,22 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	if more {
 		go n.decideQueued(context.WithoutCancel(ctx), k, s)
 	}
+}
+
+// ErrStoreDown marks a store call's error as the store known to be down (its connections
+// refused or reset, a circuit breaker open), not merely slow: only then does a bounded node
+// decide a client alone up to a whole limit. A StoreCalls function wraps such errors with it.
+var ErrStoreDown = errors.New("counter store down")
+
+// fallbackLimit is how many of a client's requests in the window a node may have admitted
+// and still admit alone after a store call failed with err: the limit when the store is
+// known down, else (a timeout: the store is slow, the other nodes may be reaching it) the
+// node's share of the limit.
+func fallbackLimit(bd Bounds, err error) int64 {
+	if errors.Is(err, ErrStoreDown) {
+		return bd.Limit
+	}
+	return bd.Share
 }
 
 // takePush moves the client's unpushed counts into e with their mark (everything it
