@@ -503,11 +503,13 @@ func (n *BoundedSync) markDirty(k stateKey, s *bstate) {
 // the node's backlog.
 const syncChunk = 256
 
-// Sync is the node's periodic work with the store: it reads the store's epoch (a changed
-// epoch means the store came back empty: every client the node has store history of is
-// pushed again whole), then pushes, in chunks of at most syncChunk clients, the unpushed
+// Sync is the node's periodic work with the store: the document's exchange for its other
+// rules' clients; then, while it tracks sliding-window clients, it reads the store's epoch (a
+// changed epoch means the store came back empty: every client the node has store history of
+// is pushed again whole) and pushes, in chunks of at most syncChunk clients, the unpushed
 // counts of the clients near their limit (those the node has consulted the store about
-// within a window). Clients that never went past a budget are never pushed. Each store call
+// within a window). A node without sliding-window clients makes only the document's
+// exchange. Clients that never went past a budget are never pushed. Each store call
 // (the epoch read, each chunk) goes through StoreCalls on its own, with its own timeout; a
 // failed chunk keeps its counts for the next sync, merged by sub-slice, so nothing grows
 // but the counts themselves, and its push marks make a chunk that landed all the same
@@ -522,6 +524,12 @@ func (n *BoundedSync) sync(ctx context.Context, now time.Time, call func(ctx con
 	var errDoc error
 	if n.doc.Clients() > 0 { // rules that are not sliding windows: the document's design
 		errDoc = call(ctx, "exchange", func(ctx context.Context) error { return n.doc.Sync(ctx, now) })
+	}
+	n.mu.Lock()
+	sliding := len(n.clients)
+	n.mu.Unlock()
+	if sliding == 0 { // the epoch matters only to sliding-window clients: no store call for it
+		return errDoc
 	}
 	// One exchange a sync: the epoch read and the chunks it may need, reported as one
 	// when the epoch read goes out, with the clients that have news.
