@@ -224,6 +224,16 @@ func aimedFamilies(base time.Time, jitter func() time.Duration) []struct {
 		}
 		fams = append(fams, family{fmt.Sprintf("at limit, bursts a window apart at +%v", off), true, a2})
 	}
+	// The limit spread over 80 ms (a burst's own arrival spread under load) at the same
+	// offset of every window, two slices in, round the replicas.
+	var a4 []send
+	for k := range 3 {
+		for i := range L {
+			ts := base.Add(2*slice + time.Duration(k)*W + time.Duration(i)*80*time.Millisecond/time.Duration(L))
+			a4 = append(a4, at(ts, i%N))
+		}
+	}
+	fams = append(fams, family{"at limit, spread over 80 ms a window apart", true, a4})
 	return fams
 }
 

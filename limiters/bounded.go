@@ -19,7 +19,7 @@ import (
 // its limit costs it one call per admission, and none per rejection while the node's last
 // view of it says it is full.
 //
-// Two counts decide, over sub-slices of a 25th of the rule's slice, each with its newest
+// Two counts decide, over sub-slices of a quarter of the margin, each with its newest
 // request's time: a lenient one of what is surely inside the window (sub-slices that start
 // inside it), kept under the limit, so a client within its limit is never refused; and a
 // strict one of what may be inside (sub-slices whose newest request is), kept under
@@ -30,8 +30,11 @@ import (
 // previous burst; the price is that two bursts spaced between window − margin and window
 // apart are taken to be a window apart.
 //
-// While the store is unreachable a node falls back on its own count: at most one limit per
-// node, as with the document's delayed sync. A store that comes back empty is noticed (an
+// While the store is known down (a call's error wraps ErrStoreDown: its connections are
+// refused or reset, or the replica's breaker is open) a node falls back on its own count: at
+// most one limit per node, as with the document's delayed sync. A call that failed otherwise
+// (it timed out: the store is slow, not down) admits alone only while the node's own count of
+// the client is under its share of the limit (Bounds.Share). A store that comes back empty is noticed (an
 // epoch key each sync, a vanished push mark at each call) and every node pushes again what
 // it admitted in the window.
 //
@@ -117,16 +120,20 @@ type Bounds struct {
 	Sub, Window, Margin int64 // sub-slice, window, margin (µs)
 	Limit, Cap          int64
 	Budget              int64 // each node's unsynced admissions per window
-	Subs                int   // sub-slices a node keeps: those of a window and the leaving one
+	// Share is ⌈limit / nodes⌉: what a node may admit of a client alone in a window while
+	// the store is slow but not known down (ErrStoreDown).
+	Share int64
+	Subs  int // sub-slices a node keeps: those of a window and the leaving one
 }
 
 // Figures of the bound (docs/design-bound.md).
 const (
-	// subsPerSlice divides a rule's slice for the strict and lenient counts: the strict one
-	// over-counts at most one sub-slice, which must hold fewer than ⌊limit/10⌋ − nodes ×
-	// budget + 1 requests for no client within its limit to be refused; a twenty-fifth of a
-	// slice is 24 requests of a client that sends its limit evenly over one slice.
-	subsPerSlice = 25
+	// subsPerMargin divides the margin into sub-slices for the strict and lenient counts:
+	// the strict one over-counts only the sub-slice straddling the window's edge, whose
+	// requests arrived at most window − margin + sub-slice ago, so a client within its
+	// limit whose arrivals jitter by less than margin − sub-slice (¾ of the margin) is never
+	// refused however its requests bunch.
+	subsPerMargin = 4
 	// overshootTenths is the bound: the fleet admits at most limit + limit × 1/10.
 	overshootTenths = 1
 	// unseenTwentieths is the share of the limit that all nodes together may admit without
@@ -142,9 +149,10 @@ const (
 // BoundsFor returns the figures for rule on a fleet of nodes.
 func BoundsFor(r *Rule, nodes int) Bounds {
 	nodes = max(nodes, 1)
-	subs := r.slices() * subsPerSlice
 	win := r.Window.Microseconds()
-	b := Bounds{Sub: max(win/int64(subs), 1), Window: win, Margin: min(win*marginHundredths/100, maxMargin.Microseconds()), Limit: r.Limit}
+	margin := min(win*marginHundredths/100, maxMargin.Microseconds())
+	b := Bounds{Sub: max(margin/subsPerMargin, 1), Window: win, Margin: margin, Limit: r.Limit}
+	b.Share = (r.Limit + int64(nodes) - 1) / int64(nodes)
 	b.Budget = r.Limit * unseenTwentieths / 20 / int64(nodes)
 	b.Cap = r.Limit + r.Limit*overshootTenths/10 - int64(nodes)*b.Budget
 	b.Subs = int(win/b.Sub) + 2
@@ -297,9 +305,10 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 // call, with the node's unpushed counts, and answers each; requests queued meanwhile go in
 // the next call, made by another goroutine, so that no request waits for more than the
 // call in flight when it arrived and its own. A call that fails or times out (StoreCalls:
-// the replica's timeout and breaker) is decided by the node alone: a request is admitted
-// while what this node admitted of the client in the window is under the limit (at most one
-// limit per node). Called with s.busy set by the caller.
+// the replica's store wait and breaker) is decided by the node alone: a request is admitted
+// while what this node admitted of the client in the window is under the limit when the
+// store is known down (ErrStoreDown: at most one limit per node), under the node's share of
+// it otherwise (Bounds.Share). Called with s.busy set by the caller.
 func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	n.mu.Lock()
 	batch := s.queue[:min(len(s.queue), maxBatch)]
@@ -342,9 +351,10 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	bd := s.bd
 	if err != nil || e.Reset {
 		n.putBack(s, &e)
+		alone := fallbackLimit(bd, err)
 		for _, w := range batch {
 			ownLen, _ := s.own.counts(bd.edge(w.at), bd.Sub)
-			ok := ownLen < bd.Limit
+			ok := ownLen < alone
 			if ok {
 				d := floorDiv(w.at, bd.Sub)
 				s.unpushed.add(d, 1, w.at)
@@ -370,6 +380,22 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	if more {
 		go n.decideQueued(context.WithoutCancel(ctx), k, s)
 	}
+}
+
+// ErrStoreDown marks a store call's error as the store known to be down (its connections
+// refused or reset, a circuit breaker open), not merely slow: only then does a bounded node
+// decide a client alone up to a whole limit. A StoreCalls function wraps such errors with it.
+var ErrStoreDown = errors.New("counter store down")
+
+// fallbackLimit is how many of a client's requests in the window a node may have admitted
+// and still admit alone after a store call failed with err: the limit when the store is
+// known down, else (a timeout: the store is slow, the other nodes may be reaching it) the
+// node's share of the limit.
+func fallbackLimit(bd Bounds, err error) int64 {
+	if errors.Is(err, ErrStoreDown) {
+		return bd.Limit
+	}
+	return bd.Share
 }
 
 // takePush moves the client's unpushed counts into e with their mark (everything it
@@ -477,11 +503,13 @@ func (n *BoundedSync) markDirty(k stateKey, s *bstate) {
 // the node's backlog.
 const syncChunk = 256
 
-// Sync is the node's periodic work with the store: it reads the store's epoch (a changed
-// epoch means the store came back empty: every client the node has store history of is
-// pushed again whole), then pushes, in chunks of at most syncChunk clients, the unpushed
+// Sync is the node's periodic work with the store: the document's exchange for its other
+// rules' clients; then, while it tracks sliding-window clients, it reads the store's epoch (a
+// changed epoch means the store came back empty: every client the node has store history of
+// is pushed again whole) and pushes, in chunks of at most syncChunk clients, the unpushed
 // counts of the clients near their limit (those the node has consulted the store about
-// within a window). Clients that never went past a budget are never pushed. Each store call
+// within a window). A node without sliding-window clients makes only the document's
+// exchange. Clients that never went past a budget are never pushed. Each store call
 // (the epoch read, each chunk) goes through StoreCalls on its own, with its own timeout; a
 // failed chunk keeps its counts for the next sync, merged by sub-slice, so nothing grows
 // but the counts themselves, and its push marks make a chunk that landed all the same
@@ -496,6 +524,12 @@ func (n *BoundedSync) sync(ctx context.Context, now time.Time, call func(ctx con
 	var errDoc error
 	if n.doc.Clients() > 0 { // rules that are not sliding windows: the document's design
 		errDoc = call(ctx, "exchange", func(ctx context.Context) error { return n.doc.Sync(ctx, now) })
+	}
+	n.mu.Lock()
+	sliding := len(n.clients)
+	n.mu.Unlock()
+	if sliding == 0 { // the epoch matters only to sliding-window clients: no store call for it
+		return errDoc
 	}
 	// One exchange a sync: the epoch read and the chunks it may need, reported as one
 	// when the epoch read goes out, with the clients that have news.

@@ -82,9 +82,38 @@ local function settle(key, a)
   local lo, tot = tonumber(hm[1]), tonumber(hm[2]) or 0
   if lo == nil or tot <= 0 then lo, tot = 0, 0 end
   -- What left both counts by edge goes; the pointer stops at the oldest sub-slice still counted.
+  -- held: the sub-slices the hash holds, ascending, read (HKEYS) only when a walk meets
+  -- more than a few empty sub-slices in a row, so that a walk costs what the hash holds,
+  -- not the time it spans (a window is thousands of sub-slices).
+  local held = nil
+  local function heldFrom(j)
+    if held == nil then
+      held = {}
+      for _, f in ipairs(redis.call('HKEYS', key)) do
+        if string.sub(f, 1, 1) == 'c' then held[#held+1] = tonumber(string.sub(f, 2)) end
+      end
+      table.sort(held)
+    end
+    local l, h = 1, #held + 1
+    while l < h do
+      local m = math.floor((l + h) / 2)
+      if held[m] < j then l = m + 1 else h = m end
+    end
+    return held[l]
+  end
+  local function hold(j)
+    if held == nil then return end
+    local l, h = 1, #held + 1
+    while l < h do
+      local m = math.floor((l + h) / 2)
+      if held[m] < j then l = m + 1 else h = m end
+    end
+    if held[l] ~= j then table.insert(held, l, j) end
+  end
+  local maxEmpty = 16
   local function advance(edge)
     local j0 = math.floor(edge / sub)
-    local steps = 0
+    local steps, empty = 0, 0
     while tot > 0 and steps <= reach do
       local f = redis.call('HMGET', key, 'c' .. fmt(lo), 't' .. fmt(lo))
       local c = tonumber(f[1])
@@ -92,8 +121,17 @@ local function settle(key, a)
         if lo > j0 or tonumber(f[2]) > edge then break end
         tot = tot - c
         redis.call('HDEL', key, 'c' .. fmt(lo), 't' .. fmt(lo))
+        empty = 0
+        lo = lo + 1
+      else
+        empty = empty + 1
+        lo = lo + 1
+        if empty > maxEmpty then
+          local nx = heldFrom(lo)
+          if nx == nil then tot = 0 else lo = nx end
+          empty = 0
+        end
       end
-      lo = lo + 1
       steps = steps + 1
     end
     if tot < 0 then tot = 0 end
@@ -108,6 +146,7 @@ local function settle(key, a)
   local function add(j, c, n)
     local js = fmt(j)
     redis.call('HINCRBY', key, 'c' .. js, c)
+    hold(j)
     local old = tonumber(redis.call('HGET', key, 't' .. js)) or 0
     if n > old then redis.call('HSET', key, 't' .. js, fmt(n)) end
     if tot == 0 or j < lo then lo = j end
@@ -165,17 +204,26 @@ local function settle(key, a)
   local full = 0
   if len >= limit or str >= cap then
     local left, tl, tc, j = str, 0, 0, lo
-    local steps = 0
+    local steps, empty = 0, 0
     while left > 0 and steps <= reach do
       local f = redis.call('HMGET', key, 'c' .. fmt(j), 't' .. fmt(j))
       local c = tonumber(f[1])
       if c then
+        empty = 0
         left = left - c
         if tl == 0 and len >= limit and left < limit then tl = j * sub + win - margin end
         if tc == 0 and str >= cap and left < cap then tc = tonumber(f[2]) + win - margin end
         if (tl ~= 0 or len < limit) and (tc ~= 0 or str < cap) then break end
+        j = j + 1
+      else
+        empty = empty + 1
+        j = j + 1
+        if empty > maxEmpty then
+          local nx = heldFrom(j)
+          if nx == nil then break end
+          j, empty = nx, 0
+        end
       end
-      j = j + 1
       steps = steps + 1
     end
     full = math.max(tl, tc)

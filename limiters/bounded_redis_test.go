@@ -143,7 +143,9 @@ func TestSettleRedisMatchesMemory(t *testing.T) {
 		}
 	}
 	t.Logf("%d admitted, %d answers full, %d with a straddling sub-slice", allowed, full, pruned)
-	if allowed < 300 || full < 100 || pruned < 100 {
+	// Sub-slices are a quarter of the margin (6.25 ms here): an edge falls inside a held
+	// sub-slice before its newest request in a few dozen calls of the 3,000.
+	if allowed < 300 || full < 100 || pruned < 25 {
 		t.Errorf("%d admitted, %d full, %d straddling: the stream does not drive the client past its limit", allowed, full, pruned)
 	}
 }
@@ -392,4 +394,57 @@ func boundedStores(srv *redistest.Server) []namedStore {
 // quickRule is the default rule at the quick load test's time scale (0.2): 600 in 12 s.
 func quickRule() *Rule {
 	return &Rule{Name: "default", Algorithm: SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+}
+
+// A bounded node's sync costs the store one command for the document's exchange of its
+// fixed-window and token-bucket clients, and reads the store's epoch only while it tracks
+// sliding-window clients (whose re-push after a restart the epoch is for).
+func TestBoundedSyncReadsTheEpochOnlyForSlidingClients(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	fixed := &Rule{Name: "f", Algorithm: FixedWindow, Limit: 100, Window: time.Minute}
+	bucket := &Rule{Name: "b", Algorithm: TokenBucket, Limit: 100, Window: time.Minute, Burst: 10}
+	sliding := &Rule{Name: "s", Algorithm: SlidingWindow, Limit: 600, Window: time.Minute, Slices: 12}
+	tests := []struct {
+		name  string
+		rules []*Rule
+		want  int64 // store commands per sync
+	}{
+		{"fixed window only", []*Rule{fixed}, 1},
+		{"token bucket only", []*Rule{bucket}, 1},
+		{"fixed window and token bucket", []*Rule{fixed, bucket}, 1},
+		{"sliding window within its budget", []*Rule{sliding}, 1},
+		{"fixed window and sliding window", []*Rule{fixed, sliding}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := rdb.FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			n := NewBoundedSync(NewRedisStore(rdb), BoundedNode("0-t", 8))
+			now := time.Unix(1_800_000_000, 0)
+			const syncs = 10
+			for i := range syncs + 1 {
+				if i == 1 { // the first sync loads the scripts (EVALSHA, then EVAL)
+					if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				at := now.Add(time.Duration(i) * 200 * time.Millisecond)
+				for _, r := range tt.rules {
+					if _, err := n.Allow(ctx, fmt.Sprint("c", i), r, at); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := n.Sync(ctx, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			calls, _ := storeWork(t, rdb)
+			if calls != tt.want*syncs {
+				t.Errorf("%d store commands over %d syncs, want %d a sync", calls, syncs, tt.want)
+			}
+		})
+	}
 }

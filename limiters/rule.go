@@ -39,6 +39,12 @@ const (
 // replica's default and the fleet's, spelled once.
 const DefaultStoreTimeout = 50 * time.Millisecond
 
+// DefaultStoreWait is how long a bounded node's decision past its budget waits for the
+// store's answer (the replica's --store-wait): longer than the store timeout that syncs and
+// other modes' calls run under, so that a store slowed by load slows the answers instead of
+// handing every node a share of the limit to decide alone.
+const DefaultStoreWait = 250 * time.Millisecond
+
 // Rule is a client's declared limit and the algorithm that enforces it.
 type Rule struct {
 	// Name identifies the rule; it is part of the store key, so two rules never share counters.

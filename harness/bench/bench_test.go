@@ -470,6 +470,7 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	}
 	ours, marked, within, hot, doc := ls[2], ls[3], ls[4], ls[5], ls[6]
 	for _, l := range ls {
+		t.Logf("%s: %d records, %.0f B per client (used_memory), %.0f B (MEMORY USAGE)", l.Name, l.Records, l.PerClient, l.SampleUsage)
 		if l == within {
 			continue
 		}
@@ -491,8 +492,8 @@ func TestMemoryMeasuresEveryLayout(t *testing.T) {
 	if within.Clients != 2000 || within.Records != 0 || within.Keys != 1 || within.UsedDelta > 64<<10 || within.SampleUsage != 0 {
 		t.Errorf("bounded, within the budgets: %+v; want nothing kept per client", within)
 	}
-	if hot.Records != 300 || hot.SampleUsage < 20*doc.SampleUsage {
-		t.Errorf("bounded, a client at its limit: %d records, %.0f B; want 300 sub-slices, far over the document's %.0f B", hot.Records, hot.SampleUsage, doc.SampleUsage)
+	if hot.Records != 600 || hot.SampleUsage < 20*doc.SampleUsage {
+		t.Errorf("bounded, a client at its limit: %d records, %.0f B; want 600 sub-slices, far over the document's %.0f B", hot.Records, hot.SampleUsage, doc.SampleUsage)
 	}
 }
 

@@ -166,9 +166,9 @@ func layouts() []layout {
 		{name: "sliding_window, the bounded design: clients within their budgets (HS2's: about 1.5 requests per node and window)",
 			keys:    "nothing: a client a node decides within its unsynced budget is never pushed; only rl:epoch",
 			records: 0, load: boundedWithin(&sliding), keysOf: func(string, time.Time) []string { return nil }},
-		{name: fmt.Sprintf("sliding_window, the bounded design: a client at its limit (600 evenly over the window, %d sub-slices, pushed by 8 replicas)", bd.Subs-2),
-			keys:    "rl:{client}:default:sliding_window:b → {c<sub>: count, t<sub>: newest µs} × 300, _lo, _tot, {n:<node>: inc:total:call} × 8",
-			records: int(bd.Subs - 2), clients: boundedHotClients, load: boundedAtLimit(&sliding, bd), keysOf: boundedKeys},
+		{name: fmt.Sprintf("sliding_window, the bounded design: a client at its limit (%d evenly over the window, one a sub-slice, pushed by 8 replicas)", sliding.Limit),
+			keys:    fmt.Sprintf("rl:{client}:default:sliding_window:b → {c<sub>: count, t<sub>: newest µs} × %d, _lo, _tot, {n:<node>: inc:total:call} × 8", sliding.Limit),
+			records: int(sliding.Limit), clients: boundedHotClients, load: boundedAtLimit(&sliding, bd), keysOf: boundedKeys},
 		{name: "sliding_window, 12 slices (the document's: one key per slice)", keys: "rl:{client}:default:sliding_window:<slice> → count, × 12 keys",
 			records: sliding.Slices,
 			load: func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
@@ -314,8 +314,9 @@ func boundedWithin(r *limiters.Rule) func(ctx context.Context, rdb redis.Univers
 }
 
 // boundedAtLimit loads every client as the bounded design's store holds a client at its
-// limit, evenly over the window: every sub-slice of the window holds its share, pushed by the
-// 8 replicas in turn under their push marks, through the settle script the replicas use.
+// limit, evenly over the window: its requests a window / limit apart, each in a sub-slice of
+// its own (a sub-slice is a few ms), pushed by the 8 replicas in turn under their push
+// marks, through the settle script the replicas use.
 func boundedAtLimit(r *limiters.Rule, bd limiters.Bounds) func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
 	return func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
 		st := limiters.NewRedisStore(rdb)
@@ -330,10 +331,10 @@ func boundedAtLimit(r *limiters.Rule, bd limiters.Bounds) func(ctx context.Conte
 				for _, id := range ids[start:min(start+batch, len(ids))] {
 					e := limiters.SettleEntry{Client: id, Rule: r, Bounds: bd, At: t}
 					var total int64
-					for k := node; k < subs; k += limiters.DefaultNodes {
-						j := d - int64(subs-1-k)
-						e.Push = append(e.Push, limiters.SubCount{Index: j, Count: 2, Newest: j*bd.Sub + bd.Sub/2})
-						total += 2
+					for k := node; k < int(r.Limit); k += limiters.DefaultNodes {
+						j := d - int64(subs-1) + int64(k)*int64(subs)/r.Limit
+						e.Push = append(e.Push, limiters.SubCount{Index: j, Count: 1, Newest: j*bd.Sub + bd.Sub/2})
+						total++
 					}
 					e.Mark = limiters.PushMark{Node: strconv.Itoa(node) + "-ABCDEF", Inc: 1, Total: total}
 					entries = append(entries, e)

@@ -123,6 +123,10 @@ type Spec struct {
 	Rules []byte
 	// SyncInterval and StoreTimeout are passed to every replica; defaults 200ms and 50ms.
 	SyncInterval, StoreTimeout time.Duration
+	// StoreWait, when set, is passed to every replica as --store-wait: how long the bounded
+	// design's decision past a node's budget waits for the store. 0 leaves the replica's
+	// default (limiters.DefaultStoreWait) and the command line as it was.
+	StoreWait time.Duration
 	// Network is "bridge" (default: a per-run Docker network, ports published
 	// on 127.0.0.1) or "host" (containers use the host's network). The local
 	// provider always uses 127.0.0.1 and accepts either.
@@ -304,8 +308,8 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.StoreCPU < 0 || s.StoreCPU > 1 || s.StoreCPU > 0 && s.Store == StoreCluster {
 		return s, fmt.Errorf("store cpu %v: give a share of one core in (0, 1], for one Redis (not a cluster)", s.StoreCPU)
 	}
-	if s.SyncInterval < 0 || s.StoreTimeout < 0 {
-		return s, fmt.Errorf("sync interval and store timeout must be >= 0 (got %s, %s)", s.SyncInterval, s.StoreTimeout)
+	if s.SyncInterval < 0 || s.StoreTimeout < 0 || s.StoreWait < 0 {
+		return s, fmt.Errorf("sync interval, store timeout and store wait must be >= 0 (got %s, %s, %s)", s.SyncInterval, s.StoreTimeout, s.StoreWait)
 	}
 	if s.Network == "" {
 		s.Network = DefaultNetwork
@@ -333,6 +337,7 @@ func (s Spec) conditions(provider, network string) result.Conditions {
 		NodeCount:    s.nodeCountNote(),
 		SyncInterval: s.SyncInterval,
 		StoreTimeout: s.StoreTimeout,
+		StoreWait:    s.StoreWait,
 		StoreCPU:     s.StoreCPU,
 	}
 	if s.Target == TargetReplica {
@@ -365,6 +370,9 @@ func (s Spec) targetArgs(i int, listen, redis, rules string) []string {
 	)
 	if s.Mode == limiters.ModeDelayed && s.Design != "" {
 		args = append(args, "--design", string(s.Design))
+	}
+	if s.StoreWait > 0 {
+		args = append(args, "--store-wait", s.StoreWait.String())
 	}
 	if len(s.Rules) > 0 {
 		args = append(args, "--rules", rules)

@@ -55,6 +55,7 @@ func TestSpecRejects(t *testing.T) {
 		{Spec{Network: "overlay"}, `network "overlay"`},
 		{Spec{RunID: "a b"}, `run id "a b"`},
 		{Spec{SyncInterval: -time.Second}, "must be >= 0"},
+		{Spec{StoreWait: -time.Second}, "must be >= 0"},
 		{Spec{Replicas: 3, NodeCount: 2}, "node count 2 is below the 3 replicas run"},
 	} {
 		_, err := tc.spec.withDefaults()
@@ -82,6 +83,19 @@ func TestTargetArgs(t *testing.T) {
 	}
 	if c := s.conditions("local", "loopback"); c.NodeCount != 0 {
 		t.Errorf("a whole fleet records node count %d, want 0 (it is Replicas)", c.NodeCount)
+	}
+	if c := s.conditions("local", "loopback"); c.StoreWait != 0 {
+		t.Errorf("store wait %v in the conditions of a fleet that set none, want 0", c.StoreWait)
+	}
+	// A store wait set: passed to every replica, and recorded beside the store timeout.
+	s, _ = Spec{RunID: "r", Replicas: 2, StoreWait: 300 * time.Millisecond}.withDefaults()
+	got = strings.Join(s.targetArgs(1, ":8080", "redis:6379", ""), " ")
+	want = "--listen :8080 --mode delayed --node-index 1 --node-count 2 --sync-interval 200ms --store-timeout 50ms --redis redis:6379 --design bounded --store-wait 300ms"
+	if got != want {
+		t.Errorf("store wait\n got %s\nwant %s", got, want)
+	}
+	if c := s.conditions("local", "loopback"); c.StoreWait != 300*time.Millisecond || c.StoreTimeout != 50*time.Millisecond {
+		t.Errorf("conditions store wait %v, store timeout %v; want 300ms and 50ms", c.StoreWait, c.StoreTimeout)
 	}
 	// One replica run as node 0 of 8: told the fleet's size, which its conditions record.
 	s, _ = Spec{RunID: "r", Replicas: 1, NodeCount: 8, Mode: "central"}.withDefaults()

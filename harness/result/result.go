@@ -93,6 +93,9 @@ type Conditions struct {
 	Design       string        `json:"design,omitempty"`
 	SyncInterval time.Duration `json:"sync_interval"`
 	StoreTimeout time.Duration `json:"store_timeout"`
+	// StoreWait is the replicas' --store-wait where the run set it (the bounded design's
+	// decisions wait that long for the store); 0: the replica's default.
+	StoreWait    time.Duration `json:"store_wait,omitempty"`
 	RedisImage   string        `json:"redis_image,omitempty"`   // docker
 	TargetImage  string        `json:"target_image,omitempty"`  // docker
 	RedisBinary  string        `json:"redis_binary,omitempty"`  // local

@@ -33,6 +33,9 @@ type Config struct {
 	NodeCount    int
 	SyncInterval time.Duration
 	StoreTimeout time.Duration
+	// StoreWait is how long the bounded design's decision past a node's budget waits for the
+	// store (syncs and other modes' calls wait StoreTimeout); 0 is limiters.DefaultStoreWait.
+	StoreWait    time.Duration
 	RulesPath    string // empty: the embedded default rules
 	ClientHeader string
 	// Design is delayed mode's design: DesignBounded (the default) or DesignDocument.
@@ -59,6 +62,7 @@ func DefaultConfig() Config {
 		NodeCount:    limiters.DefaultNodes,        // HS4
 		SyncInterval: limiters.DefaultSyncInterval, // HS5
 		StoreTimeout: limiters.DefaultStoreTimeout,
+		StoreWait:    limiters.DefaultStoreWait,
 		ClientHeader: DefaultClientHeader,
 		Design:       DesignBounded,
 	}
@@ -79,7 +83,8 @@ func ParseFlags(name string, args []string, lookupEnv func(string) (string, bool
 	fs.IntVar(&cfg.NodeIndex, "node-index", cfg.NodeIndex, "this replica's index in the fleet, 0 ≤ index < node-count [env REPLICA_NODE_INDEX]")
 	fs.IntVar(&cfg.NodeCount, "node-count", cfg.NodeCount, "replicas in the fleet; split mode enforces limit/node-count [env REPLICA_NODE_COUNT]")
 	fs.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed mode: time between exchanges with the store [env REPLICA_SYNC_INTERVAL]")
-	fs.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "longest wait for any store call; past it the replica decides fail-open [env REPLICA_STORE_TIMEOUT]")
+	fs.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "longest wait for a store call (a sync's; a bounded decision's is --store-wait); past it the replica decides fail-open [env REPLICA_STORE_TIMEOUT]")
+	fs.DurationVar(&cfg.StoreWait, "store-wait", cfg.StoreWait, "bounded design: longest wait for the store's decision past a node's budget; past it the node decides alone (up to its share of the limit, a whole limit once the store is known down) [env REPLICA_STORE_WAIT]")
 	fs.StringVar(&cfg.RulesPath, "rules", cfg.RulesPath, "YAML rule file; SIGHUP reloads it (default: the embedded 600 per 60 s sliding window) [env REPLICA_RULES]")
 	fs.StringVar(&design, "design", design, "delayed mode's design: bounded (the default: an unsynced budget per client, past it one store call; docs/design-bound.md) | document (the document's delayed sync, for comparison) [env REPLICA_DESIGN]")
 	fs.StringVar(&cfg.ClientHeader, "client-header", cfg.ClientHeader, "request header carrying the client ID [env REPLICA_CLIENT_HEADER]")
@@ -132,6 +137,9 @@ func (c Config) Validate() error {
 	}
 	if c.StoreTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--store-timeout must be > 0 (got %s)", c.StoreTimeout))
+	}
+	if c.StoreWait < 0 {
+		errs = append(errs, fmt.Errorf("--store-wait must be >= 0 (got %s; 0 is the default, %s)", c.StoreWait, limiters.DefaultStoreWait))
 	}
 	if c.Design != DesignDocument && c.Design != DesignBounded {
 		errs = append(errs, fmt.Errorf("--design %q is unknown: want %s (the default) or %s", c.Design, DesignBounded, DesignDocument))

@@ -25,16 +25,16 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 	}{
 		{"defaults need a store in delayed mode", []string{"--redis", "r:6379"}, nil,
 			Config{Listen: ":8080", Redis: "r:6379", Mode: limiters.ModeDelayed, NodeIndex: 0, NodeCount: 8,
-				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "bounded"}},
+				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, StoreWait: 250 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "bounded"}},
 		{"environment fills what flags leave", []string{"--mode", "central"},
 			map[string]string{"REPLICA_MODE": "split", "REPLICA_REDIS": "e:1", "REPLICA_NODE_INDEX": "2",
-				"REPLICA_NODE_COUNT": "3", "REPLICA_SYNC_INTERVAL": "20ms", "REPLICA_STORE_TIMEOUT": "10ms",
+				"REPLICA_NODE_COUNT": "3", "REPLICA_SYNC_INTERVAL": "20ms", "REPLICA_STORE_TIMEOUT": "10ms", "REPLICA_STORE_WAIT": "70ms",
 				"REPLICA_RULES": "/r.yaml", "REPLICA_CLIENT_HEADER": "X-Api-Key", "REPLICA_LISTEN": ":9", "REPLICA_DESIGN": "document"},
 			Config{Listen: ":9", Redis: "e:1", Mode: limiters.ModeCentral, NodeIndex: 2, NodeCount: 3,
-				SyncInterval: 20 * time.Millisecond, StoreTimeout: 10 * time.Millisecond, RulesPath: "/r.yaml", ClientHeader: "X-Api-Key", Design: "document"}},
+				SyncInterval: 20 * time.Millisecond, StoreTimeout: 10 * time.Millisecond, StoreWait: 70 * time.Millisecond, RulesPath: "/r.yaml", ClientHeader: "X-Api-Key", Design: "document"}},
 		{"empty environment is unset", []string{"--mode=split"}, map[string]string{"REPLICA_NODE_COUNT": ""},
 			Config{Listen: ":8080", Mode: limiters.ModeSplit, NodeCount: 8,
-				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "bounded"}},
+				SyncInterval: 200 * time.Millisecond, StoreTimeout: 50 * time.Millisecond, StoreWait: 250 * time.Millisecond, ClientHeader: "X-Client-ID", Design: "bounded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -112,6 +112,9 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	if rules == nil {
 		rules = DefaultRules()
 	}
+	if cfg.StoreWait == 0 {
+		cfg.StoreWait = limiters.DefaultStoreWait
+	}
 	o := options{now: time.Now, log: slog.Default()}
 	for _, opt := range opts {
 		opt(&o)
@@ -129,32 +132,37 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	r.blind = newBlindness(cfg.SyncInterval, r.now)
 	r.m = newMetrics(cfg, r.syncLag, r.trackedClients, r.blindSeconds)
 	r.scrape = promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{})
-	r.guard = newStoreGuard(cfg.StoreTimeout, r.m, r.log, r.now)
+	wait := cfg.StoreTimeout // only the bounded design's decisions wait longer
+	if cfg.Mode == limiters.ModeDelayed && cfg.Design == DesignBounded {
+		wait = cfg.StoreWait
+	}
+	r.guard = newStoreGuard(cfg.StoreTimeout, wait, r.m, r.log, r.now)
 	switch cfg.Mode {
 	case limiters.ModeCentral:
-		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout, 0)
 		r.limiter = &failOpen{store: limiters.NewCentral(limiters.NewRedisStore(r.rdb)), local: limiters.NewLocal(), guard: r.guard}
 	case limiters.ModeDelayed:
-		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
 		node := strconv.Itoa(cfg.NodeIndex) + "-" + o.instance
 		if cfg.Design == DesignBounded {
 			// The bounded design (docs/design-bound.md), the default: decisions past a node's
-			// unsynced budget go to the store, and so does each part of a sync, every call
-			// under the guard's timeout and breaker; a decision whose call fails falls back on
-			// the node's own count.
+			// unsynced budget go to the store, each waiting up to the store wait, and so does
+			// each part of a sync, under the store timeout, every call under the guard's
+			// breaker; a decision whose call fails falls back on the node's own count.
+			r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout, cfg.StoreWait)
 			r.limiter = limiters.NewBoundedSync(limiters.NewRedisStore(r.rdb), limiters.BoundedNode(node, cfg.NodeCount),
-				limiters.BoundedObserve(r.m), limiters.StoreCalls(r.guard.call))
+				limiters.BoundedObserve(r.m), limiters.StoreCalls(r.guard.bounded))
 			r.guardedSync = true
 			break
 		}
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout, 0)
 		r.limiter = limiters.NewDelayedSync(limiters.NewRedisStore(r.rdb), limiters.NodeID(node), limiters.Observe(r.m))
 	case limiters.ModeSplit:
 		r.limiter = limiters.NewSplit(cfg.NodeCount)
 	case limiters.ModePeerGCRA:
-		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout, 0)
 		r.limiter = &failOpen{store: peer{redis_rate.NewLimiter(r.rdb)}, local: limiters.NewLocal(), guard: r.guard}
 	case limiters.ModePeerUlule:
-		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout)
+		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout, 0)
 		r.ulule = newUlule(r.rdb, r.header, cfg.ClientHeader, r.Rules)
 	}
 	r.syncer, _ = r.limiter.(syncer)
@@ -172,7 +180,7 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	r.log.Info("replica ready", "rules", rules.Source, "named_rules", len(rules.Named),
 		"default_rule", fmt.Sprintf("%d per %s, %s", rules.Default.Limit, rules.Default.Window, rules.Default.Algorithm),
 		"design", r.design(), "redis", cfg.Redis, "node_count", cfg.NodeCount, "sync_interval", cfg.SyncInterval.String(),
-		"store_timeout", cfg.StoreTimeout.String(), "client_header", cfg.ClientHeader)
+		"store_timeout", cfg.StoreTimeout.String(), "store_wait", cfg.StoreWait.String(), "client_header", cfg.ClientHeader)
 	return r, nil
 }
 

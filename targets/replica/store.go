@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,14 +20,28 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Circuit breaker settings. A hung store costs the store timeout to the calls already
-// waiting when it hangs, then to one probe per breakerOpen, and to nothing else.
+// Circuit breaker settings. A hung store costs the store timeout (a bounded decision: the
+// store wait) to the calls already waiting when it hangs, then to one probe per breakerOpen,
+// and to nothing else.
 const (
-	// breakerTrips is how many store calls in a row must fail before the breaker opens.
+	// breakerTrips is how many store calls in a row must fail, with none succeeding within
+	// the store wait, before the breaker opens: a store that answers some calls under load
+	// is slow, not down, and keeps the breaker shut.
 	breakerTrips = 3
 	// breakerOpen is how long the breaker stays open before one probe may pass; it bounds
 	// how soon a replica notices the store is back.
 	breakerOpen = 500 * time.Millisecond
+	// breakerWaits is the breaker's rolling window in store waits, in buckets of a fifth of
+	// one. gobreaker counts a call's outcome in the bucket it started in and drops it once
+	// that bucket has left the window, so a window of one store wait would never see a
+	// decision that waited it out; four hold the breakerTrips calls of one client, which has
+	// one call in flight at a time.
+	breakerWaits   = 4
+	breakerBuckets = 5 * breakerWaits
+	// boundedPoolSize is the bounded design's connections to its store: a burst of fresh
+	// clients past their budgets has one call in flight per client and node, each waiting up
+	// to the store wait, and none should wait for a connection instead of the store.
+	boundedPoolSize = 128
 )
 
 // newRedisClient opens a go-redis client for --redis (see ParseRedisAddrs: one Redis, or
@@ -33,17 +49,25 @@ const (
 // anything: dialling, a free connection, a read or a write. It never retries: a decision
 // that missed the store is decided fail-open, and a sync that missed it is retried at the
 // next interval with its counts kept. A cluster client still follows MOVED and ASK
-// (go-redis's default of 3 redirects), within the same timeout.
-func newRedisClient(target string, timeout time.Duration) redis.UniversalClient {
+// (go-redis's default of 3 redirects), within the same timeout. With wait > 0 (the bounded
+// design's store wait) a read, a write or a free connection may take up to the longer of the
+// two, each call's context setting its own deadline (a sync's the timeout, a decision's the
+// wait), and the pool holds boundedPoolSize connections.
+func newRedisClient(target string, timeout, wait time.Duration) redis.UniversalClient {
 	addrs, cluster, _ := ParseRedisAddrs(target) // Validate has refused a bad one
+	rw, pool := timeout, 0                       // 0: go-redis's default pool
+	if wait > 0 {
+		rw, pool = max(timeout, wait), boundedPoolSize
+	}
 	if cluster {
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs:                    addrs,
 			DialTimeout:              timeout,
 			DialerRetries:            1,
-			ReadTimeout:              timeout,
-			WriteTimeout:             timeout,
-			PoolTimeout:              timeout,
+			ReadTimeout:              rw,
+			WriteTimeout:             rw,
+			PoolTimeout:              rw,
+			PoolSize:                 pool,
 			ContextTimeoutEnabled:    true,
 			MaxRetries:               -1,
 			DisableIdentity:          true,
@@ -54,9 +78,10 @@ func newRedisClient(target string, timeout time.Duration) redis.UniversalClient 
 		Addr:                  addrs[0],
 		DialTimeout:           timeout,
 		DialerRetries:         1, // one dial attempt: the default retries five times with 100 ms pauses
-		ReadTimeout:           timeout,
-		WriteTimeout:          timeout,
-		PoolTimeout:           timeout,
+		ReadTimeout:           rw,
+		WriteTimeout:          rw,
+		PoolTimeout:           rw,
+		PoolSize:              pool,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            -1, // go-redis reads 0 as "the default, 3"; -1 means none
 		// No extra round trips when a connection opens (CLIENT SETINFO, maintenance
@@ -84,14 +109,18 @@ func ParseRedisAddrs(s string) (addrs []string, cluster bool, err error) {
 	return addrs, cluster || len(addrs) > 1, nil
 }
 
-// errStoreUnavailable is what a store call returns when the breaker did not let it through.
-var errStoreUnavailable = errors.New("counter store unavailable (circuit breaker open)")
+// errStoreUnavailable is what a store call returns when the breaker did not let it through:
+// the store is known down.
+var errStoreUnavailable = fmt.Errorf("%w: circuit breaker open", limiters.ErrStoreDown)
 
 // storeGuard runs every call to the counter store under a timeout and a circuit breaker,
 // and keeps the outage state: it logs when the store becomes unreachable and when it is
-// back, with how many decisions were made degraded in between.
+// back, with how many decisions were made degraded in between. An error that says the
+// store is down (refused or reset connections, the breaker open) wraps
+// limiters.ErrStoreDown; a timeout does not: the store may only be slow.
 type storeGuard struct {
 	timeout time.Duration
+	wait    time.Duration // a bounded decision's (bounded)
 	cb      *gobreaker.TwoStepCircuitBreaker[struct{}]
 	m       *metrics
 	log     *slog.Logger
@@ -104,25 +133,59 @@ type storeGuard struct {
 	atStart   int64
 }
 
-func newStoreGuard(timeout time.Duration, m *metrics, log *slog.Logger, now func() time.Time) *storeGuard {
+// newStoreGuard returns a guard whose calls end after timeout, a bounded decision's after
+// wait (0: timeout). The breaker's counts roll over breakerWaits store waits, and it opens only when breakerTrips calls in a
+// row failed and none succeeded in that window; a sync exchange that timed out is not
+// counted at all (a slow store delays syncs without being down).
+func newStoreGuard(timeout, wait time.Duration, m *metrics, log *slog.Logger, now func() time.Time) *storeGuard {
+	if wait <= 0 {
+		wait = timeout
+	}
 	return &storeGuard{
 		timeout: timeout,
+		wait:    wait,
 		m:       m,
 		log:     log,
 		now:     now,
 		cb: gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-			Name:        "counter-store",
-			MaxRequests: 1,
-			Timeout:     breakerOpen,
-			ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= breakerTrips },
+			Name:         "counter-store",
+			MaxRequests:  1,
+			Timeout:      breakerOpen,
+			Interval:     breakerWaits * wait,
+			BucketPeriod: breakerWaits * wait / breakerBuckets,
+			ReadyToTrip: func(c gobreaker.Counts) bool {
+				return c.ConsecutiveFailures >= breakerTrips && c.TotalSuccesses == 0
+			},
+			IsExcluded: func(err error) bool {
+				var st syncTimeout
+				return errors.As(err, &st)
+			},
 		}),
 	}
 }
+
+// syncTimeout is a sync exchange that timed out, as the breaker is told of it: excluded.
+type syncTimeout struct{ error }
+
+func (e syncTimeout) Unwrap() error { return e.error }
 
 // call runs f with a context that ends after the store timeout, unless the breaker is
 // open. The context does not end with ctx's cancellation: a decision that reached the
 // store is counted there whether or not its client is still waiting.
 func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context) error) error {
+	return g.run(ctx, op, g.timeout, f)
+}
+
+// bounded is the bounded design's StoreCalls: a decision (opTake) waits up to the store
+// wait, a sync's exchange the store timeout.
+func (g *storeGuard) bounded(ctx context.Context, op string, f func(context.Context) error) error {
+	if op == opTake {
+		return g.run(ctx, op, g.wait, f)
+	}
+	return g.run(ctx, op, g.timeout, f)
+}
+
+func (g *storeGuard) run(ctx context.Context, op string, timeout time.Duration, f func(context.Context) error) error {
 	done, err := g.cb.Allow()
 	var partial *limiters.PartialExchangeError
 	if err != nil {
@@ -131,9 +194,12 @@ func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context
 		return errStoreUnavailable
 	}
 	g.m.roundTrips.WithLabelValues(op).Inc()
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	err = f(cctx)
 	cancel()
+	if err != nil && storeDown(err) {
+		err = fmt.Errorf("%w: %w", limiters.ErrStoreDown, err)
+	}
 	if errors.As(err, &partial) {
 		// One shard of a cluster is down: its clients' counts wait for the next sync, and
 		// every other client was synced. The store as a whole is up: the breaker stays shut.
@@ -142,7 +208,11 @@ func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context
 		g.succeeded()
 		return err
 	}
-	done(err)
+	if err != nil && op == opExchange && reason(err) == reasonTimeout {
+		done(syncTimeout{err})
+	} else {
+		done(err)
+	}
 	if err != nil {
 		g.m.storeErrors.WithLabelValues(op, reason(err)).Inc()
 		g.failed(err)
@@ -150,6 +220,13 @@ func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context
 	}
 	g.succeeded()
 	return nil
+}
+
+// storeDown reports whether err says the store is down, not slow: its connections are
+// refused, reset or closed under the call.
+func storeDown(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func reason(err error) string {
