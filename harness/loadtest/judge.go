@@ -14,6 +14,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/harness/verdict"
+	"github.com/edgeproof/rlharness/limiters"
 )
 
 // probeTimes keeps the acceptance times of the probe clients, sent and answered, for the
@@ -61,7 +62,18 @@ func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judg
 		Gates: c.Gates, Window: c.ScheduleSpec().Window(), Sync: c.scaled(c.SyncInterval), Replicas: c.Replicas, Shards: c.shards(),
 		Fault: sc.Fault, Outage: outage, Grace: c.RecoveryGrace, StoreTimeout: c.StoreTimeout,
 		LimiterOwnsKilledNode: c.killedNodeRefusals() == target.BlameLimiter,
+		StoreWait:             c.storeWait(sc),
 	}
+}
+
+// storeWait is how long the limiter under test waits for a slow store before it decides
+// alone: the built-in replica's bounded design waits limiters.DefaultStoreWait; every other
+// design and a target file keep their store timeout (0: not known to wait).
+func (c Config) storeWait(sc result.Scenario) time.Duration {
+	if sc.Target == "" && boundedDesign(sc) {
+		return limiters.DefaultStoreWait
+	}
+	return 0
 }
 
 // fillResult judges a measured scenario: its gates and the document's claims about it. A nil

@@ -187,9 +187,17 @@ func slowChecks(rep *accounting.Report, j Judging, ev Evidence) []result.Check {
 		out = append(out, accounting.NewCheck("answer time while the store is slow (ms)", 0, accounting.OpAtLeast, 1,
 			"not measured: no request was answered while the store was slow"))
 	} else {
-		out = append(out, accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(delay),
-			fmt.Sprintf("p99 of %d answers while every store reply took %v more (and the recovery grace): a replica that waits for its store answers after that, one that keeps its timeout before it; p50 %v, max %v",
-				l.Count, delay, l.P50.Round(time.Millisecond/10), l.Max.Round(time.Millisecond))))
+		bound, why := delay, "a replica that waits for its store answers after that, one that keeps its timeout before it"
+		if j.StoreWait > 0 {
+			// A decision that waits for its store waits at most for its client's call in flight
+			// and then its own, each min(wait, delay), and a sync's call under the timeout.
+			bound = 2*min(j.StoreWait, delay) + min(j.StoreTimeout, delay)
+			why = fmt.Sprintf("the limiter waits up to %v for its store: at most its client's call in flight and its own, each min(wait, delay), and a sync's call under its %v timeout",
+				j.StoreWait, j.StoreTimeout)
+		}
+		out = append(out, accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(bound),
+			fmt.Sprintf("p99 of %d answers while every store reply took %v more (and the recovery grace): %s; p50 %v, max %v",
+				l.Count, delay, why, l.P50.Round(time.Millisecond/10), l.Max.Round(time.Millisecond))))
 	}
 	if j.StoreWait > 0 && delay > 0 && j.StoreWait > delay {
 		over, who := rep.Overshoot(j.Clock())
