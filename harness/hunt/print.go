@@ -33,6 +33,9 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 			fmt.Fprintf(w, "  %-16s %-9s %8d %9s %6s  %s\n", f.Name, f.Kind, len(f.Tried), worst, falseRej, f.Verdict())
 			if f.Worst != nil {
 				fmt.Fprintf(w, "  %-16s worst: %s (round %d, client %s)\n", "", f.Worst.ParamString(), f.Worst.Round, f.Worst.Client)
+				if f.Worst.Clocks != nil {
+					fmt.Fprintf(w, "  %-16s %s\n", "", f.Worst.Clocks)
+				}
 			}
 			if f.Schedule != "" {
 				fmt.Fprintf(w, "  %-16s replay: harness loadtest %s--schedule %s\n", "", replayFlags(s), filepath.Join(dir, f.Schedule))

@@ -1,0 +1,39 @@
+package hunt
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/edgeproof/rlharness/harness/result"
+)
+
+// The terminal shows a family's worst variant on both clocks, the gated one first, so the
+// client's view is never hidden behind what a limiter could know.
+func TestWriteSummaryShowsBothClocks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		clocks *result.Clocks
+		want   string
+	}{
+		{"arrival gate", &result.Clocks{Gate: result.ClockArrival, OvershootArrival: 1.05, OvershootClient: 1.25, FalseRejectsArrival: 0, FalseRejectsClient: 7},
+			"clocks: gated on arrival bounds; overshoot x1.050 (arrival) x1.250 (client); false rejects 0 (arrival) 7 (client)"},
+		{"client gate", &result.Clocks{Gate: result.ClockClient, OvershootArrival: 1.05, OvershootClient: 1.25, FalseRejectsClient: 7},
+			"clocks: gated on the client's send times; overshoot x1.250 (client) x1.050 (arrival); false rejects 7 (client) 0 (arrival)"},
+		{"no clocks", nil, ""},
+	} {
+		h := result.Hunt{Systems: []result.HuntSystem{{System: "replica", Families: []result.HuntFamily{
+			{Name: "fresh-client", Kind: "attack", Worst: &result.HuntVariant{Overshoot: 1.05, Clocks: tc.clocks}}}}}}
+		var b strings.Builder
+		WriteSummary(&b, h, "/tmp/run")
+		out := b.String()
+		if tc.want == "" {
+			if strings.Contains(out, "clocks:") {
+				t.Errorf("%s: a variant without clocks printed a clocks line:\n%s", tc.name, out)
+			}
+			continue
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%s: summary lacks %q:\n%s", tc.name, tc.want, out)
+		}
+	}
+}
