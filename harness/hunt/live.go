@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
@@ -66,6 +67,9 @@ func (rc *RunConfig) check() ([]Family, error) {
 	case result.FaultStop, result.FaultPause, FaultNone:
 	default:
 		return nil, fmt.Errorf("--fault %q: use %s, %s or %s", rc.Fault, result.FaultStop, result.FaultPause, FaultNone)
+	}
+	if err := schedule.CheckTimeScale(rc.Load.Spec.TimeScale); err != nil {
+		return nil, err
 	}
 	if !(rc.MaxRate > 0) {
 		return nil, fmt.Errorf("--max-rate must be > 0 requests/s (got %v)", rc.MaxRate)

@@ -17,7 +17,7 @@ type AttackFlags struct {
 
 // NewAttackFlags defines the attack command's flags on f, with the load test's defaults.
 func NewAttackFlags(f *pflag.FlagSet) *AttackFlags {
-	a := &AttackFlags{ac: AttackConfig{Schedule: DefaultConfig().ScheduleSpec()}}
+	a := &AttackFlags{ac: AttackConfig{Schedule: DefaultConfig().Spec}}
 	ac := &a.ac
 	f.StringVar(&a.shard, "shard", "0/1", "this shard and the count, i/N from 0; '$JOB_COMPLETION_INDEX/N' or '/N' reads i from the environment")
 	f.StringArrayVar(&ac.Targets, "target", nil, "a replica's base URL (http://host:port), once per replica index; fewer are reused in turn")

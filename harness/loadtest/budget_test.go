@@ -57,7 +57,7 @@ func TestBudgetLoad(t *testing.T) {
 // sync, and not measured without the schedule's figures or sync metrics.
 func TestBoundedCostClaim(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.TimeScale = 0.2 // 8 nodes / 40 ms = 200 epoch reads/s, 400/s with the push chunks
+	cfg.Spec.TimeScale = 0.2 // 8 nodes / 40 ms = 200 epoch reads/s, 400/s with the push chunks
 	ok := func(okN, failed int64) *result.SyncHealth {
 		return &result.SyncHealth{Available: true, Exchanges: &result.Exchanges{Attempted: okN + failed, OK: okN, Failed: failed}}
 	}

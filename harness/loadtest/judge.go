@@ -45,7 +45,7 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
 	res.MaxOvershoot, res.FalseRejects, res.OverLimit = rep.MaxOvershoot, rep.FalseRejects, rep.OverLimitClients
-	window := cfg.ScheduleSpec().Window()
+	window := cfg.Spec.Window()
 	recovered := cfg.recoveredAt(sc.Fault, outage)
 	res.PeakRatios = make([]int, result.PeakRatioBins)
 	for _, c := range rep.Clients {
@@ -123,7 +123,7 @@ func faultChecks(checks []result.Check, rep *accounting.Report, res *result.Scen
 	for _, c := range checks {
 		if c.Name == "max overshoot" {
 			out = append(out, accounting.NewCheck("overshoot during the outage", rep.MaxOvershoot, accounting.OpAtMost,
-				float64(cfg.Replicas), fmt.Sprintf("at most one limit per node (%d nodes) while the store is away; %s", cfg.Replicas, c.Detail)))
+				float64(cfg.Spec.Replicas), fmt.Sprintf("at most one limit per node (%d nodes) while the store is away; %s", cfg.Spec.Replicas, c.Detail)))
 			worst, who := 0.0, ""
 			for _, p := range res.Probes {
 				if r := float64(p.AfterRecovery) / float64(p.Limit); r >= worst {
@@ -227,7 +227,7 @@ func boundedDesign(sc result.Scenario) bool {
 // sits far below central's one call per request when few clients are near their limits.
 func boundedCostClaim(res *result.ScenarioResult, cfg Config) result.Claim {
 	iv := cfg.scaled(cfg.SyncInterval)
-	perIv := float64(cfg.Replicas) / iv.Seconds()
+	perIv := float64(cfg.Spec.Replicas) / iv.Seconds()
 	c := result.Claim{Figure: fmt.Sprintf("%.0f store commands/s at %.0f req/s, %.3f round trips per request", res.StoreCmdPerSec, res.AchievedRate, res.RoundTripsPerRequest())}
 	b := res.Budget
 	if b == nil || b.Duration <= 0 {
@@ -298,7 +298,7 @@ const (
 // on both sides of the figure and on the exchanges that carried it.
 func delayedCostClaim(res *result.ScenarioResult, cfg Config) result.Claim {
 	iv := cfg.scaled(cfg.SyncInterval)
-	bound := float64(cfg.Replicas*cfg.shards()) / iv.Seconds()
+	bound := float64(cfg.Spec.Replicas*cfg.shards()) / iv.Seconds()
 	text := fmt.Sprintf("delayed sync costs the store about nodes / interval commands, %.0f/s here (document: 40/s at 0.2 s)", bound)
 	if cfg.shards() > 1 {
 		text = fmt.Sprintf("delayed sync on a cluster costs about nodes × shards / interval commands, %.0f/s here (%d shards)", bound, cfg.shards())

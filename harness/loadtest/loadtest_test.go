@@ -152,7 +152,7 @@ func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 	cfg := quickConfig(t)
 	cfg.FailOpen, cfg.Matrix = false, true
 	cfg.Only = "sliding_window/delayed,sliding_window/central"
-	window := cfg.ScheduleSpec().Window()
+	window := cfg.Spec.Window()
 	cfg.Rules = fmt.Appendf(nil, `default: {limit: 600, window: %s, algorithm: sliding_window, slices: 12}
 rules:
   - {name: probes, match: {prefix: "probe-"}, limit: 1000000, window: %s, algorithm: sliding_window, slices: 12}

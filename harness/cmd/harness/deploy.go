@@ -19,7 +19,7 @@ func newDeployCmd() *cobra.Command {
 	}
 	p := deploy.DefaultParams()
 	def := loadtest.DefaultConfig()
-	p.Schedule = def.ScheduleSpec()
+	p.Schedule = def.Spec
 	p.Schedule.Replicas = 0
 	var start, out string
 	render := &cobra.Command{

@@ -63,7 +63,7 @@ rules:
 // clientCounts re-accounts a scenario's merged outcomes client by client.
 func clientCounts(t *testing.T, cfg loadtest.Config, dir string) []result.ClientReport {
 	t.Helper()
-	s, err := schedule.Build(cfg.ScheduleSpec(), schedule.DefaultClasses())
+	s, err := schedule.Build(cfg.Spec, schedule.DefaultClasses())
 	if err != nil {
 		t.Fatal(err)
 	}
