@@ -113,8 +113,7 @@ form one run; 3 generator-bound.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&jc.OutDir, "out", "", "where summary.json and the report go (default: the first DIR)")
-	f.DurationVar(&jc.Gates.LatenessP99, "max-lateness", 0, "generator-bound when the p99 lateness exceeds this (0: 2% of a slice at the time scale); the clock-skew tolerance too")
-	f.Float64Var(&jc.Gates.MinRateRatio, "min-rate-ratio", jc.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
+	loadtest.GateFlags(f, &jc.Gates)
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	return cmd
 }

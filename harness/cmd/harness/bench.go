@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/edgeproof/rlharness/harness/bench"
+	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/reports"
 )
@@ -18,7 +18,9 @@ func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultConfig()
 	slice := bench.DefaultSlice()
 	var networks, out, html string
-	var verbose, sliceMode bool
+	out = "runs/bench"
+	var sliceMode bool
+	var run *runFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the limiter's cost side by side: decisions, fleet ceiling, store commands, a peer, memory, latency",
@@ -59,11 +61,7 @@ bench.json.`,
 					cfg.Networks = append(cfg.Networks, n)
 				}
 			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Logger = run.logger(os.Stderr)
 			cfg.Progress = cmd.OutOrStdout()
 			cfg.Commit = commit()
 			if err := sliceFlags(cmd, &cfg, &slice, sliceMode); err != nil {
@@ -92,7 +90,7 @@ bench.json.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Provider, "provider", cfg.Provider, "fleet provider: docker (Testcontainers) or local (processes on 127.0.0.1)")
+	run = newRunFlags(f, &cfg.Provider, nil, &cfg.BinDir, &out, "run directory for bench.json and report.html")
 	f.StringVar(&networks, "network", strings.Join(cfg.Networks, ","), "docker networking modes to measure, comma-separated: host, bridge")
 	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas in every fleet (HS4)")
 	f.DurationVar(&cfg.Step, "step", cfg.Step, "length of each fixed-rate step and steady run")
@@ -114,15 +112,12 @@ bench.json.`,
 	f.BoolVar(&cfg.GeneratorOnly, "generator-only", false, "measure only the generator: the no-op fleet with the harness's sender and with plain Vegeta, and their profiles")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write the generator profiles' raw pprof files here (go tool pprof); default: the run directory")
 	f.StringVar(&cfg.Baseline, "baseline", "", "an earlier bench.json whose generator profiles the report shows beside this run's (before/after)")
-	f.StringVar(&cfg.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, noop, redis-server, redis-cli: the HS2 kit's bin/) instead of go build and PATH")
-	f.StringVar(&out, "out", "runs/bench", "run directory for bench.json and report.html")
 	f.StringVar(&html, "html", reports.HTMLFile, "the report's file name in --out (bench.html beside a load test's report.html)")
-	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleets' lifecycle")
 	f.BoolVar(&sliceMode, "slice", false, "measure one replica's share of HS2, system by system, instead of the other figures (the flags below)")
 	f.Float64Var(&slice.Rate, "rate", slice.Rate, "--slice: req/s sent to the one replica (HS2 / HS4); stepped down to the most this machine sends where the no-op replica falls behind")
 	f.IntVar(&slice.Node, "node", slice.Node, "--slice: the replica's node index")
 	f.IntVar(&slice.Nodes, "nodes", slice.Nodes, "--slice: the fleet size the replica is told (HS4)")
-	f.Float64Var(&slice.TimeScale, "time-scale", slice.TimeScale, "--slice: every duration ×F, as make loadtest (window 12 s at 0.2)")
+	loadtest.TimeScaleFlag(f, &slice.TimeScale, "--slice only, as make loadtest (window 12 s at 0.2)")
 	f.Float64Var(&slice.StoreCPU, "store-cpu", slice.StoreCPU, "--slice: the share of a core each system's Redis is held to (docker: its CPU quota), 1/HS4 so it is as busy per request as with HS4 nodes; 0: not held")
 	f.DurationVar(&slice.Steady, "steady", slice.Steady, "--slice: length of each system's steady run (one window at time scale 0.2)")
 	f.StringSliceVar(&slice.Systems, "systems", slice.Systems, "--slice: the systems after the no-op replica: bounded, document, redis_rate, or a target file with a store the harness runs")
