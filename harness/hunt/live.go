@@ -130,13 +130,14 @@ func Run(ctx context.Context, rc RunConfig) (result.Hunt, error) {
 // faithfully, or a system could not be hunted; it is generator-bound when nothing broke and
 // some family has no faithfully sent variant.
 func verdict(h *result.Hunt) {
-	h.Pass, h.GeneratorBound, h.Failed = true, false, nil
+	h.Pass, h.GeneratorBound, h.Failed, h.NotMade = true, false, nil, nil
 	bound := false
 	for _, s := range h.Systems {
 		name := systemName(s)
 		if s.Error != "" {
 			h.Pass = false
 			h.Failed = append(h.Failed, name+": "+s.Error)
+			h.NotMade = append(h.NotMade, name+": "+s.Error)
 		}
 		for _, f := range s.Families {
 			if f.Breaks {

@@ -440,6 +440,8 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 	switch {
 	case s.Incomplete:
 		fmt.Fprintf(w, "RESULT: INCOMPLETE: %s; %s\n", s.IncompleteWhy, strings.Join(s.Failed, "; "))
+	case s.IsNotMade():
+		fmt.Fprintf(w, "RESULT: NOT MADE: %s\n", strings.Join(s.NotMade, "; "))
 	case s.GeneratorBound:
 		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: the generator fell behind its schedule; lower --rate or use more cores\n")
 	case s.Pass:

@@ -319,6 +319,7 @@ func addScenario(sum *result.Summary, res result.ScenarioResult) {
 	}
 	if res.Error != "" && res.Gated {
 		sum.Failed = append(sum.Failed, res.Name+": "+res.Error)
+		sum.NotMade = append(sum.NotMade, res.Name+": "+res.Error)
 	}
 }
 

@@ -108,7 +108,7 @@ form one run; 3 generator-bound.`,
 			if sum.Incomplete { // neither verdict: the run did not finish
 				return &gateError{msg: fmt.Sprintf("the run was killed before it finished: summary.json holds what it had written, judged, marked incomplete; see %s/report.html", jc.OutDir)}
 			}
-			return verdictError(sum.Pass, sum.GeneratorBound, len(sum.Failed), jc.OutDir, repErr)
+			return verdictError(summaryVerdict(sum), jc.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()

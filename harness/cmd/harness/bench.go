@@ -86,6 +86,10 @@ bench.json.`,
 				return errors.Join(runErr, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "bench: %s/%s, report: %s\n", out, result.BenchFile, page)
+			if runErr == nil && len(b.Errors) > 0 { // a part that could not be measured is no figure
+				fmt.Fprintf(cmd.OutOrStdout(), "RESULT: NOT MADE: %s\n", strings.Join(b.Errors, "; "))
+				return fmt.Errorf("NOT MADE: %d part(s) of the bench could not be measured: %s", len(b.Errors), strings.Join(b.Errors, "; "))
+			}
 			return runErr
 		},
 	}

@@ -253,7 +253,7 @@ func TestReportHistoryExitCodes(t *testing.T) {
 		})
 	}
 	err = writeHistory(io.Discard, []string{t.TempDir()}, filepath.Join(t.TempDir(), "h.html"))
-	if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "none of the 1 paths holds a summary.json") {
+	if exitCode(err) != exitNotMade || !strings.Contains(fmt.Sprint(err), "none of the 1 paths holds a summary.json") {
 		t.Errorf("no run: %v (exit %d), want exit 2 saying so", err, exitCode(err))
 	}
 }

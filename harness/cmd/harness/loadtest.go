@@ -100,7 +100,7 @@ scale, replica count and design (unless --design says otherwise).`,
 			if sum.Interrupted { // neither verdict: what was measured is cut short
 				return &gateError{msg: fmt.Sprintf("the run was interrupted: summary.json holds what was measured so far, marked interrupted; see %s/report.html", cfg.OutDir)}
 			}
-			return verdictError(sum.Pass, sum.GeneratorBound, len(sum.Failed), cfg.OutDir, repErr)
+			return verdictError(summaryVerdict(sum), cfg.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()
