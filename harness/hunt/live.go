@@ -115,21 +115,21 @@ func Run(ctx context.Context, rc RunConfig) (result.Hunt, error) {
 		if err != nil && ctx.Err() == nil {
 			h.Systems[len(h.Systems)-1].Error = err.Error()
 		}
-		verdict(&h)
+		Verdict(&h)
 		if werr := result.Write(rc.OutDir, result.HuntFile, h); werr != nil {
 			return h, werr
 		}
 	}
 	h.Interrupted = ctx.Err() != nil
 	h.FinishedAt = time.Now().UTC()
-	verdict(&h)
+	Verdict(&h)
 	return h, result.Write(rc.OutDir, result.HuntFile, h)
 }
 
-// verdict judges the hunt: it fails when a family broke a promise on traffic sent
+// Verdict judges the hunt: it fails when a family broke a promise on traffic sent
 // faithfully, or a system could not be hunted; it is generator-bound when nothing broke and
 // some family has no faithfully sent variant.
-func verdict(h *result.Hunt) {
+func Verdict(h *result.Hunt) {
 	h.Pass, h.GeneratorBound, h.Failed, h.NotMade = true, false, nil, nil
 	bound := false
 	for _, s := range h.Systems {

@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"testing"
+
+	"github.com/edgeproof/rlharness/harness/hunt"
+	"github.com/edgeproof/rlharness/harness/result"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -40,5 +43,32 @@ func TestExitCodes(t *testing.T) {
 	}
 	if got := exitCode(errors.New("unknown flag --rat")); got != exitNotMade {
 		t.Errorf("a usage error exits %d, want %d", got, exitNotMade)
+	}
+}
+
+// A hunt is not made when a system could not be hunted and no family broke a promise on
+// another; a family that broke one makes it a FAIL whatever else could not be hunted.
+func TestHuntVerdict(t *testing.T) {
+	broke := result.HuntSystem{System: "replica", Families: []result.HuntFamily{{Name: "window-edge", Breaks: true}}}
+	held := result.HuntSystem{System: "replica", Families: []result.HuntFamily{{Name: "window-edge"}}}
+	notHunted := result.HuntSystem{System: "fixedwindow", Error: "start the fleet: the local provider cannot start a docker target"}
+	for _, tc := range []struct {
+		name    string
+		systems []result.HuntSystem
+		want    int
+	}{
+		{"held", []result.HuntSystem{held}, exitPass},
+		{"broke", []result.HuntSystem{broke}, exitGateFailed},
+		{"not hunted", []result.HuntSystem{notHunted}, exitNotMade},
+		{"not hunted beside one held", []result.HuntSystem{held, notHunted}, exitNotMade},
+		{"not hunted beside one broken", []result.HuntSystem{broke, notHunted}, exitGateFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := result.Hunt{Systems: tc.systems}
+			hunt.Verdict(&h)
+			if got := exitCode(verdictError(huntVerdict(h), "runs/x", nil)); got != tc.want {
+				t.Errorf("exit %d (pass %v, not made %v), want %d", got, h.Pass, h.NotMade, tc.want)
+			}
+		})
 	}
 }

@@ -37,7 +37,8 @@ about it, without gating, and so does the other delayed design on the sliding wi
 (sliding_window/delayed-document beside the bounded design under test).
 
 Exit codes: 0 every gate passed; 1 a promise broken or a gate failed (or a regression
-against --baseline); 2 the run could not be made (flags, Docker, the fleet); 3 generator-bound:
+against --baseline); 2 the run could not be made (flags, Docker, the fleet, a target the
+provider cannot start: RESULT: NOT MADE, never FAIL); 3 generator-bound:
 the generator fell behind its schedule (or its shards' clocks disagreed by more than the
 lateness tolerance), so the figures are not evidence either way.
 
