@@ -28,7 +28,7 @@ const (
 	SlicePeer     = "redis_rate"                    // the replica in --mode peer-gcra: go-redis/redis_rate
 )
 
-// Targets of issue 31, judged on the slice.
+// Targets of one replica's share of HS2 (make bench-slice, docs/bench.md), judged on the slice.
 const (
 	TargetSliceCPURatio   = 1.2 // the bounded replica's CPU per decision <= 1.2 × the no-op replica's
 	TargetSliceStoreBusy  = 0.5 // Redis under half busy at its share of a core

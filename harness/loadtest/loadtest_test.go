@@ -137,7 +137,7 @@ func TestLoadtestFixedWindowFailsAtTheBoundary(t *testing.T) {
 // exchanges carry every client a node saw in the interval, so a population of clients far
 // below their limits (HS2's) costs its store as much script work per request as a central
 // counter's one call does (at 40,000 req/s more than one Redis thread does, and the
-// exchanges outlast the store timeout: issue 21). The bounded design's clients within their
+// exchanges outlast the store timeout). The bounded design's clients within their
 // budgets cost the store nothing. So every client here is far below its limit (the probes
 // are given a limit they never reach, which leaves their traffic as it is), and the test
 // holds the bounded design's store commands to its nodes' epoch reads (nodes / interval,
