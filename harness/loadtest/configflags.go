@@ -1,6 +1,8 @@
 package loadtest
 
 import (
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
@@ -82,4 +84,36 @@ func (s *SystemFlags) Apply() error {
 		s.cfg.Targets = append(s.cfg.Targets, t)
 	}
 	return nil
+}
+
+// ScenarioFlags are the flags of which scenarios a load test runs and on what store:
+// --fail-open, --faults, --matrix, --only, --store, --store-cpu, --cluster-node-timeout,
+// and how they are sent: --shards, --shard-runner, --harness-image.
+type ScenarioFlags struct {
+	cfg    *Config
+	faults []string
+}
+
+// NewScenarioFlags defines the scenarios' flags on f into cfg, their defaults cfg's values
+// where it has them.
+func NewScenarioFlags(f *pflag.FlagSet, cfg *Config) *ScenarioFlags {
+	s := &ScenarioFlags{cfg: cfg}
+	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the fault scenarios, those of --faults (on --store cluster: master-kill and master-pause)")
+	f.StringSliceVar(&s.faults, "faults", []string{"all"}, "the fault scenarios --fail-open runs: all, or some of store-stop, store-pause, store-slow, store-restart, replica-kill")
+	f.StringVar(&cfg.Store, "store", "redis", "counter store: redis (one Redis) or cluster (a Redis Cluster of 3 masters + 3 replicas; docker needs --network host)")
+	f.Float64Var(&cfg.StoreCPU, "store-cpu", 0, "give the one Redis this share of a core (docker provider: its CPU quota), a slow store whose calls take time in proportion to their work; 0: no limit")
+	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
+	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
+	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text (or one of several, comma-separated)")
+	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "generator shards per scenario, each sending its share of the clients (1: in this process)")
+	f.StringVar(&cfg.ShardRunner, "shard-runner", cfg.ShardRunner, "how shards run: process (harness attack on this machine) or container (the harness image, host networking)")
+	f.StringVar(&cfg.HarnessImage, "harness-image", DefaultHarnessImage, "the container runner's image (scripts/build-images.sh harness)")
+	return s
+}
+
+// Apply puts what the flags name into the config: the fault scenarios, parsed.
+func (s *ScenarioFlags) Apply() error {
+	var err error
+	s.cfg.Faults, err = ParseFaults(s.faults)
+	return err
 }

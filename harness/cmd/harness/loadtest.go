@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,21 +12,8 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// targetScale is --time-scale's note where a target file may run: its own window sets its scale.
-const targetScale = "a target file's follows its window"
-
-func newLoadtestCmd() *cobra.Command {
-	cfg := loadtest.DefaultConfig()
-	cfg.Design = string(limiters.DesignBounded)
-	var baseline string
-	var faults []string
-	var schedulePath string
-	var system *loadtest.SystemFlags
-	var run *runFlags
-	cmd := &cobra.Command{
-		Use:   "loadtest",
-		Short: "Bring up Redis and the replicas, replay the documents' traffic, gate the run",
-		Long: `Brings up Redis and N limiter replicas (Docker by default, or local processes), replays
+// loadtestHelp is harness loadtest --help.
+const loadtestHelp = `Brings up Redis and N limiter replicas (Docker by default, or local processes), replays
 the documents' probe patterns and a background population with Vegeta, attributes every
 response to its client and checks the three requirements: no client above 1.1x its limit in
 any window, no client under its limit rejected, no rejection or 5xx because the store failed.
@@ -66,14 +53,26 @@ The first is gated, the others are comparisons.
 --schedule FILE replays a schedule file (harness hunt writes one per family: the traffic that
 did the most harm) exactly: its offsets, clients and replicas from a window edge, its store
 fault at its offsets, judged as every scenario is; the built-in replica at the file's time
-scale, replica count and design (unless --design says otherwise).`,
-		Args: cobra.NoArgs,
+scale, replica count and design (unless --design says otherwise).`
+
+// targetScale is --time-scale's note where a target file may run: its own window sets its scale.
+const targetScale = "a target file's follows its window"
+
+func newLoadtestCmd() *cobra.Command {
+	cfg := loadtest.DefaultConfig()
+	cfg.Design = string(limiters.DesignBounded)
+	var baseline string
+	var schedulePath string
+	var system *loadtest.SystemFlags
+	var scenarios *loadtest.ScenarioFlags
+	var run *runFlags
+	cmd := &cobra.Command{
+		Use:   "loadtest",
+		Short: "Bring up Redis and the replicas, replay the documents' traffic, gate the run",
+		Long:  loadtestHelp,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := system.Apply(); err != nil {
-				return err
-			}
-			var err error
-			if cfg.Faults, err = loadtest.ParseFaults(faults); err != nil {
+			if err := errors.Join(system.Apply(), scenarios.Apply()); err != nil {
 				return err
 			}
 			if schedulePath != "" {
@@ -108,16 +107,7 @@ scale, replica count and design (unless --design says otherwise).`,
 	run = newRunFlags(f, &cfg.Provider, &cfg.Network, &cfg.BinDir, &cfg.OutDir, "run directory: outcomes, summary.json, report")
 	system = loadtest.NewSystemFlags(f, &cfg)
 	loadtest.SpecFlags(f, &cfg.Spec, targetScale)
-	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the fault scenarios, those of --faults (on --store cluster: master-kill and master-pause)")
-	f.StringSliceVar(&faults, "faults", []string{"all"}, "the fault scenarios --fail-open runs: all, or some of store-stop, store-pause, store-slow, store-restart, replica-kill")
-	f.StringVar(&cfg.Store, "store", "redis", "counter store: redis (one Redis) or cluster (a Redis Cluster of 3 masters + 3 replicas; docker needs --network host)")
-	f.Float64Var(&cfg.StoreCPU, "store-cpu", 0, "give the one Redis this share of a core (docker provider: its CPU quota), a slow store whose calls take time in proportion to their work; 0: no limit")
-	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
-	f.BoolVar(&cfg.Matrix, "matrix", cfg.Matrix, "also run every other algorithm x mode as a comparison")
-	f.StringVar(&cfg.Only, "only", "", "run only the scenarios whose name contains this text (or one of several, comma-separated)")
-	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "generator shards per scenario, each sending its share of the clients (1: in this process)")
-	f.StringVar(&cfg.ShardRunner, "shard-runner", cfg.ShardRunner, "how shards run: process (harness attack on this machine) or container (the harness image, host networking)")
-	f.StringVar(&cfg.HarnessImage, "harness-image", loadtest.DefaultHarnessImage, "the container runner's image (scripts/build-images.sh harness)")
+	scenarios = loadtest.NewScenarioFlags(f, &cfg)
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringVar(&schedulePath, "schedule", "", "replay a schedule file (harness hunt writes them) exactly, in place of the documents' traffic: one scenario per system, its store fault if it has one")
 	return cmd
