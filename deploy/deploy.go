@@ -80,8 +80,8 @@ func (p Params) check() error {
 		return fmt.Errorf("--namespace %q is not a valid namespace name", p.Namespace)
 	case p.Start.IsZero():
 		return fmt.Errorf("no start instant: every shard must be given the same one")
-	case !(p.Schedule.TimeScale > 0 && p.Schedule.TimeScale <= 1):
-		return fmt.Errorf("--time-scale must be in (0, 1] (got %v)", p.Schedule.TimeScale)
+	case schedule.CheckTimeScale(p.Schedule.TimeScale) != nil:
+		return schedule.CheckTimeScale(p.Schedule.TimeScale)
 	}
 	for _, t := range p.Targets {
 		if !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "https://") {

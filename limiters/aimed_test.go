@@ -148,7 +148,7 @@ func aimedRule() *Rule {
 	return &Rule{Name: "aimed", Algorithm: SlidingWindow, Limit: DefaultLimit, Window: DefaultWindow, Slices: DefaultSlices}
 }
 
-// aimedFamilies are the schedules of issue 21, each as sends on the model clock. jitter
+// aimedFamilies are the aimed schedules (harness hunt's families), each as sends on the model clock. jitter
 // gives each send its network delay; base is a window-aligned instant.
 func aimedFamilies(base time.Time, jitter func() time.Duration) []struct {
 	name string
@@ -237,7 +237,7 @@ func aimedFamilies(base time.Time, jitter func() time.Duration) []struct {
 	return fams
 }
 
-// The aimed families of issue 21 against 8 in-process nodes on a memory store, on the model
+// The aimed families against 8 in-process nodes on a memory store, on the model
 // clock: the document's delayed sync lets each far past 1.1× (the figures it shows), the
 // bounded design holds each within 1.1× and refuses no at-limit client.
 func TestAimedFamilies(t *testing.T) {

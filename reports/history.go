@@ -55,6 +55,8 @@ func (r HistoryRun) Verdict() string {
 		return "INCOMPLETE"
 	case s.Interrupted:
 		return "INTERRUPTED"
+	case s.IsNotMade():
+		return "NOT MADE"
 	case s.GeneratorBound:
 		return "GENERATOR-BOUND"
 	case s.Pass:
@@ -368,7 +370,7 @@ var historyTmpl = template.Must(newTemplate("history").Funcs(template.FuncMap{
 		switch v {
 		case "PASS":
 			return "pass"
-		case "GENERATOR-BOUND":
+		case "GENERATOR-BOUND", "NOT MADE":
 			return "bound"
 		}
 		return "fail"

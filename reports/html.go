@@ -116,6 +116,8 @@ func verdict(sum result.Summary) (text, class string) {
 		return "INCOMPLETE: " + sum.IncompleteWhy, "fail"
 	case sum.Interrupted:
 		return "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
+	case sum.IsNotMade():
+		return "NOT MADE: " + strings.Join(sum.NotMade, "; ") + "; the run says nothing about the limiter either way", "bound"
 	case sum.GeneratorBound:
 		return "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
 	case sum.Pass:

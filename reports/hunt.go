@@ -50,6 +50,8 @@ func GenerateHunt(dir string) (string, error) {
 // huntVerdict is the hunt's result in a word, as the command's exit code says it.
 func huntVerdict(h result.Hunt) string {
 	switch {
+	case h.IsNotMade():
+		return "NOT MADE"
 	case h.GeneratorBound:
 		return "GENERATOR-BOUND"
 	case h.Pass:

@@ -1,5 +1,5 @@
 // Package bench measures how fast and cheap the limiter is, as ratios measured side by side
-// in one run, because absolute figures on a shared machine drift (issue 6): the in-process
+// in one run, because absolute figures on a shared machine drift: the in-process
 // decision cost beside x/time/rate, the fleet's ceiling beside no-op replicas, the store's
 // commands in central and delayed sync, a peer limiter (go-redis/redis_rate) in the same
 // run, the store's memory per tracked client in each counter layout, and the latency the
@@ -359,7 +359,7 @@ func (b *fleetBench) steadyRuns(ctx context.Context) error {
 }
 
 // sharedRate is the rate every fleet is measured at side by side: half the lower ceiling
-// (issue 6's "half the measured ceiling"), at least min.
+// ("half the measured ceiling"), at least min.
 func sharedRate(a, b, floor float64) float64 {
 	c := math.Min(a, b)
 	if c <= 0 {

@@ -305,7 +305,7 @@ func TestCeilingFigureIsGeneratorBound(t *testing.T) {
 		wantStatus, disp string
 		value            float64
 	}{
-		{"the generator's ceiling twice (make bench before issue 13)", 3375, 3375, false, result.StatusGeneratorBound, "3,375 / 3,375 req/s = 1.00: GENERATOR-BOUND", 1},
+		{"the generator's ceiling twice (a search that stopped where the generator did)", 3375, 3375, false, result.StatusGeneratorBound, "3,375 / 3,375 req/s = 1.00: GENERATOR-BOUND", 1},
 		{"within 10 %", 4000, 3601, false, result.StatusGeneratorBound, "3,601 / 4,000 req/s = 0.90: GENERATOR-BOUND", 0.90025},
 		{"just below 90 %: a real ratio", 4000, 3599, false, result.StatusNotMet, "3,599 / 4,000 req/s = 0.90", 0.89975},
 		{"well below: the limiter's own ceiling", 6000, 3000, false, result.StatusNotMet, "3,000 / 6,000 req/s = 0.50", 0.5},

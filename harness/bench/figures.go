@@ -13,7 +13,7 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// Targets of issue 6.
+// Targets of the figures harness bench measures (docs/bench.md).
 const (
 	TargetDecisionRatio = 1.5       // decision cost within 1.5× x/time/rate, zero allocations
 	TargetCeilingRatio  = 0.90      // limiter fleet ceiling ≥ 0.90 × the no-op fleet's
@@ -67,8 +67,8 @@ func lowerBoundRatio(value, target float64, numLow, denLow bool, why lowerBound)
 	return status(value >= target), ""
 }
 
-// Figures builds the table from what a run measured: one row per figure, the issue's items
-// in order, each with its target, whether it was met and the conditions it was measured in.
+// Figures builds the table from what a run measured: one row per figure, in the order of
+// their numbers, each with its target, whether it was met and the conditions it was measured in.
 func Figures(b result.Bench) []result.BenchFigure {
 	if b.Slice != nil {
 		return sliceFigures(b)

@@ -17,10 +17,10 @@ import (
 )
 
 // FleetVegeta names plain Vegeta's constant-rate attack on the no-op fleet in bench.json:
-// the reference the harness's own sender is measured against (issue 13).
+// the reference the harness's own sender is measured against.
 const FleetVegeta = "vegeta"
 
-// Generator targets of issue 13.
+// Targets of the generator: the harness's sender beside plain Vegeta.
 const (
 	// TargetGeneratorRatio: the harness's schedule-driven sender sustains at least 0.9 ×
 	// plain Vegeta's constant rate against the same no-op replicas, in the same run.

@@ -28,7 +28,7 @@ const (
 	SlicePeer     = "redis_rate"                    // the replica in --mode peer-gcra: go-redis/redis_rate
 )
 
-// Targets of issue 31, judged on the slice.
+// Targets of one replica's share of HS2 (make bench-slice, docs/bench.md), judged on the slice.
 const (
 	TargetSliceCPURatio   = 1.2 // the bounded replica's CPU per decision <= 1.2 × the no-op replica's
 	TargetSliceStoreBusy  = 0.5 // Redis under half busy at its share of a core
@@ -79,8 +79,8 @@ func (c SliceConfig) check(provider string) error {
 		return fmt.Errorf("--slice: the rate and the clients must be > 0 (got %v, %d)", c.Rate, c.Clients)
 	case c.Nodes < 1 || c.Node < 0 || c.Node >= c.Nodes:
 		return fmt.Errorf("--slice: node %d of %d: want 0 <= node < nodes", c.Node, c.Nodes)
-	case !(c.TimeScale > 0) || c.TimeScale > 1:
-		return fmt.Errorf("--time-scale must be in (0, 1] (got %v)", c.TimeScale)
+	case schedule.CheckTimeScale(c.TimeScale) != nil:
+		return schedule.CheckTimeScale(c.TimeScale)
 	case c.StoreCPU < 0 || c.StoreCPU > 1:
 		return fmt.Errorf("--store-cpu %v: give a share of one core in (0, 1], or 0 for none", c.StoreCPU)
 	case c.StoreCPU > 0 && provider == fleet.ProviderLocal:

@@ -31,7 +31,7 @@ func printCost(cfg Config, f result.FleetBench) {
 	fmt.Fprintf(cfg.Progress, "             replica %s; %s; generator %s\n", cost(f.Replica, f.ReplicaWhy, "decision"), store, cost(f.Generator, f.GeneratorWhy, "request"))
 }
 
-// sliceFigures are the slice's targets (issue 31), each on the bounded design against the
+// sliceFigures are the slice's targets, each on the bounded design against the
 // no-op replica or redis_rate in the same run: CPU per decision, the p99 it adds, Redis's
 // busy share of its share of a core, and its ceiling over redis_rate's.
 func sliceFigures(b result.Bench) []result.BenchFigure {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/synchealth"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
@@ -75,6 +76,9 @@ func (rc *RunConfig) check() ([]Family, error) {
 	default:
 		return nil, fmt.Errorf("--fault %q: use %s, %s or %s", rc.Fault, result.FaultStop, result.FaultPause, FaultNone)
 	}
+	if err := schedule.CheckTimeScale(rc.Load.Spec.TimeScale); err != nil {
+		return nil, err
+	}
 	if !(rc.MaxRate > 0) {
 		return nil, fmt.Errorf("--max-rate must be > 0 requests/s (got %v)", rc.MaxRate)
 	}
@@ -120,28 +124,29 @@ func Run(ctx context.Context, rc RunConfig) (result.Hunt, error) {
 		if err != nil && ctx.Err() == nil {
 			h.Systems[len(h.Systems)-1].Error = err.Error()
 		}
-		verdict(&h)
+		Verdict(&h)
 		if werr := result.Write(rc.OutDir, result.HuntFile, h); werr != nil {
 			return h, werr
 		}
 	}
 	h.Interrupted = ctx.Err() != nil
 	h.FinishedAt = time.Now().UTC()
-	verdict(&h)
+	Verdict(&h)
 	return h, result.Write(rc.OutDir, result.HuntFile, h)
 }
 
-// verdict judges the hunt: it fails when a family broke a promise on traffic sent
+// Verdict judges the hunt: it fails when a family broke a promise on traffic sent
 // faithfully, or a system could not be hunted; it is generator-bound when nothing broke and
 // some family has no faithfully sent variant.
-func verdict(h *result.Hunt) {
-	h.Pass, h.GeneratorBound, h.Failed = true, false, nil
+func Verdict(h *result.Hunt) {
+	h.Pass, h.GeneratorBound, h.Failed, h.NotMade = true, false, nil, nil
 	bound := false
 	for _, s := range h.Systems {
 		name := systemName(s)
 		if s.Error != "" {
 			h.Pass = false
 			h.Failed = append(h.Failed, name+": "+s.Error)
+			h.NotMade = append(h.NotMade, name+": "+s.Error)
 		}
 		for _, f := range s.Families {
 			if f.Breaks {

@@ -26,7 +26,7 @@ import (
 func quickHunt(t *testing.T, budget time.Duration, families ...string) RunConfig {
 	cfg := loadtest.DefaultConfig()
 	cfg.Network = "host"
-	cfg.TimeScale = 0.1
+	cfg.Spec.TimeScale = 0.1
 	out := t.TempDir()
 	if dir := os.Getenv("RLHARNESS_RUN_DIR"); dir != "" {
 		out = filepath.Join(dir, t.Name())

@@ -56,6 +56,8 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 		}
 	}
 	switch {
+	case h.IsNotMade():
+		fmt.Fprintf(w, "RESULT: NOT MADE: %s\n", strings.Join(h.NotMade, "; "))
 	case h.GeneratorBound:
 		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: nothing broke, and some family's every variant was sent late or slow; lower --max-rate\n")
 	case h.Pass:

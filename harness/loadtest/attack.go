@@ -87,6 +87,8 @@ func Attack(ctx context.Context, ac AttackConfig) (result.Shard, error) {
 		if err := ac.readFile(); err != nil {
 			return ac.record(), err
 		}
+	} else if err := schedule.CheckTimeScale(ac.Schedule.TimeScale); err != nil {
+		return ac.record(), err
 	}
 	if ac.Schedule.Replicas == 0 {
 		ac.Schedule.Replicas = len(ac.Targets)

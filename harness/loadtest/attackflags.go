@@ -17,16 +17,13 @@ type AttackFlags struct {
 
 // NewAttackFlags defines the attack command's flags on f, with the load test's defaults.
 func NewAttackFlags(f *pflag.FlagSet) *AttackFlags {
-	a := &AttackFlags{ac: AttackConfig{Schedule: DefaultConfig().ScheduleSpec()}}
+	a := &AttackFlags{ac: AttackConfig{Schedule: DefaultConfig().Spec}}
 	ac := &a.ac
 	f.StringVar(&a.shard, "shard", "0/1", "this shard and the count, i/N from 0; '$JOB_COMPLETION_INDEX/N' or '/N' reads i from the environment")
 	f.StringArrayVar(&ac.Targets, "target", nil, "a replica's base URL (http://host:port), once per replica index; fewer are reused in turn")
 	f.StringVar(&a.start, "start", "", "the run's origin, the same for every shard (RFC 3339); empty: the next window edge")
 	f.StringVar(&ac.ClockRef, "clock-ref", "", "Redis host:port whose TIME every shard reads to measure its clock offset")
-	f.Float64Var(&ac.Schedule.TimeScale, "time-scale", ac.Schedule.TimeScale, "multiply every duration by F (0 < F <= 1) and every rate by 1/F")
-	f.Float64Var(&ac.Schedule.Rate, "rate", ac.Schedule.Rate, "background population's aggregate rate, requests/s over all shards")
-	f.IntVar(&ac.Schedule.Clients, "clients", ac.Schedule.Clients, "background clients (HS1)")
-	f.Uint64Var(&ac.Schedule.Seed, "seed", ac.Schedule.Seed, "seed of the schedule: the same on every shard")
+	SpecFlags(f, &ac.Schedule, "")
 	f.IntVar(&ac.Schedule.Replicas, "replicas", 0, "replica indexes the requests are spread over (0: one per --target)")
 	f.StringVar(&ac.Scenario, "scenario", "attack", "the run's name in the judge's summary")
 	f.StringVar(&ac.Algorithm, "algorithm", "", "what the target runs (fixed_window, sliding_window, token_bucket), for the document's claims")

@@ -224,7 +224,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc result.S
 	}
 	rdb := fleet.StoreClient(fl)
 	defer rdb.Close()
-	window := cfg.ScheduleSpec().Window()
+	window := cfg.Spec.Window()
 	rule := &limiters.Rule{Name: "default", Algorithm: limiters.Algorithm(sc.Algorithm), Limit: limiters.DefaultLimit,
 		Window: window, Slices: limiters.DefaultSlices}
 	lay := documentLayout(window)
@@ -232,7 +232,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc result.S
 	var doubled int64 // decisions the store may have counted twice
 	if boundedDesign(sc) {
 		lay = boundedLayout
-		bd = limiters.BoundsFor(rule, cfg.Replicas)
+		bd = limiters.BoundsFor(rule, cfg.Spec.Replicas)
 		if res.Sync != nil && res.Sync.StoreDecisions != nil {
 			doubled = res.Sync.StoreDecisions.Failed
 		}
@@ -272,7 +272,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc result.S
 		if bd.Budget > 0 && first != math.MaxInt64 {
 			span := (last - first + 1) * unit
 			perSpan := (bd.Window - bd.Margin) * int64(time.Microsecond)
-			missing = int64(cfg.Replicas) * bd.Budget * ((span + perSpan - 1) / perSpan)
+			missing = int64(cfg.Spec.Replicas) * bd.Budget * ((span + perSpan - 1) / perSpan)
 		}
 		stored, accepted, allowance, unseen = stored+got, accepted+want, allowance+slack, unseen+missing
 		if d := got - want; d > slack+doubled || -d > slack+missing {

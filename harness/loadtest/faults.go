@@ -81,7 +81,7 @@ func (c Config) planFault(sc result.Scenario, t *target.Target) *fault.Plan {
 	}
 	window := c.scaled(limiters.DefaultWindow)
 	from := window + window/5
-	p := &fault.Plan{Fault: sc.Fault, Member: fault.Member(sc.Fault, c.Replicas), At: from, Until: from + c.scaled(c.Outage)}
+	p := &fault.Plan{Fault: sc.Fault, Member: fault.Member(sc.Fault, c.Spec.Replicas), At: from, Until: from + c.scaled(c.Outage)}
 	if o, ok := c.replayOutage(); ok { // a replayed schedule's fault, at its offsets
 		p.At, p.Until = o.From, o.To
 	}
@@ -103,7 +103,7 @@ func (c Config) routedAway(sc result.Scenario, t *target.Target) *schedule.Away 
 		return nil
 	}
 	w := p.RouteWindow(c.RecoveryGrace)
-	return &schedule.Away{Replica: c.Replicas - 1, From: w.From, To: w.To}
+	return &schedule.Away{Replica: c.Spec.Replicas - 1, From: w.From, To: w.To}
 }
 
 // blamesHarness says whether a refused connection to a killed node is the harness's routing
@@ -166,8 +166,8 @@ func faultLine(r result.ScenarioResult) string {
 // the outage as measured, and the error that kept the fault from being made or mended.
 func measuredFault(res *result.ScenarioResult, acc *accounting.Accumulator, a *fault.Armed, cfg Config, sc result.Scenario) (result.Interval, error) {
 	timing, err := a.Wait()
-	if cfg.away != nil {
-		routed := result.Interval{From: cfg.away.From, To: cfg.away.To}
+	if cfg.Spec.Away != nil {
+		routed := result.Interval{From: cfg.Spec.Away.From, To: cfg.Spec.Away.To}
 		timing.Routed = &routed
 	}
 	res.FaultTiming = &timing
@@ -185,10 +185,10 @@ func measuredFault(res *result.ScenarioResult, acc *accounting.Accumulator, a *f
 		// From the first request the schedule moved (or the kill, if earlier) to the
 		// replica's return: a refusal then is the dead replica's.
 		from := outage.From
-		if cfg.away != nil {
-			from = min(from, cfg.away.From)
+		if cfg.Spec.Away != nil {
+			from = min(from, cfg.Spec.Away.From)
 		}
-		acc.SetDeadReplica(cfg.Replicas-1, result.Interval{From: from, To: outage.To})
+		acc.SetDeadReplica(cfg.Spec.Replicas-1, result.Interval{From: from, To: outage.To})
 	}
 	return outage, err
 }

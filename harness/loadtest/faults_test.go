@@ -65,7 +65,7 @@ func TestTargetFaults(t *testing.T) {
 // the kill to the recovery grace after its start.
 func TestPlanFault(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.TimeScale = 0.2 // window 12 s: the fault from 14.4 s, the outage 6 s
+	cfg.Spec.TimeScale = 0.2 // window 12 s: the fault from 14.4 s, the outage 6 s
 	slowTarget := mustTarget(t, strings.Replace(targetHead, `start: {url: "http://127.0.0.1:1"}`, "start: {docker: {image: i}, replicas: 2}", 1)+
 		"request: {client: {header: X}}\nstore: {redis: managed}\nfaults: {store_delay: 300ms, killed_node: limiter}\n")
 	for _, c := range []struct {
@@ -139,10 +139,10 @@ func (nodeFleet) Start(context.Context, string) error { return nil }
 // the harness's routing error, one to a live replica as the limiter's.
 func TestMeasuredFault(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Replicas, cfg.RecoveryGrace = 2, 50*time.Millisecond
+	cfg.Spec.Replicas, cfg.RecoveryGrace = 2, 50*time.Millisecond
 	sc := result.Scenario{Fault: result.FaultKill}
 	plan := fault.Plan{Fault: result.FaultKill, Member: fault.Member(result.FaultKill, 2), At: 20 * time.Millisecond, Until: 60 * time.Millisecond}
-	cfg.away = &schedule.Away{Replica: 1, From: 0, To: 110 * time.Millisecond}
+	cfg.Spec.Away = &schedule.Away{Replica: 1, From: 0, To: 110 * time.Millisecond}
 	s := schedule.Schedule{Clients: []schedule.Client{{ID: "c", Limit: 10, Window: time.Second}}, Duration: time.Second,
 		Requests: []schedule.Request{{At: 30 * time.Millisecond, Replica: 1}, {At: 40 * time.Millisecond, Replica: 0}, {At: 500 * time.Millisecond, Replica: 1}}}
 	acc, err := accounting.New(&s, nil)

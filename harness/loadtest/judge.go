@@ -59,7 +59,7 @@ func (p *probeTimes) times(c int32) (sent, answered []time.Duration) {
 // at the run's scale, the fault, its recovery grace and the outage (as measured once known).
 func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judging {
 	return verdict.Judging{
-		Gates: c.Gates, Window: c.ScheduleSpec().Window(), Sync: c.scaled(c.SyncInterval), Replicas: c.Replicas, Shards: c.shards(),
+		Gates: c.Gates, Window: c.Spec.Window(), Sync: c.scaled(c.SyncInterval), Replicas: c.Spec.Replicas, Shards: c.shards(),
 		Fault: sc.Fault, Outage: outage, Grace: c.RecoveryGrace, StoreTimeout: c.StoreTimeout,
 		LimiterOwnsKilledNode: c.killedNodeRefusals() == target.BlameLimiter,
 		StoreWait:             c.storeWait(sc),
@@ -232,6 +232,8 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 	switch {
 	case s.Incomplete:
 		fmt.Fprintf(w, "RESULT: INCOMPLETE: %s; %s\n", s.IncompleteWhy, strings.Join(s.Failed, "; "))
+	case s.IsNotMade():
+		fmt.Fprintf(w, "RESULT: NOT MADE: %s\n", strings.Join(s.NotMade, "; "))
 	case s.GeneratorBound:
 		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: the generator fell behind its schedule; lower --rate or use more cores\n")
 	case s.Pass:

@@ -55,7 +55,7 @@ func judge(t *testing.T, sc result.Scenario, s *schedule.Schedule, outs []traffi
 		}
 	}
 	cfg := DefaultConfig()
-	cfg.TimeScale = 1.0 / 60
+	cfg.Spec.TimeScale = 1.0 / 60
 	cfg.Gates.LatenessP99 = time.Second
 	cfg.Gates.MinRateRatio = 0
 	for _, e := range edit {
@@ -204,7 +204,7 @@ func TestLatenessToleranceFollowsTheTimeScale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		cfg := DefaultConfig()
-		cfg.TimeScale, cfg.Gates.LatenessP99 = tt.scale, tt.asked
+		cfg.Spec.TimeScale, cfg.Gates.LatenessP99 = tt.scale, tt.asked
 		if got := cfg.latenessTolerance(); got != tt.want {
 			t.Errorf("scale %g, asked %v: tolerance %v, want %v", tt.scale, tt.asked, got, tt.want)
 		}
@@ -233,7 +233,7 @@ func TestClaimVerdictGeneratorBound(t *testing.T) {
 // its (scaled) intervals; a target by the names its file gives; the others say why not.
 func TestSyncScraperPerSystem(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.TimeScale = 0.2
+	cfg.Spec.TimeScale = 0.2
 	urls := []string{"http://127.0.0.1:1"}
 	named := &target.Target{Name: "mine", Metrics: &target.Metrics{Path: "/stats", Exchanges: "rl_sync_total", ViewAge: "rl_age_seconds", SyncInterval: time.Second}}
 	tests := []struct {
@@ -307,7 +307,7 @@ func TestVerdictStatesLoopbackAndGroupsRates(t *testing.T) {
 // says why; with every decision made over the store, the same figure refutes the claim.
 func TestDecisionsWithoutTheStoreVoidTheAlgorithmsClaims(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.TimeScale = 0.2
+	cfg.Spec.TimeScale = 0.2
 	sc := result.Scenario{Name: "sliding_window/central", Algorithm: string(limiters.SlidingWindow), Mode: string(limiters.ModeCentral)}
 	scenario := func(deg *result.Degraded) *result.ScenarioResult {
 		return &result.ScenarioResult{Scenario: sc, StoreCmdPerSec: 900, AchievedRate: 1000,
@@ -355,7 +355,7 @@ func TestDecisionsWithoutTheStoreVoidTheAlgorithmsClaims(t *testing.T) {
 	rep := acc.Report()
 	r := &result.ScenarioResult{Scenario: sc, Sync: &result.SyncHealth{Degraded: deg}}
 	c := DefaultConfig()
-	c.TimeScale = 1.0 / 60
+	c.Spec.TimeScale = 1.0 / 60
 	fillResult(r, &rep, c, sc, newProbeTimes(s), result.Interval{}, accounting.NewLatency())
 	if oc := check(t, *r, "max overshoot"); oc.Pass || !strings.Contains(oc.Detail, "145 decisions without the store") {
 		t.Errorf("overshoot check %+v: want it failed, naming the decisions made without the store", oc)

@@ -23,13 +23,10 @@ import (
 // writeStarted writes the scenario's result.Started into its directory at the traffic's origin.
 func writeStarted(dir string, cfg Config, sc result.Scenario, sys sut, origin time.Time, faults []result.Interval, outage result.Interval, cond result.Conditions) error {
 	st := result.Started{
-		Run: cfg.started, Scenario: sc, Schedule: cfg.ScheduleSpec(), Start: origin, Faults: faults, Outage: outage,
+		Run: cfg.started, Scenario: sc, Schedule: cfg.Spec, Start: origin, Faults: faults, Outage: outage,
 		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, GateClock: cfg.Gates.Clock, KilledNode: cfg.killedNode, Shards: cfg.shardCount(),
-		Config: result.ConfigSummary{Provider: cfg.Provider, Network: cond.Network, Replicas: cfg.Replicas,
-			Algorithm: sc.Algorithm, Mode: sc.Mode, SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout,
-			TimeScale: cfg.TimeScale, Window: cfg.scaled(limiters.DefaultWindow), Limit: sys.classes()[0].Limit,
-			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed, Outage: cfg.scaled(cfg.Outage), RecoveryGrace: cfg.RecoveryGrace,
-			Store: cfg.clusterStore()},
+		SyncInterval: cfg.SyncInterval, OutageAsked: cfg.Outage,
+		Config:     cfg.configSummary(sc.Algorithm, sc.Mode, sys.classes()[0].Limit),
 		Conditions: cond, Commit: cfg.Commit, Cores: runtime.NumCPU(),
 	}
 	if sys.t != nil {
@@ -38,6 +35,7 @@ func writeStarted(dir string, cfg Config, sc result.Scenario, sys sut, origin ti
 	if cfg.Schedule != nil {
 		st.ScheduleFile = ReplayedFile
 	}
+	st.Config.Network = cond.Network // as the fleet reported it
 	return result.Write(dir, result.StartedFile, st)
 }
 
@@ -252,14 +250,13 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 func startedConfig(st result.Started, jc JudgeConfig) Config {
 	cfg := DefaultConfig()
 	c := st.Config
-	cfg = cfg.withSchedule(st.Schedule)
+	cfg.Spec = st.Schedule
 	cfg.Provider, cfg.Network, cfg.StoreTimeout, cfg.killedNode = c.Provider, c.Network, c.StoreTimeout, st.KilledNode
 	if c.Store != "" {
 		cfg.Store = c.Store
 	}
-	if st.Schedule.TimeScale > 0 {
-		cfg.SyncInterval = time.Duration(float64(c.SyncInterval) / st.Schedule.TimeScale)
-		cfg.Outage = time.Duration(float64(c.Outage) / st.Schedule.TimeScale)
+	if st.SyncInterval > 0 { // as asked, before scaling; a scenario.json without them: the defaults
+		cfg.SyncInterval, cfg.Outage = st.SyncInterval, st.OutageAsked
 	}
 	cfg.RecoveryGrace, cfg.Shards = c.RecoveryGrace, st.Shards
 	cfg.Gates.LatenessP99, cfg.Gates.MinRateRatio, cfg.Gates.Clock = st.Lateness, st.MinRateRatio, st.GateClock

@@ -27,8 +27,8 @@ import (
 func quickConfig(t *testing.T) Config {
 	cfg := DefaultConfig()
 	cfg.Network = "host"
-	cfg.TimeScale = 0.2
-	cfg.Rate = 300
+	cfg.Spec.TimeScale = 0.2
+	cfg.Spec.Rate = 300
 	cfg.Matrix = false
 	cfg.OutDir = t.TempDir()
 	if dir := os.Getenv("RLHARNESS_RUN_DIR"); dir != "" {
@@ -137,7 +137,7 @@ func TestLoadtestFixedWindowFailsAtTheBoundary(t *testing.T) {
 // exchanges carry every client a node saw in the interval, so a population of clients far
 // below their limits (HS2's) costs its store as much script work per request as a central
 // counter's one call does (at 40,000 req/s more than one Redis thread does, and the
-// exchanges outlast the store timeout: issue 21). The bounded design's clients within their
+// exchanges outlast the store timeout). The bounded design's clients within their
 // budgets cost the store nothing. So every client here is far below its limit (the probes
 // are given a limit they never reach, which leaves their traffic as it is), and the test
 // holds the bounded design's store commands to its nodes' epoch reads (nodes / interval,
@@ -152,7 +152,7 @@ func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 	cfg := quickConfig(t)
 	cfg.FailOpen, cfg.Matrix = false, true
 	cfg.Only = "sliding_window/delayed,sliding_window/central"
-	window := cfg.ScheduleSpec().Window()
+	window := cfg.Spec.Window()
 	cfg.Rules = fmt.Appendf(nil, `default: {limit: 600, window: %s, algorithm: sliding_window, slices: 12}
 rules:
   - {name: probes, match: {prefix: "probe-"}, limit: 1000000, window: %s, algorithm: sliding_window, slices: 12}
@@ -177,7 +177,7 @@ rules:
 		t.Errorf("the bounded design's sync %+v: want its epoch reads succeeded and no decision asked of the store", d)
 	}
 	// Its store's commands are the nodes' epoch reads, whatever the rate.
-	epochs := float64(cfg.Replicas) / cfg.scaled(cfg.SyncInterval).Seconds()
+	epochs := float64(cfg.Spec.Replicas) / cfg.scaled(cfg.SyncInterval).Seconds()
 	if r := design.StoreCmdPerSec / epochs; r < 0.5 || r > 1.1 {
 		t.Errorf("the bounded design's store saw %.0f commands/s, %.2fx its nodes' epoch reads (%.0f/s): want 0.5x..1.1x", design.StoreCmdPerSec, r, epochs)
 	}
@@ -263,7 +263,7 @@ func checkFaultScenario(t *testing.T, cfg Config, sc result.ScenarioResult) {
 			t.Errorf("replica-kill: %+v: want replica-7, routed around", *f)
 		}
 		lat := sc.ReplicaLatency
-		if len(lat) != cfg.Replicas || lat[7].Count >= lat[0].Count*9/10 {
+		if len(lat) != cfg.Spec.Replicas || lat[7].Count >= lat[0].Count*9/10 {
 			t.Errorf("replica-kill: answers per replica %v: want replica-7 well below replica-0", counts(lat))
 		}
 		if sc.Errors.Total() != 0 || sc.Errors.Routing > 20 || sc.MaxOvershoot > 1.1 || sc.FalseRejects != 0 {

@@ -155,7 +155,8 @@ func openShards(paths []string, jc JudgeConfig) (shardedRun, error) {
 		return shardedRun{}, err
 	}
 	first := shards[0]
-	cfg := DefaultConfig().withSchedule(first.Schedule)
+	cfg := DefaultConfig()
+	cfg.Spec = first.Schedule
 	if jc.Gates != (accounting.Gates{}) {
 		cfg.Gates = jc.Gates
 	}
@@ -225,11 +226,12 @@ func (r *shardedRun) summary(res result.ScenarioResult, commit string) result.Su
 	first, cfg := r.shards[0], r.cfg
 	sum := result.Summary{
 		StartedAt: first.Start.UTC(), Cores: runtime.NumCPU(), Commit: commit,
-		Config: result.ConfigSummary{Provider: "shards", Replicas: first.Schedule.Replicas, Algorithm: r.sc.Algorithm, Mode: r.sc.Mode,
-			TimeScale: cfg.TimeScale, Window: cfg.ScheduleSpec().Window(), Limit: limiters.DefaultLimit,
-			Rate: cfg.Rate, Clients: cfg.Clients, Seed: cfg.Seed},
-		Pass: true,
+		Config: cfg.configSummary(r.sc.Algorithm, r.sc.Mode, limiters.DefaultLimit),
+		Pass:   true,
 	}
+	// The shards knew their schedule and their targets' URLs, not the fleet behind them.
+	sum.Config.Provider, sum.Config.Network, sum.Config.NetworkNote, sum.Config.Design = "shards", "", "", ""
+	sum.Config.SyncInterval, sum.Config.StoreTimeout, sum.Config.Outage, sum.Config.RecoveryGrace, sum.Config.Store = 0, 0, 0, 0, ""
 	var errs []string
 	for _, m := range r.shards {
 		sum.FinishedAt = maxTime(sum.FinishedAt, m.FinishedAt.UTC())

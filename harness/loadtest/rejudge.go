@@ -116,7 +116,7 @@ func rejudgeScenario(st result.Started, dir string, old result.ScenarioResult, j
 			if a := st.Schedule.Away; a != nil {
 				from = min(from, a.From)
 			}
-			acc.SetDeadReplica(cfg.Replicas-1, result.Interval{From: from, To: outage.To})
+			acc.SetDeadReplica(cfg.Spec.Replicas-1, result.Interval{From: from, To: outage.To})
 		}
 	}
 	if st.ScheduleFile != "" {

@@ -19,7 +19,7 @@ func TestLoadtestRejudgeGivesTheRunsChecks(t *testing.T) {
 	defer cancel()
 	cfg := quickConfig(t)
 	cfg.Provider = "local"
-	cfg.TimeScale = 0.05
+	cfg.Spec.TimeScale = 0.05
 	cfg.Faults = []string{result.FaultStop}
 	sum, err := Run(ctx, cfg)
 	if err != nil {

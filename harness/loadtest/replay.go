@@ -25,9 +25,9 @@ func (c Config) WithSchedule(f *schedule.File) (Config, error) {
 		return c, fmt.Errorf("--schedule is sent from this process: drop --shards (harness attack --schedule sends a schedule file from shards)")
 	}
 	if f.TimeScale > 0 {
-		c.TimeScale = f.TimeScale
+		c.Spec.TimeScale = f.TimeScale
 	}
-	c.Replicas = max(f.Replicas, f.Schedule.Replicas())
+	c.Spec.Replicas = max(f.Replicas, f.Schedule.Replicas())
 	if c.Design == "" {
 		c.Design = f.Design
 	}
@@ -73,8 +73,8 @@ func (c Config) replayed() (schedule.Schedule, error) {
 	f := c.Schedule
 	s := f.Schedule
 	s.Requests = slices.Clone(s.Requests)
-	if w := c.ScheduleSpec().Window(); f.Align > 0 && w != f.Align {
-		return s, fmt.Errorf("the schedule %q was made for a %v window; this run's is %v (time scale %g)", f.Name, f.Align, w, c.TimeScale)
+	if w := c.Spec.Window(); f.Align > 0 && w != f.Align {
+		return s, fmt.Errorf("the schedule %q was made for a %v window; this run's is %v (time scale %g)", f.Name, f.Align, w, c.Spec.TimeScale)
 	}
 	return s, nil
 }

@@ -117,8 +117,8 @@ func TestWithScheduleTakesTheFilesConditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.TimeScale != 0.05 || cfg.Replicas != 2 || cfg.Design != string(limiters.DesignBounded) || cfg.FailOpen || cfg.Matrix {
-		t.Errorf("config %v %v %v %v %v: want the file's time scale, replicas and design, no other scenario", cfg.TimeScale, cfg.Replicas, cfg.Design, cfg.FailOpen, cfg.Matrix)
+	if cfg.Spec.TimeScale != 0.05 || cfg.Spec.Replicas != 2 || cfg.Design != string(limiters.DesignBounded) || cfg.FailOpen || cfg.Matrix {
+		t.Errorf("config %v %v %v %v %v: want the file's time scale, replicas and design, no other scenario", cfg.Spec.TimeScale, cfg.Spec.Replicas, cfg.Design, cfg.FailOpen, cfg.Matrix)
 	}
 	runs := cfg.runs()
 	if len(runs) != 1 || runs[0].sc.Name != "schedule/window-edge" || runs[0].sc.Fault != result.FaultStop || !runs[0].sc.Gated {

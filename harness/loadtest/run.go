@@ -30,21 +30,20 @@ import (
 
 // Config is a load test as the command line asks for it.
 type Config struct {
-	Provider     string             // fleet provider: docker | local
-	Network      string             // bridge | host
-	Replicas     int                // HS4: 8
+	Provider string // fleet provider: docker | local
+	Network  string // bridge | host
+	// Spec is the traffic's recipe (time scale, background rate and clients, seed, replicas,
+	// the replica a replica-kill routes around): what schedule.Build, the shards and the judge
+	// take, and the time scale every duration of the run is scaled by.
+	Spec         schedule.Spec
 	Algorithm    limiters.Algorithm // the design under test: sliding_window
 	Mode         limiters.Mode      // its mode: delayed
 	Design       string             // delayed mode's design (limiters.Design): bounded | document; "" the replica's default, bounded
 	SyncInterval time.Duration      // HS5 0.2 s, before scaling
 	StoreTimeout time.Duration      // replica's store timeout (not scaled: it is about the network)
-	TimeScale    float64            // every duration ×F, every rate ×1/F
-	Rate         float64            // background population's asked aggregate rate, req/s as sent
-	Clients      int                // HS1: 200,000
-	Seed         uint64
-	FailOpen     bool   // run the fault scenarios (Faults)
-	Matrix       bool   // run every other algorithm × mode as a comparison
-	Only         string // run only the scenarios whose name contains it, or one of its comma-separated parts
+	FailOpen     bool               // run the fault scenarios (Faults)
+	Matrix       bool               // run every other algorithm × mode as a comparison
+	Only         string             // run only the scenarios whose name contains it, or one of its comma-separated parts
 	// Store is "redis" (one Redis, default) or "cluster" (a Redis Cluster of 3 masters + 3
 	// replicas; the fail-open scenarios then kill and pause one master).
 	Store string
@@ -94,8 +93,6 @@ type Config struct {
 	// killedNode is who answers for a refused connection to a killed node: a target file's
 	// faults.killed_node (forTarget); empty is the harness.
 	killedNode string
-	// away is the replica a replica-kill scenario's schedule routes around (routedAway).
-	away *schedule.Away
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -114,10 +111,10 @@ func defaultGates() accounting.Gates {
 // DefaultConfig is the document's design at its own time scale.
 func DefaultConfig() Config {
 	return Config{
-		Provider: "docker", Network: fleet.NetworkBridge, Replicas: limiters.DefaultNodes,
+		Provider: "docker", Network: fleet.NetworkBridge,
+		Spec:      schedule.Spec{TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730, Replicas: limiters.DefaultNodes},
 		Algorithm: limiters.SlidingWindow, Mode: limiters.ModeDelayed,
 		SyncInterval: limiters.DefaultSyncInterval, StoreTimeout: limiters.DefaultStoreTimeout,
-		TimeScale: 1, Rate: 40_000, Clients: 200_000, Seed: 20260730,
 		FailOpen: true, Matrix: true, Outage: 30 * time.Second, RecoveryGrace: 2 * time.Second,
 		Gates: defaultGates(), Shards: 1, ShardRunner: RunnerProcess, OutDir: "runs/latest",
 	}
@@ -125,14 +122,14 @@ func DefaultConfig() Config {
 
 func (c Config) check() error {
 	switch {
-	case !(c.TimeScale > 0) || c.TimeScale > 1:
-		return fmt.Errorf("--time-scale must be in (0, 1] (got %v): 1 is real time, 0.1 ten times faster", c.TimeScale)
-	case c.Rate <= 0:
-		return fmt.Errorf("--rate must be > 0 requests/s (got %v)", c.Rate)
-	case c.Clients <= 0:
-		return fmt.Errorf("--clients must be > 0 (got %d)", c.Clients)
-	case c.Replicas <= 0:
-		return fmt.Errorf("--replicas must be > 0 (got %d)", c.Replicas)
+	case schedule.CheckTimeScale(c.Spec.TimeScale) != nil:
+		return schedule.CheckTimeScale(c.Spec.TimeScale)
+	case c.Spec.Rate <= 0:
+		return fmt.Errorf("--rate must be > 0 requests/s (got %v)", c.Spec.Rate)
+	case c.Spec.Clients <= 0:
+		return fmt.Errorf("--clients must be > 0 (got %d)", c.Spec.Clients)
+	case c.Spec.Replicas <= 0:
+		return fmt.Errorf("--replicas must be > 0 (got %d)", c.Spec.Replicas)
 	case c.Store != "" && c.Store != fleet.StoreRedis && c.Store != fleet.StoreCluster:
 		return fmt.Errorf("--store %q: use redis (one Redis) or cluster (a Redis Cluster)", c.Store)
 	case c.Store == fleet.StoreCluster && c.Provider != "local" && c.Network != fleet.NetworkHost:
@@ -167,13 +164,13 @@ func (c Config) latenessTolerance() time.Duration {
 	if c.Gates.LatenessP99 > 0 {
 		return c.Gates.LatenessP99
 	}
-	slice := c.ScheduleSpec().Window() / limiters.DefaultSlices
+	slice := c.Spec.Window() / limiters.DefaultSlices
 	return time.Duration(float64(slice) * latenessShare)
 }
 
 // scaled is d at the run's time scale: the schedule's Scale, so that the fleet's windows,
 // the faults and the checks are timed as the schedule is.
-func (c Config) scaled(d time.Duration) time.Duration { return c.ScheduleSpec().Scale(d) }
+func (c Config) scaled(d time.Duration) time.Duration { return c.Spec.Scale(d) }
 
 // withWriters is c with a logger and a progress writer that discard where none was given.
 func (c Config) withWriters() Config {
@@ -257,9 +254,22 @@ func (c Config) only(name string) bool {
 	return false
 }
 
+// configSummary is what a summary and a scenario.json record of c's conditions: provider,
+// networking, replicas, the design, the schedule's spec, every duration as it ran (at the
+// time scale), limit the gated class's. The one builder of result.ConfigSummary for the load
+// test, the judge of a killed run and the judge of shards.
+func (c Config) configSummary(algorithm, mode string, limit int) result.ConfigSummary {
+	return result.ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network),
+		NetworkNote: fleet.NetworkingNote(c.Provider, c.Network), Replicas: c.Spec.Replicas,
+		Algorithm: algorithm, Mode: mode, Design: c.designSummary(limiters.Mode(mode)), SyncInterval: c.scaled(c.SyncInterval),
+		StoreTimeout: c.StoreTimeout, TimeScale: c.Spec.TimeScale, Window: c.Spec.Window(), Limit: limit,
+		Rate: c.Spec.Rate, Clients: c.Spec.Clients, Seed: c.Spec.Seed, Outage: c.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
+		Store: c.clusterStore()}
+}
+
 // designSummary is the summary's design: delayed mode's design under test, empty in other modes.
-func (c Config) designSummary() string {
-	if c.Mode != limiters.ModeDelayed {
+func (c Config) designSummary(mode limiters.Mode) string {
+	if mode != limiters.ModeDelayed {
 		return ""
 	}
 	if c.Design == "" {
@@ -280,18 +290,12 @@ func (c Config) newSummary(askedLateness time.Duration) (result.Summary, error) 
 	first, limit := c, limiters.DefaultLimit
 	if len(gated) == 1 && gated[0] != nil {
 		first, limit = c.forTarget(gated[0], askedLateness), gated[0].Classes[0].Limit
-		c.Logger.Info("target", "name", gated[0].Name, "time_scale", first.TimeScale, "replicas", first.Replicas)
+		c.Logger.Info("target", "name", gated[0].Name, "time_scale", first.Spec.TimeScale, "replicas", first.Spec.Replicas)
 	}
-	window := first.ScheduleSpec().Window()
 	sum := result.Summary{Model: &figures,
 		StartedAt: time.Now().UTC(), Cores: runtime.NumCPU(), Commit: c.Commit,
-		Config: result.ConfigSummary{Provider: c.Provider, Network: fleet.Networking(c.Provider, c.Network),
-			NetworkNote: fleet.NetworkingNote(c.Provider, c.Network), Replicas: first.Replicas,
-			Algorithm: string(c.Algorithm), Mode: string(c.Mode), Design: c.designSummary(), SyncInterval: c.scaled(c.SyncInterval),
-			StoreTimeout: c.StoreTimeout, TimeScale: first.TimeScale, Window: window, Limit: limit,
-			Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Outage: first.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
-			Store: c.clusterStore()},
-		Pass: true,
+		Config: first.configSummary(string(c.Algorithm), string(c.Mode), limit),
+		Pass:   true,
 	}
 	if len(gated) == 1 && gated[0] != nil { // the design under test is the target file's, not the replica's
 		sum.Config.Algorithm, sum.Config.Mode, sum.Config.Design, sum.Config.SyncInterval = gated[0].Algorithm, "target "+gated[0].Name, "", 0
@@ -318,23 +322,12 @@ func addScenario(sum *result.Summary, res result.ScenarioResult) {
 	}
 	if res.Error != "" && res.Gated {
 		sum.Failed = append(sum.Failed, res.Name+": "+res.Error)
+		sum.NotMade = append(sum.NotMade, res.Name+": "+res.Error)
 	}
 }
 
 func writeSummary(dir string, s result.Summary) error {
 	return result.Write(dir, result.SummaryFile, s)
-}
-
-// ScheduleSpec is what the config's schedule is built from, as shards and the judge see it:
-// the built-in replica's, the document's rule for every client.
-func (c Config) ScheduleSpec() schedule.Spec {
-	return schedule.Spec{TimeScale: c.TimeScale, Rate: c.Rate, Clients: c.Clients, Seed: c.Seed, Replicas: c.Replicas, Away: c.away}
-}
-
-// withSchedule is c with the schedule of spec: ScheduleSpec's inverse, for the judge.
-func (c Config) withSchedule(s schedule.Spec) Config {
-	c.TimeScale, c.Rate, c.Clients, c.Seed, c.Replicas, c.away = s.TimeScale, s.Rate, s.Clients, s.Seed, s.Replicas, s.Away
-	return c
 }
 
 // sendFunc sends a scenario's schedule at the fleet as traffic.Run does: from opts' start,
@@ -359,7 +352,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc re
 	cfg = cfg.withWriters() // Run sets them; a test that calls runScenario alone may not
 	// A killed replica's requests go to the others in the schedule itself, so that shards and
 	// judges send and rebuild the same.
-	cfg.away = cfg.routedAway(sc, sys.t)
+	cfg.Spec.Away = cfg.routedAway(sc, sys.t)
 	r := &scenarioRun{cfg: cfg, sc: sc, sys: sys}
 	var err error
 	if r.sched, err = sys.schedule(cfg); err != nil {
@@ -450,7 +443,7 @@ func (r *scenarioRun) send(ctx context.Context, res *result.ScenarioResult) ([]r
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := r.sys.options(&r.sched)
-	opts.Align = r.cfg.ScheduleSpec().Window()
+	opts.Align = r.cfg.Spec.Window()
 	opts.Warm = warmConns
 	opts.OnStart = func(origin time.Time) error { return r.begin(ctx, runCtx, origin) }
 	shards, runErr := r.cfg.send(r.sc)(runCtx, &r.sched, r.fl, opts, r.col.add)
@@ -524,7 +517,7 @@ func (r *scenarioRun) end(ctx context.Context, res *result.ScenarioResult) error
 // clock skew.
 func (r *scenarioRun) judge(ctx context.Context, res *result.ScenarioResult, shards []result.Shard) {
 	if boundedDesign(r.sc) && r.sys.t == nil && r.cfg.Rules == nil {
-		res.Budget = budgetLoad(&r.sched, r.cfg.Replicas)
+		res.Budget = budgetLoad(&r.sched, r.cfg.Spec.Replicas)
 	}
 	rep := r.col.acc.Report()
 	fillResult(res, &rep, r.cfg, r.sc, r.col.probes, r.outage, r.col.faultLat)

@@ -103,7 +103,7 @@ func shardSchedules(t *testing.T, path string, acs []AttackConfig) schedule.Sche
 func TestEveryPathBuildsOneSchedule(t *testing.T) {
 	const shards = 3
 	cfg := DefaultConfig()
-	cfg.TimeScale, cfg.Rate, cfg.Clients, cfg.Seed, cfg.Replicas, cfg.Shards = 0.05, 50, 300, 7, 2, shards
+	cfg.Spec.TimeScale, cfg.Spec.Rate, cfg.Spec.Clients, cfg.Spec.Seed, cfg.Spec.Replicas, cfg.Shards = 0.05, 50, 300, 7, 2, shards
 	urls := []string{"http://127.0.0.1:18080", "http://127.0.0.1:18081"}
 	start := time.Date(2026, 12, 3, 7, 0, 12, 0, time.UTC)
 	sc := Scenarios(cfg.Algorithm, cfg.Mode, limiters.Design(cfg.Design), false, false)[0]
@@ -150,7 +150,7 @@ func TestEveryPathBuildsOneSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths["judge"] = judged.sched
-	if got, want := judged.cfg.ScheduleSpec().Window(), cfg.ScheduleSpec().Window(); got != want {
+	if got, want := judged.cfg.Spec.Window(), cfg.Spec.Window(); got != want {
 		t.Errorf("the judge counts windows of %v, the load test of %v", got, want)
 	}
 
@@ -158,7 +158,7 @@ func TestEveryPathBuildsOneSchedule(t *testing.T) {
 	// deploy command's spec: the load test's, with the replicas left to the targets).
 	p := deploy.DefaultParams()
 	p.Shards, p.Image, p.Targets, p.Start = shards, "rlharness/harness:dev", urls, start
-	p.Schedule = cfg.ScheduleSpec()
+	p.Schedule = cfg.Spec
 	p.Schedule.Replicas = 0
 	m, err := deploy.Render(p)
 	if err != nil {

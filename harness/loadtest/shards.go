@@ -236,6 +236,6 @@ func (c Config) sendShards(sc result.Scenario) sendFunc {
 // shardAttack is every shard's command line for a scenario of the load test, but its index
 // and directory: the config's schedule, sent at urls from start.
 func (c Config) shardAttack(sc result.Scenario, urls []string, clockRef string, start time.Time) AttackConfig {
-	return AttackConfig{Schedule: c.ScheduleSpec(), Shards: c.Shards, Scenario: sc.Name, Algorithm: sc.Algorithm,
+	return AttackConfig{Schedule: c.Spec, Shards: c.Shards, Scenario: sc.Name, Algorithm: sc.Algorithm,
 		Mode: sc.Mode, Targets: urls, ClockRef: clockRef, Start: start}
 }

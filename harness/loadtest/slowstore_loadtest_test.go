@@ -72,7 +72,7 @@ func TestLoadtestCentralOnASlowStoreSaysItsReplicasDecidedAlone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := quickConfig(t)
-	cfg.Provider, cfg.Replicas, cfg.TimeScale, cfg.Rate, cfg.Clients = fleet.ProviderLocal, 4, 0.1, 200, 2000
+	cfg.Provider, cfg.Spec.Replicas, cfg.Spec.TimeScale, cfg.Spec.Rate, cfg.Spec.Clients = fleet.ProviderLocal, 4, 0.1, 200, 2000
 	cfg.Algorithm, cfg.Mode = limiters.SlidingWindow, limiters.ModeCentral
 	cfg.Gates.LatenessP99 = cfg.latenessTolerance()
 	sc := result.Scenario{Name: "sliding_window/central", Algorithm: string(limiters.SlidingWindow), Mode: string(limiters.ModeCentral)}

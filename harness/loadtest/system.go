@@ -70,7 +70,7 @@ func (s *System) Design() string { return s.sc.Design }
 func (s *System) Conditions() result.Conditions { return s.fl.Conditions() }
 
 // TimeScale is the run's time scale: the target's window over the documents' 60 s.
-func (s *System) TimeScale() float64 { return s.cfg.TimeScale }
+func (s *System) TimeScale() float64 { return s.cfg.Spec.TimeScale }
 
 // Window is the clients' declared window at the run's time scale.
 func (s *System) Window() time.Duration { return s.cfg.scaled(limiters.DefaultWindow) }

@@ -41,8 +41,8 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 		return c
 	}
 	c.killedNode = t.Faults.KilledNode
-	c.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
-	c.Replicas = t.Start.Replicas
+	c.Spec.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
+	c.Spec.Replicas = t.Start.Replicas
 	c.Gates.LatenessP99 = askedLateness
 	c.Gates.LatenessP99 = c.latenessTolerance()
 	return c
@@ -78,13 +78,13 @@ func (s sut) classes() []schedule.Class {
 // spec is the fleet a scenario starts.
 func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 	if s.t == nil {
-		window := cfg.ScheduleSpec().Window()
+		window := cfg.Spec.Window()
 		rules := RulesYAML(limiters.Algorithm(sc.Algorithm), window)
 		if cfg.Rules != nil {
 			rules = cfg.Rules
 		}
 		spec := fleet.Spec{
-			Replicas: cfg.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
+			Replicas: cfg.Spec.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
 			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow,
 		}
@@ -220,7 +220,7 @@ func (s sut) schedule(cfg Config) (schedule.Schedule, error) {
 	if cfg.Schedule != nil {
 		return cfg.replayed()
 	}
-	return schedule.Build(cfg.ScheduleSpec(), s.classes())
+	return schedule.Build(cfg.Spec, s.classes())
 }
 
 // TargetDriver is how a load test runs a target file's limiter, for a caller that sends its

@@ -23,7 +23,7 @@ func TestLoadtestTargetFileFixedWindowFailsTheOvershootGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := quickConfig(t)
-	cfg.TimeScale = 1 // the target's 12 s window sets it (0.2)
+	cfg.Spec.TimeScale = 1 // the target's 12 s window sets it (0.2)
 	cfg.FailOpen = false
 	cfg.Targets = []*target.Target{tg}
 	sum, err := Run(ctx, cfg)

@@ -145,8 +145,8 @@ func TestRunsGateTheFirstSystemOnly(t *testing.T) {
 		t.Errorf("with the target first: %+v", r)
 	}
 	tc := cfg.forTarget(managed, 0)
-	if tc.TimeScale != 0.2 || tc.Replicas != 3 || tc.Gates.LatenessP99 != 20*time.Millisecond {
-		t.Errorf("for the target: scale %v, replicas %d, lateness %v; want 0.2, 3, 20ms", tc.TimeScale, tc.Replicas, tc.Gates.LatenessP99)
+	if tc.Spec.TimeScale != 0.2 || tc.Spec.Replicas != 3 || tc.Gates.LatenessP99 != 20*time.Millisecond {
+		t.Errorf("for the target: scale %v, replicas %d, lateness %v; want 0.2, 3, 20ms", tc.Spec.TimeScale, tc.Spec.Replicas, tc.Gates.LatenessP99)
 	}
 	url := mustTarget(t, targetHead+"request: {client: {header: X}}\n")
 	if got := targetScenarios(url, true, true); len(got) != 1 {
@@ -158,7 +158,7 @@ func TestTargetScheduleHasEveryClassesProbes(t *testing.T) {
 	tg := mustTarget(t, strings.Replace(targetHead, "clients: [{limit: 600, window: 12s}]",
 		"clients: [{limit: 600, window: 12s}, {class: gold, prefix: gold-, limit: 1200, window: 12s}]", 1)+"request: {client: {header: X}}\n")
 	cfg := DefaultConfig().forTarget(tg, 0)
-	cfg.Rate, cfg.Clients = 50, 100
+	cfg.Spec.Rate, cfg.Spec.Clients = 50, 100
 	s, err := sut{t: tg}.schedule(cfg)
 	if err != nil {
 		t.Fatal(err)

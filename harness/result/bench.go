@@ -16,12 +16,12 @@ const (
 	StatusNoTarget    = "no target"
 	StatusNotMeasured = "not measured"
 	// StatusGeneratorBound marks a ceiling within 10 % of the generator's own: it measured
-	// the generator, so it is neither met nor not met (issue 13).
+	// the generator, so it is neither met nor not met.
 	StatusGeneratorBound = "GENERATOR-BOUND"
 )
 
 // GeneratorBoundMargin: a fleet ceiling within 10 % of the generator's own ceiling measures
-// the generator, not the fleet (issue 13).
+// the generator, not the fleet.
 const GeneratorBoundMargin = 0.10
 
 // GeneratorBound reports whether a fleet's ceiling is within GeneratorBoundMargin of the
@@ -32,14 +32,14 @@ func GeneratorBound(fleet, generator float64) bool {
 }
 
 // Bench is bench.json: how fast and cheap the limiter is, as ratios measured side by side
-// in one run (issue 6), with every figure's conditions.
+// in one run (absolute figures on a shared machine drift), with every figure's conditions.
 type Bench struct {
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	Commit     string    `json:"commit,omitempty"`
 	Cores      int       `json:"cores"`
 	GoMaxProcs int       `json:"gomaxprocs"`
-	// Figures is the table: one row per figure, in the issue's order.
+	// Figures is the table: one row per figure, in the order of their numbers (Item).
 	Figures   []BenchFigure  `json:"figures"`
 	Decisions []DecisionCost `json:"decisions,omitempty"`
 	Fleets    []FleetBench   `json:"fleets,omitempty"`
@@ -101,7 +101,7 @@ type StoreMemory struct {
 
 // BenchFigure is one row of the table.
 type BenchFigure struct {
-	Item       int     `json:"item"` // the issue's numbering, 1..6
+	Item       int     `json:"item"` // the figure's number in harness bench's table (1..6 as its help lists them, 7 and 8 the cluster and the slice)
 	Name       string  `json:"name"`
 	Value      float64 `json:"value"`
 	Unit       string  `json:"unit"`

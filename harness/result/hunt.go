@@ -24,7 +24,26 @@ type Hunt struct {
 	// late or slow, so the hunt has no evidence for it either way.
 	GeneratorBound bool     `json:"generator_bound"`
 	Failed         []string `json:"failed,omitempty"`
-	Interrupted    bool     `json:"interrupted,omitempty"`
+	// NotMade are the systems that could not be hunted (their fleet did not start, their
+	// target could not run on the provider, ...), each with why; they are in Failed too.
+	NotMade     []string `json:"not_made,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+}
+
+// IsNotMade says the hunt could not be made: a system could not be hunted, and no family
+// broke a promise on a system that was.
+func (h Hunt) IsNotMade() bool {
+	if len(h.NotMade) == 0 {
+		return false
+	}
+	for _, s := range h.Systems {
+		for _, f := range s.Families {
+			if f.Breaks {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // HuntConfig is what the hunt was asked for.

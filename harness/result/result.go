@@ -124,6 +124,9 @@ type Summary struct {
 	Pass           bool             `json:"pass"`
 	GeneratorBound bool             `json:"generator_bound"`
 	Failed         []string         `json:"failed,omitempty"`
+	// NotMade are the gated scenarios that could not be made (their fleet did not start, their
+	// target could not run on the provider, ...), each with why; they are in Failed too.
+	NotMade []string `json:"not_made,omitempty"`
 	// Interrupted says the run was stopped (SIGINT, SIGTERM) before every scenario ran: the
 	// scenarios hold what was measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -134,6 +137,23 @@ type Summary struct {
 	// Model is the document's model as the run was judged beside it; nil in a run written
 	// before runs saved it.
 	Model *RateLimitModel `json:"model,omitempty"`
+}
+
+// Broken says a gated check failed: a promise broken or a gate failed, on the scenarios
+// that were made (a generator-bound run's failures are no evidence; GeneratorBound says so).
+func (s Summary) Broken() bool {
+	for _, c := range s.Checks {
+		if c.Gated && !c.Pass {
+			return true
+		}
+	}
+	return false
+}
+
+// IsNotMade says the run could not be made: a gated scenario was not made, and no scenario
+// that was made broke a promise on traffic the generator sent faithfully.
+func (s Summary) IsNotMade() bool {
+	return len(s.NotMade) > 0 && (s.GeneratorBound || !s.Broken())
 }
 
 // ConfigSummary is the part of the load test's config a reader of the summary needs.

@@ -39,9 +39,14 @@ type Started struct {
 	// faults.killed_node); empty: the harness.
 	KilledNode string `json:"killed_node,omitempty"`
 	// Shards is how many generator processes sent it (their outcomes are in shard-*/).
-	Shards     int           `json:"shards,omitempty"`
-	Config     ConfigSummary `json:"config"`
-	Conditions Conditions    `json:"conditions"`
-	Commit     string        `json:"commit,omitempty"`
-	Cores      int           `json:"cores"`
+	Shards int `json:"shards,omitempty"`
+	// SyncInterval and OutageAsked are the run's --sync-interval and --outage as asked,
+	// before the time scale: the judge of a killed run rebuilds its config from them. Config
+	// holds them as they ran (scaled).
+	SyncInterval time.Duration `json:"sync_interval_asked_ns,omitempty"`
+	OutageAsked  time.Duration `json:"outage_asked_ns,omitempty"`
+	Config       ConfigSummary `json:"config"`
+	Conditions   Conditions    `json:"conditions"`
+	Commit       string        `json:"commit,omitempty"`
+	Cores        int           `json:"cores"`
 }

@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"time"
 
@@ -44,8 +43,8 @@ func (p Params) check() error {
 	if p.Window <= 0 {
 		return fmt.Errorf("window must be > 0 (got %v)", p.Window)
 	}
-	if !(p.Scale > 0) || math.IsInf(p.Scale, 0) {
-		return fmt.Errorf("time scale must be a finite number > 0 (got %v); use 1 for the document's own time, 0.1 for ten times faster", p.Scale)
+	if err := checkScale(p.Scale); err != nil {
+		return err
 	}
 	if p.ScaledWindow() < limiters.DefaultSlices {
 		return fmt.Errorf("window %v × scale %v is shorter than %d ns; use a larger scale", p.Window, p.Scale, limiters.DefaultSlices)

@@ -26,6 +26,26 @@ type Spec struct {
 	Away *Away `json:"away,omitempty"`
 }
 
+// CheckTimeScale is the one rule of a time scale asked for on a command line (--time-scale
+// of loadtest, hunt, attack, bench --slice and deploy render): a number in (0, 1], 1 the
+// documents' own time, 0.1 ten times faster. Past checkScale, which every schedule's scale
+// meets, it refuses a scale above 1: a run is made faster than the documents, never slower.
+func CheckTimeScale(f float64) error {
+	if err := checkScale(f); err != nil || f > 1 {
+		return fmt.Errorf("--time-scale must be in (0, 1] (got %v): 1 is the documents' own time, 0.1 ten times faster", f)
+	}
+	return nil
+}
+
+// checkScale is what every schedule's time scale must be: a finite number > 0. A target
+// file whose window is longer than the documents' 60 s runs at a scale above 1.
+func checkScale(f float64) error {
+	if !(f > 0) || math.IsInf(f, 0) {
+		return fmt.Errorf("time scale must be a finite number > 0 (got %v); use 1 for the document's own time, 0.1 for ten times faster", f)
+	}
+	return nil
+}
+
 // Away is a replica whose requests sent at offsets in [From, To) go to the others.
 type Away struct {
 	Replica int           `json:"replica"`

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,17 @@ func TestBuildNeedsAClass(t *testing.T) {
 	_, err := schedule.Build(schedule.Spec{TimeScale: 0.05, Rate: 50, Clients: 300, Seed: 7, Replicas: 2}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no client class") {
 		t.Errorf("Build without classes: %v, want an error naming the missing class", err)
+	}
+}
+
+// TestCheckTimeScale is the one rule every --time-scale is held to: (0, 1].
+func TestCheckTimeScale(t *testing.T) {
+	for _, tc := range []struct {
+		f  float64
+		ok bool
+	}{{1, true}, {0.2, true}, {0.001, true}, {0, false}, {-0.5, false}, {1.5, false}, {math.NaN(), false}, {math.Inf(1), false}} {
+		if err := schedule.CheckTimeScale(tc.f); (err == nil) != tc.ok {
+			t.Errorf("CheckTimeScale(%v) = %v, want ok %v", tc.f, err, tc.ok)
+		}
 	}
 }

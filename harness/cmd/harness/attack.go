@@ -53,6 +53,7 @@ read from the environment. Exit codes: 0 sent, 2 could not run.`,
 func newJudgeCmd() *cobra.Command {
 	var jc loadtest.JudgeConfig
 	jc.Gates = loadtest.DefaultConfig().Gates
+	jc.Gates.Clock = "" // the clock the run was gated on, unless --gate-clock says otherwise
 	var baseline string
 	cmd := &cobra.Command{
 		Use:   "judge DIR...",
@@ -112,14 +113,12 @@ form one run; 3 generator-bound.`,
 			if sum.Incomplete { // neither verdict: the run did not finish
 				return &gateError{msg: fmt.Sprintf("the run was killed before it finished: summary.json holds what it had written, judged, marked incomplete; see %s/report.html", jc.OutDir)}
 			}
-			return verdictError(sum.Pass, sum.GeneratorBound, len(sum.Failed), jc.OutDir, repErr)
+			return verdictError(summaryVerdict(sum), jc.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&jc.OutDir, "out", "", "where summary.json and the report go (default: the first DIR)")
-	f.DurationVar(&jc.Gates.LatenessP99, "max-lateness", 0, "generator-bound when the p99 lateness exceeds this (0: 2% of a slice at the time scale); the clock-skew tolerance too")
-	f.Float64Var(&jc.Gates.MinRateRatio, "min-rate-ratio", jc.Gates.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
-	f.StringVar(&jc.Gates.Clock, "gate-clock", "", "the clock overshoot and false rejects are gated on: arrival or client (default: the clock the run was gated on, arrival for a run that did not record one); both are counted")
+	loadtest.GateFlags(f, &jc.Gates)
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	return cmd
 }

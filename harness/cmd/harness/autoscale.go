@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -24,7 +23,7 @@ func newRunCmd() *cobra.Command {
 func newRunAutoscaleCmd() *cobra.Command {
 	cfg := scaletest.DefaultConfig()
 	var rounds int
-	var verbose bool
+	var run *runFlags
 	cmd := &cobra.Command{
 		Use:   "autoscale",
 		Short: "Scale real worker replicas with the document's controller under the replayed load series",
@@ -49,11 +48,7 @@ the model's figures for the same settings; autoscale.json and report.html go to 
 				}
 				cfg.Series = s[:rounds]
 			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Logger = run.logger(os.Stderr)
 			cfg.Progress = cmd.OutOrStdout()
 			res, err := scaletest.Run(cmd.Context(), cfg)
 			if err != nil {
@@ -71,8 +66,7 @@ the model's figures for the same settings; autoscale.json and report.html go to 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Provider, "provider", cfg.Provider, "fleet provider: docker (Testcontainers) or local (processes on 127.0.0.1)")
-	f.StringVar(&cfg.Network, "network", cfg.Network, "docker networking: bridge (ports published on 127.0.0.1) or host")
+	run = newRunFlags(f, &cfg.Provider, &cfg.Network, nil, &cfg.OutDir, "run directory for autoscale.json and report.html")
 	f.IntVar(&cfg.Delay, "delay", cfg.Delay, "metric delay added to the real pipeline, rounds (ZO28: 3)")
 	f.IntVar(&cfg.Window, "window", cfg.Window, "stabilization window, rounds (ZO29); 0 none")
 	f.IntVar(&cfg.Step, "step", cfg.Step, "step limit, replicas per round (ZO30); 0 none")
@@ -81,7 +75,5 @@ the model's figures for the same settings; autoscale.json and report.html go to 
 	f.IntVar(&rounds, "rounds", 0, "replay only the first N rounds of the series (0: all 120)")
 	f.IntVar(&cfg.ScrapesPerRound, "scrapes", cfg.ScrapesPerRound, "utilisation scrapes per round, averaged")
 	f.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "each worker's warm-up before it reports ready")
-	f.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory for autoscale.json and report.html")
-	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleet's events")
 	return cmd
 }

@@ -103,8 +103,8 @@ Exit 1 when a check fails (an acknowledged event not processed exactly once, ...
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&provider, "provider", "local", "fleet provider: local (processes) or docker (images from scripts/build-images.sh)")
-	f.StringVar(&cfg.Network, "network", "", "docker provider's network: bridge (default) or host")
+	provider = "local"
+	fleetFlags(f, &provider, &cfg.Network)
 	f.IntVar(&cfg.Events, "events", claimtest.DefaultEvents, "delivery events per run (at most 20,000: 40 kB each)")
 	f.Float64Var(&cfg.Rate, "rate", claimtest.DefaultRate, "events per second sent to the producer")
 	f.IntVar(&cfg.Consumers, "consumers", claimtest.DefaultConsumers, "consumer processes in the group")

@@ -19,7 +19,7 @@ func newDeployCmd() *cobra.Command {
 	}
 	p := deploy.DefaultParams()
 	def := loadtest.DefaultConfig()
-	p.Schedule = def.ScheduleSpec()
+	p.Schedule = def.Spec
 	p.Schedule.Replicas = 0
 	var start, out string
 	render := &cobra.Command{
@@ -75,10 +75,7 @@ func newDeployCmd() *cobra.Command {
 	f.StringVar(&p.Storage, "storage", p.Storage, "size of the outcome volume")
 	f.StringVar(&p.CPU, "cpu", p.CPU, "CPU request and limit of each shard (Guaranteed QoS: a throttled generator falls behind)")
 	f.StringVar(&p.Memory, "memory", p.Memory, "memory request and limit of each shard")
-	f.Float64Var(&p.Schedule.TimeScale, "time-scale", p.Schedule.TimeScale, "the schedule's time scale")
-	f.Float64Var(&p.Schedule.Rate, "rate", p.Schedule.Rate, "background rate over all shards, requests/s")
-	f.IntVar(&p.Schedule.Clients, "clients", p.Schedule.Clients, "background clients")
-	f.Uint64Var(&p.Schedule.Seed, "seed", p.Schedule.Seed, "seed of the schedule")
+	loadtest.SpecFlags(f, &p.Schedule, "")
 	f.IntVar(&p.Schedule.Replicas, "replicas", 0, "replica indexes (0: one per --target-url)")
 	f.StringVar(&out, "out", "", "directory for attack.yaml and judge.yaml; empty: both to stdout")
 	cmd.AddCommand(render)

@@ -233,6 +233,8 @@ func TestReportHistoryExitCodes(t *testing.T) {
 	passed.Pass, passed.Failed = true, nil
 	bound := base
 	bound.GeneratorBound = true
+	notMade := base
+	notMade.Pass, notMade.Checks, notMade.NotMade = false, nil, []string{"sliding_window/delayed: start the fleet: redis-server not found"}
 	tests := []struct {
 		name   string
 		newest result.Summary
@@ -241,6 +243,7 @@ func TestReportHistoryExitCodes(t *testing.T) {
 		{"newest passed", passed, exitPass},
 		{"newest failed a gate", base, exitGateFailed},
 		{"newest generator-bound", bound, exitGeneratorBound},
+		{"newest not made", notMade, exitNotMade},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,7 +256,7 @@ func TestReportHistoryExitCodes(t *testing.T) {
 		})
 	}
 	err = writeHistory(io.Discard, []string{t.TempDir()}, filepath.Join(t.TempDir(), "h.html"))
-	if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "none of the 1 paths holds a summary.json") {
+	if exitCode(err) != exitNotMade || !strings.Contains(fmt.Sprint(err), "none of the 1 paths holds a summary.json") {
 		t.Errorf("no run: %v (exit %d), want exit 2 saying so", err, exitCode(err))
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -10,8 +9,6 @@ import (
 	"github.com/edgeproof/rlharness/harness/hunt"
 	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/result"
-	"github.com/edgeproof/rlharness/harness/target"
-	"github.com/edgeproof/rlharness/limiters"
 )
 
 func newHuntCmd() *cobra.Command {
@@ -19,9 +16,8 @@ func newHuntCmd() *cobra.Command {
 		MaxRate: hunt.DefaultMaxRate, Coarse: hunt.DefaultCoarse, Levels: hunt.DefaultLevels, Fault: result.FaultStop,
 		Pressure: hunt.DefaultPressure, PressureShare: hunt.DefaultPressureShare, PressureRequests: hunt.DefaultPressureRequests}
 	rc.Load.OutDir = "runs/hunt"
-	var algorithm, mode string
-	var targets []string
-	var verbose bool
+	var system *loadtest.SystemFlags
+	var run *runFlags
 	cmd := &cobra.Command{
 		Use:   "hunt",
 		Short: "Search for the traffic that breaks the limiter: aimed families, a budgeted search, replayable worst cases",
@@ -35,12 +31,6 @@ accepted requests, false rejects by the client's own window. At-limit clients (e
 limit per window, paced with jitter or in window-aligned bursts, over the replicas) must
 never be rejected. A learning step first reads the window edges and each replica's sync tick
 from the responses to a few probes.
-
-Every attack and at-limit family is also searched over how hard it pushes (--pressure N, the
-top level): its worst point sent unpaced by a herd of fresh clients, its bursts multiplied
-(--pressure-share a level) and repeated, harder each level, until the bound breaks, the
-replicas' store calls time out, the generator's peak stops growing (generator-bound at that
-level, never "held") or the top level is sent. window-apart is hunted only when named.
 
 The same target files, providers and time scale as loadtest (--target FILE, repeatable; each
 system is hunted in turn on a fleet of its own). --budget bounds each system's search in wall
@@ -56,23 +46,10 @@ nothing broke, and some family's every variant was sent late or slow (loadtest's
 rate gates on its own sends), so the hunt has no evidence for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rc.Load.Algorithm, rc.Load.Mode = limiters.Algorithm(algorithm), limiters.Mode(mode)
-			for _, path := range targets {
-				if path == loadtest.BuiltinTarget {
-					rc.Load.Targets = append(rc.Load.Targets, nil)
-					continue
-				}
-				t, err := target.Load(path)
-				if err != nil {
-					return err
-				}
-				rc.Load.Targets = append(rc.Load.Targets, t)
+			if err := system.Apply(); err != nil {
+				return err
 			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			rc.Load.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			rc.Load.Logger = run.logger(os.Stderr)
 			rc.Progress, rc.Commit, rc.OutDir = cmd.OutOrStdout(), commit(), rc.Load.OutDir
 			h, err := hunt.Run(cmd.Context(), rc)
 			if err != nil && len(h.Systems) == 0 {
@@ -87,20 +64,13 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 			if h.Interrupted {
 				return &gateError{msg: fmt.Sprintf("the hunt was interrupted: hunt.json holds what was found so far; see %s/report.html", rc.OutDir)}
 			}
-			return verdictError(h.Pass, h.GeneratorBound, len(h.Failed), rc.OutDir, repErr)
+			return verdictError(huntVerdict(h), rc.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&rc.Load.Provider, "provider", rc.Load.Provider, "fleet provider: docker (Testcontainers) or local (processes on 127.0.0.1)")
-	f.StringVar(&rc.Load.Network, "network", rc.Load.Network, "docker networking: bridge (ports published on 127.0.0.1) or host")
-	f.IntVar(&rc.Load.Replicas, "replicas", rc.Load.Replicas, "limiter replicas of the built-in design (HS4)")
-	f.StringVar(&algorithm, "algorithm", string(rc.Load.Algorithm), "the built-in design's algorithm: fixed_window, sliding_window or token_bucket")
-	f.StringVar(&mode, "mode", string(rc.Load.Mode), "the built-in design's mode: central, split or delayed")
-	f.StringVar(&rc.Load.Design, "design", "", "the built-in replica's delayed-sync design: document or bounded (empty: the replica's default)")
-	f.DurationVar(&rc.Load.SyncInterval, "sync-interval", rc.Load.SyncInterval, "delayed-sync interval before scaling (HS5)")
-	f.DurationVar(&rc.Load.StoreTimeout, "store-timeout", rc.Load.StoreTimeout, "replicas' store call timeout (not scaled)")
-	f.Float64Var(&rc.Load.TimeScale, "time-scale", rc.Load.TimeScale, "the built-in design's time scale: every duration ×F (0 < F <= 1); a target's follows its window")
-	f.StringArrayVar(&targets, "target", nil, "a target file describing the limiter to hunt (repeatable; \"replica\" is the built-in design, the default)")
+	run = newRunFlags(f, &rc.Load.Provider, &rc.Load.Network, &rc.Load.BinDir, &rc.Load.OutDir, "run directory: hunt.json, the schedules, the rounds' outcomes, report.html")
+	system = loadtest.NewSystemFlags(f, &rc.Load)
+	loadtest.TimeScaleFlag(f, &rc.Load.Spec.TimeScale, targetScale)
 	f.DurationVar(&rc.Budget, "budget", rc.Budget, "wall time each system's search may take, its fleet's start not counted")
 	f.IntVar(&rc.Requests, "budget-requests", rc.Requests, "requests each system may be sent")
 	f.Float64Var(&rc.MaxRate, "max-rate", rc.MaxRate, "the most requests per second a burst is asked for (the generator's pace)")
@@ -109,15 +79,19 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.IntVar(&rc.Levels, "refine", rc.Levels, "refinement levels after the coarse sweep (each halves the step around the worst point)")
 	f.IntVar(&rc.Pressure, "pressure", rc.Pressure, "the pressure ladder's top level: each family's worst point is also sent unpaced by a herd of fresh clients, harder each level, until the bound breaks, the store's calls time out or the generator's ceiling is reached (0: no pressure search)")
 	f.Float64Var(&rc.PressureShare, "pressure-share", rc.PressureShare, "the factor each pressure level puts on an attack's bursts (level k: share^(k-1), at most 8 limits in a window per client)")
-	f.StringVar(&rc.Load.BinDir, "bin-dir", "", "--provider local: run prebuilt programs from this directory (replica, redis-server, redis-cli) instead of go build and PATH: hunt an older build of the replica")
 	f.StringVar(&rc.Fault, "fault", rc.Fault, "the store-fault family's fault: store-stop, store-pause or none")
-	f.DurationVar(&rc.Load.Outage, "outage", rc.Load.Outage, "how long the store stays down in a fault round, before scaling")
-	f.DurationVar(&rc.Load.RecoveryGrace, "recovery-grace", rc.Load.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
-	f.DurationVar(&rc.Load.Gates.LatenessP99, "max-lateness", rc.Load.Gates.LatenessP99, "a variant is generator-bound when the p99 lateness of its sends exceeds this (0: 2% of a slice at the time scale)")
-	f.Float64Var(&rc.Load.Gates.MinRateRatio, "min-rate-ratio", rc.Load.Gates.MinRateRatio, "a variant is generator-bound when its achieved/asked rate falls below this")
-	f.StringVar(&rc.Load.Gates.Clock, "gate-clock", rc.Load.Gates.Clock, "the clock a variant's overshoot and false rejects are gated on: arrival (send..answer bounds) or client (send times); the other is always kept beside it")
-	f.Uint64Var(&rc.Seed, "seed", rc.Load.Seed, "seed of the variants' traffic and of the coarse sweep's sample")
-	f.StringVar(&rc.Load.OutDir, "out", rc.Load.OutDir, "run directory: hunt.json, the schedules, the rounds' outcomes, report.html")
-	f.BoolVarP(&verbose, "verbose", "v", false, "log the fleet's lifecycle and the faults")
+	f.Uint64Var(&rc.Seed, "seed", rc.Load.Spec.Seed, "seed of the variants' traffic and of the coarse sweep's sample")
 	return cmd
+}
+
+// huntVerdict is a hunt as a verdict: broken when a family broke a promise, not made when a
+// system could not be hunted and none did.
+func huntVerdict(h result.Hunt) verdict {
+	v := verdict{pass: h.Pass, generatorBound: h.GeneratorBound, failed: len(h.Failed)}
+	if h.IsNotMade() {
+		v.notMade = h.NotMade
+	} else {
+		v.broken = !h.Pass && !h.Interrupted
+	}
+	return v
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/edgeproof/rlharness/internal/dockerenv"
@@ -33,8 +34,13 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "harness:", err)
-	os.Exit(exitCode(err))
+	code := exitCode(err)
+	msg := err.Error()
+	if code == exitNotMade && !strings.HasPrefix(msg, "NOT MADE") {
+		msg = "NOT MADE: " + msg // no evidence either way, unlike a FAIL
+	}
+	fmt.Fprintln(os.Stderr, "harness:", msg)
+	os.Exit(code)
 }
 
 // cancelOnSignal is the one handler of SIGINT and SIGTERM. The first cancels the command's

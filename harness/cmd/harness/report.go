@@ -94,6 +94,8 @@ func writeHistory(w io.Writer, dirs []string, out string) error {
 	switch v := newest.Verdict(); v {
 	case "PASS":
 		return nil
+	case "NOT MADE":
+		return fmt.Errorf("NOT MADE: the newest run (%s) could not be made: %s; see %s", newest.Path, strings.Join(newest.Summary.NotMade, "; "), out)
 	case "GENERATOR-BOUND":
 		return &inconclusiveError{msg: fmt.Sprintf("the newest run (%s) is generator-bound: its figures are not evidence either way; see %s", newest.Path, out)}
 	default:

@@ -63,7 +63,7 @@ rules:
 // clientCounts re-accounts a scenario's merged outcomes client by client.
 func clientCounts(t *testing.T, cfg loadtest.Config, dir string) []result.ClientReport {
 	t.Helper()
-	s, err := schedule.Build(cfg.ScheduleSpec(), schedule.DefaultClasses())
+	s, err := schedule.Build(cfg.Spec, schedule.DefaultClasses())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +91,8 @@ func TestTwoShardsGiveTheVerdictAndCountsOfOne(t *testing.T) {
 	defer cancel()
 	t.Setenv(asHarnessEnv, "1") // the shards' environment: this binary is the harness
 	base := loadtest.DefaultConfig()
-	base.Provider, base.Replicas, base.Mode = "local", 2, "central"
-	base.TimeScale, base.Rate, base.Clients = 0.1, 100, 1000
+	base.Provider, base.Spec.Replicas, base.Mode = "local", 2, "central"
+	base.Spec.TimeScale, base.Spec.Rate, base.Spec.Clients = 0.1, 100, 1000
 	base.FailOpen, base.Matrix = false, false
 	// The verdict compared is the limiter's: give the generator room on a shared machine.
 	base.Gates.LatenessP99, base.Gates.MinRateRatio = 4*time.Second, 0.5
@@ -128,7 +128,7 @@ func TestTwoShardsGiveTheVerdictAndCountsOfOne(t *testing.T) {
 			one.Pass, one.GeneratorBound, one.Failed, two.Pass, two.GeneratorBound, two.Failed)
 	}
 	if one.GeneratorBound {
-		t.Errorf("generator-bound at %v req/s: the comparison says nothing about the shards; %v", base.Rate, one.Failed)
+		t.Errorf("generator-bound at %v req/s: the comparison says nothing about the shards; %v", base.Spec.Rate, one.Failed)
 	}
 	r1, r2 := one.Scenarios[0], two.Scenarios[0]
 	if r1.Accepted != r2.Accepted || r1.Rejected != r2.Rejected || r1.FalseRejects != r2.FalseRejects {
