@@ -144,6 +144,11 @@ func TestLoadtestDesignHoldsUnderPressure(t *testing.T) {
 	if s := sc.Sync; s != nil && s.Degraded != nil {
 		t.Logf("decisions without the store: %s", s.Degraded)
 	}
+	if s := sc.Sync; s != nil && s.StoreDecisions != nil {
+		t.Logf("store decisions: %d calls, %d failed or timed out", s.StoreDecisions.Calls, s.StoreDecisions.Failed)
+	}
+	t.Logf("answers: p50 %v, p99 %v, max %v over %d; store commands per request %.3f",
+		sc.Latency.P50, sc.Latency.P99, sc.Latency.Max, sc.Latency.Count, sc.RoundTripsPerRequest())
 	t.Logf("max overshoot x%.3f, false rejects %d, generator-bound %v, verdict pass %v (failed %v)",
 		sc.MaxOvershoot, sc.FalseRejects, sum.GeneratorBound, sum.Pass, sum.Failed)
 }
