@@ -224,6 +224,9 @@ type bstate struct {
 	// carries PushMark.Repush, so that one that landed after the node gave up on it, or a
 	// mark written since the store forgot, makes the store adopt it instead of adding it.
 	repushing bool
+	// alone is the limit of the node's last decision alone after a failed call (the limit
+	// or the share, fallbackLimit), for the retry time of a refusal it made.
+	alone int64
 	// epoch is the store's epoch this node last pushed the client again under (a store
 	// that came back empty): the sync that finds the epoch changed pushes again only the
 	// clients a call's vanished mark has not made it push again already.
@@ -352,6 +355,7 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	if err != nil || e.Reset {
 		n.putBack(s, &e)
 		alone := fallbackLimit(bd, err)
+		s.alone = alone
 		for _, w := range batch {
 			ownLen, _ := s.own.counts(bd.edge(w.at), bd.Sub)
 			ok := ownLen < alone
@@ -484,8 +488,12 @@ func (n *BoundedSync) decision(s *bstate, t int64, allowed bool) Decision {
 		switch {
 		case s.fullUntil > t:
 			dec.RetryAfter = time.Duration(s.fullUntil-t) * time.Microsecond
-		default: // the fallback refused: this node's own count leaves the limit
-			dec.RetryAfter = time.Duration(max(s.own.until(e, bd.Limit, bd)-t, bd.Sub)) * time.Microsecond
+		default: // the fallback refused: this node's own count leaves the limit (or its share)
+			lim := bd.Limit
+			if s.alone > 0 {
+				lim = s.alone
+			}
+			dec.RetryAfter = time.Duration(max(s.own.until(e, lim, bd)-t, bd.Sub)) * time.Microsecond
 		}
 	}
 	return dec

@@ -34,6 +34,7 @@ func TestBoundedFallbackKnowsDownFromSlow(t *testing.T) {
 				StoreCalls(func(context.Context, string, func(context.Context) error) error { return tt.err }))
 			now := time.Unix(1_800_000_000, 0)
 			var admitted int64
+			var retry time.Duration
 			for i := range 3 * rule.Limit {
 				d, err := n.Allow(context.Background(), "c", rule, now.Add(time.Duration(i)*time.Millisecond))
 				if err != nil {
@@ -41,7 +42,14 @@ func TestBoundedFallbackKnowsDownFromSlow(t *testing.T) {
 				}
 				if d.Allowed {
 					admitted++
+				} else {
+					retry = d.RetryAfter
 				}
+			}
+			// A refusal says when the node's own count falls under what it may admit alone:
+			// when its first admissions leave the window, about a window from now.
+			if retry < rule.Window-time.Second {
+				t.Errorf("retry after %v, want about the window (%v)", retry, rule.Window)
 			}
 			// The budget's admissions are the node's own too: the fallback counts them.
 			if admitted != tt.want {
