@@ -120,7 +120,7 @@ func boundedCostClaim(res *result.ScenarioResult, j Judging) result.Claim {
 	}
 	c.Text = fmt.Sprintf("the bounded design costs the store its nodes' epoch reads and pushes (%.0f/s) plus at most one call per request past a node's unsynced budget of %d (%d of %d requests here, %.0f/s, from %d clients), nothing for a client within its budgets; confirmed within %.1fx of nodes / interval .. %.0f/s with >= %.0f %% of exchanges succeeded",
 		perIv*float64(1+j.shards()), b.Budget, b.PastBudget, b.Requests, past, b.HotClients, syncCostLow, high, syncOKPercent)
-	if !syncWorked(&c, res) {
+	if !syncWorked(&c, res, j) {
 		return c
 	}
 	switch {
@@ -137,7 +137,7 @@ func boundedCostClaim(res *result.ScenarioResult, j Judging) result.Claim {
 // syncWorked adds the exchanges that carried a store-cost claim to its figure and reports
 // whether they did: a claim without sync metrics is not measured, one whose sync failed
 // (no exchange attempted, under syncOKShare of them succeeded) is not confirmed, and says so.
-func syncWorked(c *result.Claim, res *result.ScenarioResult) bool {
+func syncWorked(c *result.Claim, res *result.ScenarioResult, j Judging) bool {
 	var ex *result.Exchanges
 	if res.Sync != nil {
 		ex = res.Sync.Exchanges
@@ -158,7 +158,25 @@ func syncWorked(c *result.Claim, res *result.ScenarioResult) bool {
 	default:
 		return true
 	}
+	if j.Fault != result.FaultNone && j.Fault != result.FaultKill {
+		// The scenario took the store away or slowed it on purpose: the exchanges it made
+		// fail say nothing of what the design costs a store that answers.
+		c.NotMeasured, c.Why = true, c.Why+" while the store was "+storeFaultWords(j.Fault)+" on purpose: no evidence of the cost either way"
+	}
 	return false
+}
+
+// storeFaultWords says what a store fault did to the store.
+func storeFaultWords(fault string) string {
+	switch fault {
+	case result.FaultSlow:
+		return "slowed"
+	case result.FaultRestart:
+		return "killed and started empty"
+	case result.FaultPause:
+		return "paused"
+	}
+	return "stopped"
 }
 
 // The band around nodes / interval within which delayed sync's store commands/s confirm
@@ -183,7 +201,7 @@ func delayedCostClaim(res *result.ScenarioResult, j Judging) result.Claim {
 	text += fmt.Sprintf("; confirmed within %.1fx..%.1fx of it with >= %.0f %% of exchanges succeeded", syncCostLow, syncCostHigh, syncOKPercent)
 	ratio := res.StoreCmdPerSec / bound
 	c := result.Claim{Text: text, Figure: fmt.Sprintf("%s store commands/s at %s req/s, x%.2f", result.Rate(res.StoreCmdPerSec), result.Rate(res.AchievedRate), ratio)}
-	if !syncWorked(&c, res) {
+	if !syncWorked(&c, res, j) {
 		return c
 	}
 	switch {

@@ -43,6 +43,24 @@ func TestBoundedCostClaim(t *testing.T) {
 				t.Errorf("%q, want %q", got, tt.verdict)
 			}
 		})
+	}	// A store slowed or stopped on purpose makes the exchanges fail: that says nothing of the
+	// cost, so the claim is not measured there, and still confirmed on a sync that worked.
+	for _, tt := range []struct {
+		fault   string
+		sync    *result.SyncHealth
+		verdict string
+	}{
+		{result.FaultSlow, ok(80, 20), "not measured: sync failing (20 of 100 exchanges failed) while the store was slowed on purpose: no evidence of the cost either way"},
+		{result.FaultStop, ok(80, 20), "not measured: sync failing (20 of 100 exchanges failed) while the store was stopped on purpose: no evidence of the cost either way"},
+		{result.FaultKill, ok(80, 20), "not confirmed: sync failing (20 of 100 exchanges failed)"},
+		{result.FaultSlow, ok(8000, 0), "confirmed"},
+	} {
+		jf := j
+		jf.Fault = tt.fault
+		res := &result.ScenarioResult{StoreCmdPerSec: 300, AchievedRate: 900, Sync: tt.sync, Budget: budget}
+		if got := boundedCostClaim(res, jf).Verdict(); got != tt.verdict {
+			t.Errorf("%s: %q, want %q", tt.fault, got, tt.verdict)
+		}
 	}
 }
 
