@@ -43,7 +43,7 @@ func TestBoundedCostClaim(t *testing.T) {
 				t.Errorf("%q, want %q", got, tt.verdict)
 			}
 		})
-	}	// A store slowed or stopped on purpose makes the exchanges fail: that says nothing of the
+	} // A store slowed or stopped on purpose makes the exchanges fail: that says nothing of the
 	// cost, so the claim is not measured there, and still confirmed on a sync that worked.
 	for _, tt := range []struct {
 		fault   string
