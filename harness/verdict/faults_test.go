@@ -155,11 +155,11 @@ func TestJudgeCheckNames(t *testing.T) {
 		fault string
 		want  string
 	}{
-		{result.FaultNone, "max overshoot|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate"},
-		{result.FaultStop, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away"},
-		{result.FaultSlow, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|answer time while the store is slow (ms)"},
-		{result.FaultRestart, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|overshoot across the restart"},
-		{result.FaultKill, "max overshoot|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|errors while a node is down"},
+		{result.FaultNone, "max overshoot|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate"},
+		{result.FaultStop, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away"},
+		{result.FaultSlow, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|answer time while the store is slow (ms)"},
+		{result.FaultRestart, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|overshoot across the restart"},
+		{result.FaultKill, "max overshoot|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|errors while a node is down"},
 	} {
 		v := Judge(rep, Judging{Gates: g, Replicas: 3, Fault: tc.fault}, Evidence{})
 		var names []string
