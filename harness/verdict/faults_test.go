@@ -205,3 +205,35 @@ func TestFaultGatesOnTheGateClock(t *testing.T) {
 		t.Errorf("without answer times: %d, want the sends' 3", got)
 	}
 }
+
+// The lock-out gate is judged in every scenario, faults included: a client sending steadily
+// over its limit and admitted a sixth of it fails the run, and a run with no such client says
+// the gate was not measured and does not fail on it.
+func TestJudgeLockout(t *testing.T) {
+	starved := &accounting.Report{Scheduled: 10, Outcomes: 10, AskedRate: 10, AchievedRate: 10,
+		Clients: []result.ClientReport{{ID: "probe-uniform2x", Limit: 600, Window: 6 * time.Second,
+			SteadyWindows: 2, SteadyAt: 12 * time.Second, SteadyAdmitted: 100, SteadyShare: 100.0 / 600}}}
+	void := &accounting.Report{Scheduled: 10, Outcomes: 10, AskedRate: 10, AchievedRate: 10}
+	for _, fault := range []string{result.FaultNone, result.FaultStop, result.FaultKill} {
+		v := Judge(starved, Judging{Gates: accounting.DefaultGates(), Replicas: 3, Fault: fault}, Evidence{})
+		c := lockoutCheck(t, v)
+		if c.Pass || v.Pass || c.Figure != 1 || !strings.Contains(c.Detail, "worst: probe-uniform2x, 100 admitted in the 6s window from 12s, limit 600 (x0.167") {
+			t.Errorf("%q: starved client judged %v, run pass %v", fault, c, v.Pass)
+		}
+		v = Judge(void, Judging{Gates: accounting.DefaultGates(), Replicas: 3, Fault: fault}, Evidence{})
+		if c := lockoutCheck(t, v); !c.NotMeasured || !c.Pass || !strings.HasPrefix(c.String(), "not measured locked-out clients") {
+			t.Errorf("%q: no steady client judged %v", fault, c)
+		}
+	}
+}
+
+func lockoutCheck(t *testing.T, v Verdict) result.Check {
+	t.Helper()
+	for _, c := range v.Checks {
+		if c.Name == "locked-out clients" {
+			return c
+		}
+	}
+	t.Fatal("no locked-out clients check")
+	return result.Check{}
+}
