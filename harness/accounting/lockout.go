@@ -110,7 +110,7 @@ func CheckLockout(r *Report, minShare float64) result.Check {
 			steadyClients++
 		}
 	}
-	detail := fmt.Sprintf("%d of %d clients sending steadily over their limit admitted less than %gx it in a window; worst: %s, %d admitted in the %v window from %v, limit %d (x%.3f; counted by send time)",
+	detail := fmt.Sprintf("%d of %d clients sending steadily over their limit admitted less than %gx it in a window; worst: client %s, %d admitted in the %v window from %v, limit %d (x%.3f; counted by send time)",
 		n, steadyClients, minShare, w.ID, w.SteadyAdmitted, w.Window, w.SteadyAt, w.Limit, w.SteadyShare)
 	return NewCheck("locked-out clients", float64(n), OpEqual, 0, detail)
 }

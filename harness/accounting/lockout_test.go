@@ -92,7 +92,7 @@ func TestLockout(t *testing.T) {
 			if ck.Name != "locked-out clients" || ck.Figure != tc.figure || ck.Pass != tc.pass || ck.NotMeasured == tc.measured {
 				t.Errorf("check %v (not measured %v), want figure %g pass %v measured %v", ck, ck.NotMeasured, tc.figure, tc.pass, tc.measured)
 			}
-			if !tc.pass && !strings.Contains(ck.Detail, fmt.Sprintf("worst: steady, %d admitted in the 1s window from", tc.admitted)) {
+			if !tc.pass && !strings.Contains(ck.Detail, fmt.Sprintf("worst: client steady, %d admitted in the 1s window from", tc.admitted)) {
 				t.Errorf("a lock-out says %q", ck.Detail)
 			}
 			if !tc.measured && !strings.HasPrefix(ck.Detail, "not measured: no client sent steadily over its limit") {

@@ -217,7 +217,7 @@ func TestJudgeLockout(t *testing.T) {
 	for _, fault := range []string{result.FaultNone, result.FaultStop, result.FaultKill} {
 		v := Judge(starved, Judging{Gates: accounting.DefaultGates(), Replicas: 3, Fault: fault}, Evidence{})
 		c := lockoutCheck(t, v)
-		if c.Pass || v.Pass || c.Figure != 1 || !strings.Contains(c.Detail, "worst: probe-uniform2x, 100 admitted in the 6s window from 12s, limit 600 (x0.167") {
+		if c.Pass || v.Pass || c.Figure != 1 || !strings.Contains(c.Detail, "worst: client probe-uniform2x, 100 admitted in the 6s window from 12s, limit 600 (x0.167") {
 			t.Errorf("%q: starved client judged %v, run pass %v", fault, c, v.Pass)
 		}
 		v = Judge(void, Judging{Gates: accounting.DefaultGates(), Replicas: 3, Fault: fault}, Evidence{})
