@@ -172,7 +172,7 @@ func judgePromise(p promise, gated []result.ScenarioResult) promiseLine {
 	var ran []result.ScenarioResult
 	var boundFailed int
 	notMeasured := "" // why a check of the promise said it was not measured
-	perfect := true // every check at its best figure: no scenario or client to point at
+	perfect := true   // every check at its best figure: no scenario or client to point at
 	for _, sc := range gated {
 		if sc.Error == "" {
 			ran = append(ran, sc)
