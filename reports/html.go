@@ -244,6 +244,15 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%d %ss", n, noun)
 	},
+	"checkresult": func(ok, notMeasured bool) template.HTML {
+		if notMeasured {
+			return `<span class="bound">not measured</span>`
+		}
+		if ok {
+			return `<span class="pass">pass</span>`
+		}
+		return `<span class="fail">FAIL</span>`
+	},
 	"passfail": func(ok bool) template.HTML {
 		if ok {
 			return `<span class="pass">pass</span>`
@@ -279,7 +288,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 
 <h2>Gates</h2>
 <table id="gates"><tr><th>scenario</th><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
-{{range .Gates}}<tr class="gate"><td>{{.Scenario}}</td><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{passfail .Pass}}</td><td>{{.Detail}}</td></tr>
+{{range .Gates}}<tr class="gate"><td>{{.Scenario}}</td><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{checkresult .Pass .NotMeasured}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 
 <h2>Conditions</h2>
@@ -341,7 +350,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{end}}</table>
 <h3>Checks</h3>
 <table class="checks"><tr><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
-{{range .Checks}}<tr><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{passfail .Pass}}</td><td>{{.Detail}}</td></tr>
+{{range .Checks}}<tr><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{checkresult .Pass .NotMeasured}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 {{with .Cluster}}<h3>Redis Cluster through the fault: {{.Member}} ({{.Node}}), slot map polled every {{ms .Every}} ms ({{.Polls}} polls)</h3>
 <table class="cluster"><tr><th>slots</th><th>master before</th><th>master after</th><th>without a master (ms)</th><th>from (ms)</th><th>back (ms)</th></tr>

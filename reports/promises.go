@@ -171,7 +171,8 @@ func judgePromise(p promise, gated []result.ScenarioResult) promiseLine {
 	l := promiseLine{promise: p}
 	var ran []result.ScenarioResult
 	var boundFailed int
-	perfect := true // every check at its best figure: no scenario or client to point at
+	notMeasured := "" // why a check of the promise said it was not measured
+	perfect := true   // every check at its best figure: no scenario or client to point at
 	for _, sc := range gated {
 		if sc.Error == "" {
 			ran = append(ran, sc)
@@ -179,6 +180,10 @@ func judgePromise(p promise, gated []result.ScenarioResult) promiseLine {
 		held, failed := 0, false
 		for _, c := range sc.Checks {
 			if promiseOf[c.Name] != p.ID {
+				continue
+			}
+			if c.NotMeasured {
+				notMeasured = strings.TrimPrefix(c.Detail, "not measured: ")
 				continue
 			}
 			held++
@@ -209,6 +214,8 @@ func judgePromise(p promise, gated []result.ScenarioResult) promiseLine {
 		l.Result, l.Why = promiseNotMeasured, "this run has no gated scenario"
 	case l.Checks == 0 && len(ran) == 0:
 		l.Result, l.Why = promiseNotMeasured, "no gated scenario ran: each failed to run (see Failed)"
+	case l.Checks == 0 && notMeasured != "":
+		l.Result, l.Why = promiseNotMeasured, notMeasured
 	case l.Checks == 0:
 		l.Result, l.Why = promiseNotMeasured, p.absent(ran)
 	case l.Failed > 0:

@@ -92,6 +92,19 @@ func TestPromises(t *testing.T) {
 			PromiseOvershoot: {result: promiseFail, scenarios: 2, checks: 3, failed: 1, worstScenario: stop, worstCheck: "overshoot after recovery", figure: 1.3,
 				client: "probe-uniform2x", probe: true, anchor: "client-sliding_window_delayed_store-stop--probe-uniform2x"},
 		}},
+		{"no client sent steadily over its limit", func(s *result.Summary) {
+			addCheck(s, delayed, result.Check{Name: "locked-out clients", Op: "==", Pass: true, NotMeasured: true,
+				Detail: "not measured: no client sent steadily over its limit"})
+		}, map[string]promiseWant{
+			PromiseNoLockout: {result: promiseNotMeasured, why: "no client sent steadily over its limit"},
+		}},
+		{"a background client locked out", func(s *result.Summary) {
+			addCheck(s, delayed, result.Check{Name: "locked-out clients", Figure: 1, Op: "==",
+				Detail: "1 of 40 clients sending steadily over their limit admitted less than 0.9x it in a window; worst: client bg-0042, 10 admitted in the 6s window from 12s, limit 60 (x0.167; counted by send time)"})
+		}, map[string]promiseWant{
+			PromiseNoLockout: {result: promiseFail, scenarios: 1, checks: 1, failed: 1, worstScenario: delayed, worstCheck: "locked-out clients", figure: 1,
+				client: "bg-0042", anchor: "peaks-sliding_window_delayed"},
+		}},
 		{"a background client over its limit", func(s *result.Summary) {
 			s.Scenarios[0].Checks[0] = result.Check{Name: "max overshoot", Figure: 1.5, Op: "<=", Threshold: 1.1,
 				Detail: "client bg-0042: 900 accepted in one 1s interval, limit 600"}

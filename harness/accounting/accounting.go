@@ -364,6 +364,10 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 	} else {
 		cr.OvershootArrival = math.Inf(1)
 	}
+	if cl.Limit > 0 {
+		cr.SteadyWindows, cr.SteadyAt, cr.SteadyAdmitted = steadyWindows(b.offered, b.accepted, cl.Window, cl.Limit, a.overlapsFault)
+		cr.SteadyShare = float64(cr.SteadyAdmitted) / float64(cl.Limit)
+	}
 	cr.FalseRejects = unearned(b.offered, b.answered, b.rejected, cl.Window, cl.Limit)
 	slices.SortFunc(b.spans, bySent)
 	cr.FalseRejectsSent = unearnedSent(b.spans, b.rejected, cl.Window, cl.Limit, skew)

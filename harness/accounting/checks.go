@@ -128,6 +128,9 @@ type Gates struct {
 	MaxOvershoot float64       // OvershootLimit
 	LatenessP99  time.Duration // DefaultLatenessP99
 	MinRateRatio float64       // DefaultMinRateRatio
+	// MinShare is the least share of its limit a client sending steadily over it is admitted
+	// in a window (DefaultMinShare; 0: the default).
+	MinShare float64
 	// Clock is the clock both promises are gated on: result.ClockArrival (empty: the
 	// default) or result.ClockClient. The other is shown beside it (Report.Clocks).
 	Clock string
@@ -136,7 +139,7 @@ type Gates struct {
 // DefaultGates are the requirements' thresholds and the default generator
 // tolerances.
 func DefaultGates() Gates {
-	return Gates{MaxOvershoot: OvershootLimit, LatenessP99: DefaultLatenessP99, MinRateRatio: DefaultMinRateRatio, Clock: result.ClockArrival}
+	return Gates{MaxOvershoot: OvershootLimit, LatenessP99: DefaultLatenessP99, MinRateRatio: DefaultMinRateRatio, MinShare: DefaultMinShare, Clock: result.ClockArrival}
 }
 
 // Verdict is a run judged.
@@ -149,13 +152,14 @@ type Verdict struct {
 	GeneratorBound bool
 }
 
-// Evaluate runs every gate on r: the three requirements, then the two
-// generator checks.
+// Evaluate runs every gate on r: the three requirements and the no lock-out promise, then
+// the two generator checks.
 func Evaluate(r *Report, g Gates) Verdict {
 	v := Verdict{Checks: []result.Check{
 		CheckOvershoot(r, g.MaxOvershoot, g.Clock),
 		CheckFalseRejects(r, g.Clock),
 		CheckErrorsOutsideFaults(r),
+		CheckLockout(r, g.MinShare),
 	}}
 	gen := []result.Check{CheckLateness(r, g.LatenessP99), CheckRate(r, g.MinRateRatio)}
 	v.Checks = append(v.Checks, gen...)

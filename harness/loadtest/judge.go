@@ -208,7 +208,10 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 			continue
 		}
 		res := "pass"
-		if !c.Pass {
+		switch {
+		case c.NotMeasured:
+			res = "not measured"
+		case !c.Pass:
 			res = "FAIL"
 		}
 		fmt.Fprintf(w, "%-44s %-34s %12.4g %4s %10.4g  %s\n", c.Scenario, c.Name, c.Figure, c.Op, c.Threshold, res)

@@ -91,6 +91,16 @@ type ClientReport struct {
 	// RoutingErrors are the client's requests the harness sent to a replica it had killed
 	// (Errors.Routing): in no other count of the client's, Offered included.
 	RoutingErrors int `json:",omitempty"`
+
+	// SteadyWindows counts the window-aligned windows [kW, (k+1)W) of the run, outside fault
+	// windows, in which the client sent steadily over its limit: more than Limit requests, at
+	// least one in every tenth of the window, and the same in the window before. SteadyAdmitted
+	// is the fewest acceptances in one of them, in the window from SteadyAt, and SteadyShare
+	// it over Limit (the no lock-out promise). All by send time; 0 without a steady window.
+	SteadyWindows  int           `json:",omitempty"`
+	SteadyAt       time.Duration `json:",omitempty"`
+	SteadyAdmitted int           `json:",omitempty"`
+	SteadyShare    float64       `json:",omitempty"`
 }
 
 // Check is one gate: a figure from the run compared with a threshold.
@@ -101,12 +111,18 @@ type Check struct {
 	Op        string // "<=", ">=" or "=="
 	Pass      bool
 	Detail    string
+	// NotMeasured says the run lacked the evidence the check rests on (Detail says which): it
+	// neither passes nor fails, and Pass is true so that it does not fail the run.
+	NotMeasured bool `json:",omitempty"`
 }
 
 // String is the check on one line, for logs and test failures.
 func (c Check) String() string {
 	verdict := "FAIL"
-	if c.Pass {
+	switch {
+	case c.NotMeasured:
+		verdict = "not measured"
+	case c.Pass:
 		verdict = "pass"
 	}
 	return fmt.Sprintf("%s %s: %g %s %g (%s)", verdict, c.Name, c.Figure, c.Op, c.Threshold, c.Detail)

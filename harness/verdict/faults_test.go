@@ -155,11 +155,11 @@ func TestJudgeCheckNames(t *testing.T) {
 		fault string
 		want  string
 	}{
-		{result.FaultNone, "max overshoot|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate"},
-		{result.FaultStop, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away"},
-		{result.FaultSlow, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|answer time while the store is slow (ms)"},
-		{result.FaultRestart, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|overshoot across the restart"},
-		{result.FaultKill, "max overshoot|false rejects|errors outside fault windows|generator lateness p99 (ms)|achieved / asked rate|errors while a node is down"},
+		{result.FaultNone, "max overshoot|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate"},
+		{result.FaultStop, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away"},
+		{result.FaultSlow, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|answer time while the store is slow (ms)"},
+		{result.FaultRestart, "overshoot during the outage|overshoot after recovery|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|5xx responses|errors while the store is away|overshoot across the restart"},
+		{result.FaultKill, "max overshoot|false rejects|errors outside fault windows|locked-out clients|generator lateness p99 (ms)|achieved / asked rate|errors while a node is down"},
 	} {
 		v := Judge(rep, Judging{Gates: g, Replicas: 3, Fault: tc.fault}, Evidence{})
 		var names []string
@@ -204,4 +204,36 @@ func TestFaultGatesOnTheGateClock(t *testing.T) {
 	if got := AfterRecovery(p, 2*time.Second, time.Second, result.ClockArrival); got != 3 {
 		t.Errorf("without answer times: %d, want the sends' 3", got)
 	}
+}
+
+// The lock-out gate is judged in every scenario, faults included: a client sending steadily
+// over its limit and admitted a sixth of it fails the run, and a run with no such client says
+// the gate was not measured and does not fail on it.
+func TestJudgeLockout(t *testing.T) {
+	starved := &accounting.Report{Scheduled: 10, Outcomes: 10, AskedRate: 10, AchievedRate: 10,
+		Clients: []result.ClientReport{{ID: "probe-uniform2x", Limit: 600, Window: 6 * time.Second,
+			SteadyWindows: 2, SteadyAt: 12 * time.Second, SteadyAdmitted: 100, SteadyShare: 100.0 / 600}}}
+	void := &accounting.Report{Scheduled: 10, Outcomes: 10, AskedRate: 10, AchievedRate: 10}
+	for _, fault := range []string{result.FaultNone, result.FaultStop, result.FaultKill} {
+		v := Judge(starved, Judging{Gates: accounting.DefaultGates(), Replicas: 3, Fault: fault}, Evidence{})
+		c := lockoutCheck(t, v)
+		if c.Pass || v.Pass || c.Figure != 1 || !strings.Contains(c.Detail, "worst: client probe-uniform2x, 100 admitted in the 6s window from 12s, limit 600 (x0.167") {
+			t.Errorf("%q: starved client judged %v, run pass %v", fault, c, v.Pass)
+		}
+		v = Judge(void, Judging{Gates: accounting.DefaultGates(), Replicas: 3, Fault: fault}, Evidence{})
+		if c := lockoutCheck(t, v); !c.NotMeasured || !c.Pass || !strings.HasPrefix(c.String(), "not measured locked-out clients") {
+			t.Errorf("%q: no steady client judged %v", fault, c)
+		}
+	}
+}
+
+func lockoutCheck(t *testing.T, v Verdict) result.Check {
+	t.Helper()
+	for _, c := range v.Checks {
+		if c.Name == "locked-out clients" {
+			return c
+		}
+	}
+	t.Fatal("no locked-out clients check")
+	return result.Check{}
 }
