@@ -311,12 +311,7 @@ func atLimitBursts() Family {
 			}
 		},
 		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
-			off, span := fromMS(v[0]), spanFor(e.Limit, v[1])
-			var b builder
-			for k := range atLimitWindows {
-				b.burst(e.FirstEdge+time.Duration(k)*e.Window+off, span, e.Limit, k*e.Limit, e.Replicas)
-			}
-			return b.part(e.client(FamilyAtLimitBursts), e.Window, e.Slice())
+			return limitEveryWindow(e, FamilyAtLimitBursts, fromMS(v[0]), spanFor(e.Limit, v[1]))
 		},
 	}
 }
@@ -336,14 +331,19 @@ func atLimitSpread() Family {
 			}
 		},
 		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
-			off, span := fromMS(v[0]), fromMS(v[1])
-			var b builder
-			for k := range atLimitWindows {
-				b.burst(e.FirstEdge+time.Duration(k)*e.Window+off, span, e.Limit, k*e.Limit, e.Replicas)
-			}
-			return b.part(e.client(FamilyAtLimitSpread), e.Window, e.Slice())
+			return limitEveryWindow(e, FamilyAtLimitSpread, fromMS(v[0]), fromMS(v[1]))
 		},
 	}
+}
+
+// limitEveryWindow is an at-limit client's traffic: exactly its limit, sent over span at off
+// into each of atLimitWindows windows, over the replicas in turn.
+func limitEveryWindow(e Env, family string, off, span time.Duration) (Part, error) {
+	var b builder
+	for k := range atLimitWindows {
+		b.burst(e.FirstEdge+time.Duration(k)*e.Window+off, span, e.Limit, k*e.Limit, e.Replicas)
+	}
+	return b.part(e.client(family), e.Window, e.Slice())
 }
 
 // windowApart is two bursts of the limit a window apart less gap, each sent as fast as the
