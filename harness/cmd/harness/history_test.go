@@ -128,9 +128,10 @@ store: {redis: managed}
 	}
 	for _, want := range []string{
 		"not in the trend: " + empty + ": no summary.json",
-		"history: " + page + " (3 runs, 5 gated figures, ",
+		"history: " + page + " (3 runs, 6 gated figures, ",
 		"trend false rejects: first past its gate in run 1 (",
 		"trend max overshoot: first past its gate in run 2 (",
+		"trend locked-out clients: first past its gate in run 1 (",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the command's output lacks %q:\n%s", want, out)
@@ -174,7 +175,12 @@ store: {redis: managed}
 			day(1), commit(1), result.Number(sums[1].Scenarios[0].MaxOvershoot), commit(0), result.Number(sums[2].Scenarios[0].MaxOvershoot)),
 		// The rate gate the third night could not meet: past it there only.
 		"achieved / asked rate": fmt.Sprintf("achieved / asked rate trend never while the generator kept its schedule 0 of 3 run 3: %s generator-bound run 3",
-			result.Number(sums[2].Scenarios[0].Checks[4].Figure)),
+			result.Number(checkNamed(t, sums[2].Scenarios[0], "achieved / asked rate").Figure)),
+		// The first night's limiter admits half the declared limit: the client that sends
+		// steadily at twice it is locked out there, and gets its limit in the others.
+		"locked-out clients": fmt.Sprintf("locked-out clients trend run 1, %s, %s %s (== 0) none: past it in its first run 1 of 3 run 3: %s generator-bound",
+			day(0), commit(0), result.Number(checkNamed(t, sums[0].Scenarios[0], "locked-out clients").Figure),
+			result.Number(checkNamed(t, sums[2].Scenarios[0], "locked-out clients").Figure)),
 	}
 	for check, w := range want {
 		if got[check] != w {
@@ -188,14 +194,11 @@ store: {redis: managed}
 			t.Errorf("unexpected crossing: %s", row)
 		}
 	}
-	if sums[2].Scenarios[0].Checks[4].Name != "achieved / asked rate" {
-		t.Fatalf("the third night's fifth check is %q, want the achieved rate", sums[2].Scenarios[0].Checks[4].Name)
+	if n := strings.Count(doc, "<svg"); n != 6 {
+		t.Errorf("%d charts, want one per gated check of the one scenario: 6", n)
 	}
-	if n := strings.Count(doc, "<svg"); n != 5 {
-		t.Errorf("%d charts, want one per gated check of the one scenario: 5", n)
-	}
-	if n := strings.Count(doc, ">generator-bound: not evidence</text>"); n != 5 {
-		t.Errorf("%d charts mark a generator-bound point, want all 5 (the third night's)", n)
+	if n := strings.Count(doc, ">generator-bound: not evidence</text>"); n != 6 {
+		t.Errorf("%d charts mark a generator-bound point, want all 6 (the third night's)", n)
 	}
 	if regexp.MustCompile(`(src|href)="http`).MatchString(doc) {
 		t.Error("the trend page fetches something from the network")
@@ -259,4 +262,16 @@ func TestReportHistoryExitCodes(t *testing.T) {
 	if exitCode(err) != exitNotMade || !strings.Contains(fmt.Sprint(err), "none of the 1 paths holds a summary.json") {
 		t.Errorf("no run: %v (exit %d), want exit 2 saying so", err, exitCode(err))
 	}
+}
+
+// checkNamed is the scenario's check of that name; the test fails without it.
+func checkNamed(t *testing.T, sc result.ScenarioResult, name string) result.Check {
+	t.Helper()
+	for _, c := range sc.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("%s has no check %q", sc.Name, name)
+	return result.Check{}
 }
