@@ -189,11 +189,13 @@ func slowChecks(rep *accounting.Report, j Judging, ev Evidence) []result.Check {
 	} else {
 		bound, why := delay, "a replica that waits for its store answers after that, one that keeps its timeout before it"
 		if j.StoreWait > 0 {
-			// A decision that waits for its store waits at most for its client's call in flight
-			// and then its own, each min(wait, delay), and a sync's call under the timeout.
-			bound = 2*min(j.StoreWait, delay) + min(j.StoreTimeout, delay)
-			why = fmt.Sprintf("the limiter waits up to %v for its store: at most its client's call in flight and its own, each min(wait, delay), and a sync's call under its %v timeout",
-				j.StoreWait, j.StoreTimeout)
+			// A decision that waits for its store waits at most for its client's push in flight
+			// (a sync's call, under the timeout), then a call in flight and its own, each
+			// min(wait, delay); an answer time measured at the client carries the harness's own
+			// timing error too, up to its lateness tolerance.
+			bound = 2*min(j.StoreWait, delay) + min(j.StoreTimeout, delay) + j.Gates.LatenessP99
+			why = fmt.Sprintf("the limiter waits up to %v for its store: at most its client's push in flight under its %v timeout, then a call in flight and its own, each min(wait, delay), and the harness's %v timing tolerance",
+				j.StoreWait, j.StoreTimeout, j.Gates.LatenessP99)
 		}
 		out = append(out, accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(bound),
 			fmt.Sprintf("p99 of %d answers while every store reply took %v more (and the recovery grace): %s; p50 %v, max %v",
