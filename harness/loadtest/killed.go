@@ -185,15 +185,7 @@ func JudgeKilled(dir string, jc JudgeConfig) (result.Summary, error) {
 // judgeStarted judges one scenario of a killed run from its outcomes.
 func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.ScenarioResult, error) {
 	cfg := startedConfig(st, jc)
-	classes := st.Classes
-	if len(classes) == 0 {
-		classes = schedule.DefaultClasses()
-	}
-	whole, err := startedSchedule(dir, st, classes)
-	if err != nil {
-		return result.ScenarioResult{}, err
-	}
-	outcomes, err := readOutcomes(dir, len(whole.Requests))
+	whole, outcomes, err := startedOutcomes(dir, st)
 	if err != nil {
 		return result.ScenarioResult{}, err
 	}
@@ -243,6 +235,21 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 		res.Incomplete = "every request has an outcome: the run was killed after this scenario's traffic, before its summary"
 	}
 	return res, nil
+}
+
+// startedOutcomes is a started scenario's whole schedule, rebuilt as it was sent (its
+// classes, the documents' when it names none), and the outcomes its directory holds.
+func startedOutcomes(dir string, st result.Started) (schedule.Schedule, []traffic.Outcome, error) {
+	classes := st.Classes
+	if len(classes) == 0 {
+		classes = schedule.DefaultClasses()
+	}
+	sched, err := startedSchedule(dir, st, classes)
+	if err != nil {
+		return schedule.Schedule{}, nil, err
+	}
+	outcomes, err := readOutcomes(dir, len(sched.Requests))
+	return sched, outcomes, err
 }
 
 // startedConfig is the config a started scenario ran with, as far as a judge needs it, and

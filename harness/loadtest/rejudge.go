@@ -78,15 +78,7 @@ func Rejudge(dir string, jc JudgeConfig) (result.Summary, error) {
 // made of it.
 func rejudgeScenario(st result.Started, dir string, old result.ScenarioResult, jc JudgeConfig) (result.ScenarioResult, error) {
 	cfg := startedConfig(st, jc)
-	classes := st.Classes
-	if len(classes) == 0 {
-		classes = schedule.DefaultClasses()
-	}
-	sched, err := startedSchedule(dir, st, classes)
-	if err != nil {
-		return old, err
-	}
-	outcomes, err := readOutcomes(dir, len(sched.Requests))
+	sched, outcomes, err := startedOutcomes(dir, st)
 	if err != nil {
 		return old, err
 	}
