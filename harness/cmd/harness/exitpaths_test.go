@@ -38,12 +38,13 @@ func execute(t *testing.T, args ...string) (int, string) {
 const dockerOnlyTarget = "../../../targets/peers/fixedwindow.yaml"
 
 // quickRun is the smallest load test the local provider makes: 2 replicas, one scenario,
-// a 3 s window, a few seconds of traffic. The lateness it tolerates is 100 ms of a slice's 250 ms, not
-// 2 %: sent from inside the test binary, beside the replicas on cores other work shares, its
-// traffic may be late by tens of ms, which would make the run generator-bound (3), not the
-// exit code the case is about.
+// a 3 s window, a few seconds of traffic. The lateness it tolerates is a whole slice (250 ms),
+// not 2 % of one: sent from inside a -race test binary, beside the replicas on two cores other
+// packages' tests share, its probes' bursts were sent up to 115 ms late (p99) in a CI run, which
+// made the run generator-bound (3), not the exit code the case is about. The gates it is
+// about are judged on arrival bounds, which lateness does not loosen.
 var quickRun = []string{"--provider", "local", "--replicas", "2", "--matrix=false", "--fail-open=false",
-	"--time-scale", "0.05", "--rate", "100", "--clients", "1000", "--max-lateness", "100ms", "--out", "OUT"}
+	"--time-scale", "0.1", "--rate", "100", "--clients", "1000", "--max-lateness", "500ms", "--out", "OUT"}
 
 // Every command reaches each of its exit codes where it should: 0 pass, 1 a promise broken
 // (or a regression), 2 a run that could not be made, which says NOT MADE and never FAIL.
