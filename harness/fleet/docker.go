@@ -211,10 +211,20 @@ func (d *dockerRun) replica(ctx context.Context, i int, at layout, redis string)
 func (s Spec) containerName(member string) string { return "rlharness-" + s.RunID + "-" + member }
 
 func (d *dockerRun) labels(member string) map[string]string {
+	return Labels(d.spec.RunID, member)
+}
+
+// Labels are the labels of a Docker resource this process starts for run (member empty: one
+// the whole run shares, its network): owned by this process, so that Cleanup in another
+// harness process on this host leaves it alone while this one runs and removes it once this
+// one is gone. A container without them is taken for a killed run's leftover.
+func Labels(run, member string) map[string]string {
 	l := map[string]string{
 		LabelFleet: "1",
-		LabelRun:   d.spec.RunID,
 		LabelOwner: ownerID(),
+	}
+	if run != "" {
+		l[LabelRun] = run
 	}
 	if member != "" {
 		l[LabelMember] = member

@@ -151,6 +151,23 @@ func TestOrphaned(t *testing.T) {
 	}
 }
 
+// The labels of what this process starts, a run's member or a load test's shard (which
+// belongs to no fleet run), name this process as the owner: another harness process's Cleanup
+// leaves them alone while it runs. A shard container once carried no owner label, and a
+// second process's fleet start removed it mid-run (exit 137).
+func TestLabelsOwnedByThisProcess(t *testing.T) {
+	for _, tc := range []struct{ run, member string }{
+		{"r1", "replica-0"},
+		{"r1", ""},
+		{"", "shard-1"},
+	} {
+		l := Labels(tc.run, tc.member)
+		if orphaned(l) || l[LabelFleet] != "1" || l[LabelRun] != tc.run || l[LabelMember] != tc.member {
+			t.Errorf("Labels(%q, %q) = %v: want this process's, with the run and member given", tc.run, tc.member, l)
+		}
+	}
+}
+
 // testProvider is one provider as the table tests run it, with what only it can set up
 // and check.
 type testProvider struct {

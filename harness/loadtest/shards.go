@@ -180,7 +180,7 @@ func runContainer(ctx context.Context, image string, ac AttackConfig, i int, dir
 		Image:  image,
 		Name:   fmt.Sprintf("rlharness-shard-%d-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6, i),
 		Cmd:    attackArgs(ac, i, mount),
-		Labels: map[string]string{fleet.LabelFleet: "1", fleet.LabelMember: fmt.Sprintf("shard-%d", i)},
+		Labels: fleet.Labels("", fmt.Sprintf("shard-%d", i)),
 		User:   fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
