@@ -293,6 +293,7 @@ func byClient(s *schedule.Schedule) (start, order []int32) {
 // a population of clients costs four slices, not four per client.
 type sends struct {
 	offered, answered, scheduled, accepted []time.Duration
+	acceptedAnswered                       []time.Duration
 	rejected                               []rejection
 	spans, acceptedSpans                   []span
 	arrival                                arrivalScratch
@@ -305,7 +306,7 @@ type sends struct {
 func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *result.Errors, b *sends, skew *Latency) result.ClientReport {
 	cr := result.ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
 	b.offered, b.answered, b.scheduled, b.accepted, b.rejected = b.offered[:0], b.answered[:0], b.scheduled[:0], b.accepted[:0], b.rejected[:0]
-	b.spans, b.acceptedSpans = b.spans[:0], b.acceptedSpans[:0]
+	b.spans, b.acceptedSpans, b.acceptedAnswered = b.spans[:0], b.acceptedSpans[:0], b.acceptedAnswered[:0]
 	for _, i := range idx {
 		k := a.class[i]
 		if k == unseen {
@@ -327,6 +328,7 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 		case accepted:
 			cr.Accepted++
 			b.accepted = append(b.accepted, t)
+			b.acceptedAnswered = append(b.acceptedAnswered, answered)
 			b.acceptedSpans = append(b.acceptedSpans, span{sent: t, answered: answered})
 		case rejected:
 			cr.Rejected++
@@ -349,6 +351,7 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 	slices.Sort(b.offered)
 	slices.Sort(b.answered)
 	slices.Sort(b.accepted)
+	slices.Sort(b.acceptedAnswered)
 	cr.BusiestOffered = Busiest(b.offered, cl.Window)
 	cr.BusiestAccepted = Busiest(b.accepted, cl.Window)
 	cr.BusiestScheduled = Busiest(b.scheduled, cl.Window)
@@ -365,8 +368,12 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 		cr.OvershootArrival = math.Inf(1)
 	}
 	if cl.Limit > 0 {
-		cr.SteadyWindows, cr.SteadyAt, cr.SteadyAdmitted = steadyWindows(b.offered, b.accepted, cl.Window, cl.Limit, a.overlapsFault)
-		cr.SteadyShare = float64(cr.SteadyAdmitted) / float64(cl.Limit)
+		st := steadyWindows(b.offered, b.accepted, b.acceptedAnswered, cl.Window, cl.Limit, a.overlapsFault)
+		cr.SteadyWindows = st.n
+		cr.SteadyAt, cr.SteadyAdmitted = st.client.at, st.client.admitted
+		cr.SteadyShare = float64(st.client.admitted) / float64(cl.Limit)
+		cr.SteadyAtArrival, cr.SteadyAdmittedArrival = st.arrival.at, st.arrival.admitted
+		cr.SteadyShareArrival = float64(st.arrival.admitted) / float64(cl.Limit)
 	}
 	cr.FalseRejects = unearned(b.offered, b.answered, b.rejected, cl.Window, cl.Limit)
 	slices.SortFunc(b.spans, bySent)

@@ -159,7 +159,7 @@ func Evaluate(r *Report, g Gates) Verdict {
 		CheckOvershoot(r, g.MaxOvershoot, g.Clock),
 		CheckFalseRejects(r, g.Clock),
 		CheckErrorsOutsideFaults(r),
-		CheckLockout(r, g.MinShare),
+		CheckLockout(r, g.MinShare, g.Clock),
 	}}
 	gen := []result.Check{CheckLateness(r, g.LatenessP99), CheckRate(r, g.MinRateRatio)}
 	v.Checks = append(v.Checks, gen...)

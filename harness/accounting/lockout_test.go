@@ -94,16 +94,72 @@ func TestLockout(t *testing.T) {
 			if c.SteadyWindows != tc.steady || c.SteadyAdmitted != tc.admitted {
 				t.Errorf("%d steady windows, fewest admitted %d; want %d, %d", c.SteadyWindows, c.SteadyAdmitted, tc.steady, tc.admitted)
 			}
-			ck := CheckLockout(&r, DefaultMinShare)
-			if ck.Name != "locked-out clients" || ck.Figure != tc.figure || ck.Pass != tc.pass || ck.NotMeasured == tc.measured {
-				t.Errorf("check %v (not measured %v), want figure %g pass %v measured %v", ck, ck.NotMeasured, tc.figure, tc.pass, tc.measured)
+			// Answered within a millisecond, a window's acceptances may have arrived in it
+			// alone: both clocks count the same.
+			if c.SteadyAdmittedArrival != tc.admitted {
+				t.Errorf("fewest admitted on arrival bounds %d, want %d", c.SteadyAdmittedArrival, tc.admitted)
 			}
-			if !tc.pass && !strings.Contains(ck.Detail, fmt.Sprintf("worst: client steady, %d admitted in the 1s window from", tc.admitted)) {
-				t.Errorf("a lock-out says %q", ck.Detail)
-			}
-			if !tc.measured && !strings.HasPrefix(ck.Detail, "not measured: no client sent steadily over its limit") {
-				t.Errorf("void data says %q", ck.Detail)
+			for _, clock := range []string{result.ClockArrival, result.ClockClient} {
+				ck := CheckLockout(&r, DefaultMinShare, clock)
+				if ck.Name != "locked-out clients" || ck.Figure != tc.figure || ck.Pass != tc.pass || ck.NotMeasured == tc.measured {
+					t.Errorf("%s: check %v (not measured %v), want figure %g pass %v measured %v", clock, ck, ck.NotMeasured, tc.figure, tc.pass, tc.measured)
+				}
+				if !tc.pass && !strings.Contains(ck.Detail, fmt.Sprintf("worst: client steady, %d admitted in the 1s window from", tc.admitted)) {
+					t.Errorf("%s: a lock-out says %q", clock, ck.Detail)
+				}
+				if !tc.measured && !strings.HasPrefix(ck.Detail, "not measured: no client sent steadily over its limit") {
+					t.Errorf("%s: void data says %q", clock, ck.Detail)
+				}
 			}
 		})
+	}
+}
+
+// A steady sender answered 200 ms after each send, admitted the last of each window's sends:
+// by send time the window from 2 s admits 50 of its limit of 60 (under 0.9x), but 24 of the
+// window before's acceptances were answered after 2 s and may have arrived in it, so on
+// arrival bounds it may have admitted 74. Each clock gates its own count and names the other.
+func TestLockoutOnBothClocks(t *testing.T) {
+	const limit, perWindow = 60, 120
+	w := time.Second
+	s := schedule.Schedule{Clients: []schedule.Client{{ID: "steady", Limit: limit, Window: w}}, Duration: 4 * w}
+	for i := range 4 * perWindow {
+		s.Requests = append(s.Requests, schedule.Request{At: time.Duration(i) * w / perWindow, Replica: 1})
+	}
+	a, err := New(&s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, req := range s.Requests {
+		admit := limit
+		if i/perWindow == 2 {
+			admit = 50
+		}
+		o := traffic.Outcome{Index: i, Code: 429, Sent: req.At, Latency: 200 * time.Millisecond}
+		if i%perWindow >= perWindow-admit {
+			o.Code = 200
+		}
+		if err := a.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := a.Report()
+	c := r.Clients[0]
+	if c.SteadyWindows != 3 || c.SteadyAdmitted != 50 || c.SteadyAt != 2*w || c.SteadyAdmittedArrival != 74 {
+		t.Errorf("steady %d, fewest by send time %d from %v, on arrival bounds %d; want 3, 50 from 2s, 74",
+			c.SteadyWindows, c.SteadyAdmitted, c.SteadyAt, c.SteadyAdmittedArrival)
+	}
+	for _, tc := range []struct {
+		clock  string
+		figure float64
+		says   string
+	}{
+		{result.ClockClient, 1, "worst: client steady, 50 admitted in the 1s window from 2s, limit 60 (x0.833; by send time); on arrival bounds: 0 locked out"},
+		{result.ClockArrival, 0, "; by send time: 1 locked out, worst client steady, 50 admitted"},
+	} {
+		ck := CheckLockout(&r, DefaultMinShare, tc.clock)
+		if ck.Figure != tc.figure || ck.Pass != (tc.figure == 0) || !strings.Contains(ck.Detail, tc.says) {
+			t.Errorf("%s: %v, want figure %g saying %q", tc.clock, ck, tc.figure, tc.says)
+		}
 	}
 }

@@ -96,11 +96,18 @@ type ClientReport struct {
 	// windows, in which the client sent steadily over its limit: more than Limit requests, at
 	// least one in every tenth of the window, and the same in the window before. SteadyAdmitted
 	// is the fewest acceptances in one of them, in the window from SteadyAt, and SteadyShare
-	// it over Limit (the no lock-out promise). All by send time; 0 without a steady window.
-	SteadyWindows  int           `json:",omitempty"`
-	SteadyAt       time.Duration `json:",omitempty"`
-	SteadyAdmitted int           `json:",omitempty"`
-	SteadyShare    float64       `json:",omitempty"`
+	// it over Limit (the no lock-out promise), the acceptances counted by send time; 0 without
+	// a steady window. The same three on arrival bounds (...Arrival) count an acceptance in a
+	// window when it may have arrived in it (sent before its end, answered at or after its
+	// start): the most a limiter could have admitted there. Steadiness is the client's own
+	// sending, by send time, on both.
+	SteadyWindows         int           `json:",omitempty"`
+	SteadyAt              time.Duration `json:",omitempty"`
+	SteadyAdmitted        int           `json:",omitempty"`
+	SteadyShare           float64       `json:",omitempty"`
+	SteadyAtArrival       time.Duration `json:",omitempty"`
+	SteadyAdmittedArrival int           `json:",omitempty"`
+	SteadyShareArrival    float64       `json:",omitempty"`
 }
 
 // Check is one gate: a figure from the run compared with a threshold.
