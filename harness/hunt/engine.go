@@ -520,6 +520,25 @@ func (e *engine) afterLearning() {
 	}
 }
 
+// replayFile is a schedule the hunt sent, as loadtest --schedule replays it: the hunt's
+// header, named name with note, and sched moved by phase onto the window and trimmed.
+func (e *engine) replayFile(name, note string, sched schedule.Schedule, phase time.Duration) schedule.File {
+	cfg := e.cfg
+	return schedule.File{Header: schedule.Header{Name: name, Target: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale,
+		Align: cfg.Env.Window, Replicas: cfg.Env.Replicas, Seed: cfg.Seed, Note: note},
+		Schedule: trimmed(shifted(sched, phase), cfg.Env.Slice())}
+}
+
+// writeReplay writes file as schedules/<base>.json in the hunt's directory, and returns its
+// path as hunt.json gives it.
+func (e *engine) writeReplay(base string, file *schedule.File) (string, error) {
+	path := filepath.Join(e.cfg.OutDir, "schedules", base+".json")
+	if err := schedule.WriteFile(path, file); err != nil {
+		return "", err
+	}
+	return e.rel(path), nil
+}
+
 // rel is path relative to the run directory, for hunt.json.
 func (e *engine) rel(path string) string {
 	if r, err := filepath.Rel(e.cfg.RunDir, path); err == nil {
@@ -578,11 +597,7 @@ func (e *engine) finish() {
 			hf.Worst = &w.h
 			hf.GeneratorBound = w.m.GeneratorBound
 			hf.Breaks = !w.m.GeneratorBound && breaks(f.Kind, w.h, cfg.Gates.MaxOvershoot)
-			path := filepath.Join(cfg.OutDir, "schedules", f.Name+".json")
-			file := schedule.File{Header: schedule.Header{Name: f.Name, Target: cfg.System, Design: cfg.Design, TimeScale: cfg.TimeScale,
-				Align: cfg.Env.Window, Replicas: cfg.Env.Replicas, Seed: cfg.Seed,
-				Note: fmt.Sprintf("harness hunt round %d: %s", w.h.Round, hf.Verdict())},
-				Schedule: trimmed(shifted(w.sched, w.phase), cfg.Env.Slice())}
+			file := e.replayFile(f.Name, fmt.Sprintf("harness hunt round %d: %s", w.h.Round, hf.Verdict()), w.sched, w.phase)
 			for k, p := range space {
 				file.Params = append(file.Params, schedule.Param{Name: p.Name, Value: w.v.Values[k], Unit: p.Unit})
 			}
@@ -592,10 +607,10 @@ func (e *engine) finish() {
 				file.Fault = &fl
 				file.Schedule.Duration = max(file.Schedule.Duration, fl.To+cfg.Env.Grace)
 			}
-			if err := schedule.WriteFile(path, &file); err != nil {
+			if path, err := e.writeReplay(f.Name, &file); err != nil {
 				hf.Note = strings.TrimPrefix(hf.Note+"; ", "; ") + "its schedule could not be written: " + err.Error()
 			} else {
-				hf.Schedule = e.rel(path)
+				hf.Schedule = path
 			}
 		}
 		e.finishPressure(i, f, &hf)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -542,18 +541,15 @@ func (e *engine) finishPressure(i int, f Family, hf *result.HuntFamily) {
 		}
 	}
 	w := recs[pick]
-	cfg := e.cfg
-	path := filepath.Join(cfg.OutDir, "schedules", f.Name+"-pressure.json")
-	file := schedule.File{Header: schedule.Header{Name: f.Name + " pressure level " + fmt.Sprint(w.round.Level), Target: cfg.System, Design: cfg.Design,
-		TimeScale: cfg.TimeScale, Align: cfg.Env.Window, Replicas: cfg.Env.Replicas, Seed: cfg.Seed,
-		Note: fmt.Sprintf("harness hunt round %d, pressure: %s", w.round.Variant.Round, hf.PressureVerdict)},
-		Schedule: trimmed(shifted(w.sched, w.phase), cfg.Env.Slice())}
+	file := e.replayFile(f.Name+" pressure level "+fmt.Sprint(w.round.Level),
+		fmt.Sprintf("harness hunt round %d, pressure: %s", w.round.Variant.Round, hf.PressureVerdict), w.sched, w.phase)
 	for _, p := range w.round.Variant.Params {
 		file.Params = append(file.Params, schedule.Param{Name: p.Name, Value: p.Value, Unit: p.Unit})
 	}
-	if err := schedule.WriteFile(path, &file); err != nil {
+	path, err := e.writeReplay(f.Name+"-pressure", &file)
+	if err != nil {
 		hf.Note = strings.TrimPrefix(hf.Note+"; ", "; ") + "its pressure schedule could not be written: " + err.Error()
 		return
 	}
-	hf.PressureSchedule = e.rel(path)
+	hf.PressureSchedule = path
 }
