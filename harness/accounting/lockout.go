@@ -151,25 +151,22 @@ func CheckLockout(r *Report, minShare float64, clock string) result.Check {
 			steadyClients++
 		}
 	}
-	other := result.ClockClient
-	if clock == result.ClockClient {
-		other = result.ClockArrival
-	}
+	other := result.OtherClock(clock)
 	on := func(c result.ClientReport, clock string) string {
-		at, admitted, how := c.SteadyAtArrival, c.SteadyAdmittedArrival, "on arrival bounds"
+		at, admitted := c.SteadyAtArrival, c.SteadyAdmittedArrival
 		if clock == result.ClockClient {
-			at, admitted, how = c.SteadyAt, c.SteadyAdmitted, "by send time"
+			at, admitted = c.SteadyAt, c.SteadyAdmitted
 		}
-		return fmt.Sprintf("%d admitted in the %v window from %v, limit %d (x%.3f; %s)", admitted, c.Window, at, c.Limit, steadyShare(c, clock), how)
+		return fmt.Sprintf("%d admitted in the %v window from %v, limit %d (x%.3f; %s)", admitted, c.Window, at, c.Limit, steadyShare(c, clock), countedOn(clock))
 	}
 	nOther, wOther, _ := r.LockedOut(minShare, other)
 	detail := fmt.Sprintf("%d of %d clients sending steadily over their limit admitted less than %gx it in a window; worst: client %s, %s; %s: %d locked out, worst client %s, %s",
-		n, steadyClients, minShare, w.ID, on(w, clock), otherName(other), nOther, wOther.ID, on(wOther, other))
+		n, steadyClients, minShare, w.ID, on(w, clock), countedOn(other), nOther, wOther.ID, on(wOther, other))
 	return NewCheck("locked-out clients", float64(n), OpEqual, 0, detail)
 }
 
-// otherName is how a check's detail introduces the clock it is not gated on.
-func otherName(clock string) string {
+// countedOn is how the lock-out detail says which clock a count is on.
+func countedOn(clock string) string {
 	if clock == result.ClockClient {
 		return "by send time"
 	}

@@ -164,11 +164,10 @@ type Clocks struct {
 
 // String is the clocks line: both figures of each promise, the gated one first.
 func (c Clocks) String() string {
-	gate, other := c.Gate, ClockClient
+	gate, other := c.Gate, OtherClock(c.Gate)
 	oGate, oOther := c.OvershootArrival, c.OvershootClient
 	fGate, fOther := c.FalseRejectsArrival, c.FalseRejectsClient
 	if gate == ClockClient {
-		other = ClockArrival
 		oGate, oOther, fGate, fOther = oOther, oGate, fOther, fGate
 	}
 	s := fmt.Sprintf("clocks: gated on %s; overshoot x%.3f (%s) x%.3f (%s); false rejects %d (%s) %d (%s)",
@@ -177,6 +176,15 @@ func (c Clocks) String() string {
 		s += fmt.Sprintf("; %d rejections excused only by arrival skew: p99 %v, max %v", k.Count, k.P99.Round(time.Microsecond), k.Max.Round(time.Microsecond))
 	}
 	return s
+}
+
+// OtherClock is the clock beside the one named: the client's for arrival bounds (or none
+// named), arrival bounds for the client's.
+func OtherClock(clock string) string {
+	if clock == ClockClient {
+		return ClockArrival
+	}
+	return ClockClient
 }
 
 func clockWords(clock string) string {
