@@ -13,7 +13,7 @@ import (
 // JudgeRunDir judges a load test's run directory: a finished run again (Rejudge), one a kill
 // cut short from what it wrote (JudgeKilled).
 func JudgeRunDir(dir string, jc JudgeConfig) (result.Summary, error) {
-	if err := checkClock(jc.Gates.Clock, true); err != nil {
+	if err := checkClock(jc.Gates.Clock); err != nil {
 		return result.Summary{}, err
 	}
 	if r, err := readStarted(dir); err == nil && r.written && !r.summary.FinishedAt.IsZero() && len(r.unjudged()) == 0 {
@@ -22,10 +22,10 @@ func JudgeRunDir(dir string, jc JudgeConfig) (result.Summary, error) {
 	return JudgeKilled(dir, jc)
 }
 
-// checkClock says what is wrong with a --gate-clock; empty is allowed where the run's own
-// clock stands in (a judge).
-func checkClock(clock string, emptyOK bool) error {
-	if clock == "" && emptyOK {
+// checkClock says what is wrong with a --gate-clock; empty is allowed: the default (a load
+// test's arrival bounds, a judge's the run's own clock) stands in.
+func checkClock(clock string) error {
+	if clock == "" {
 		return nil
 	}
 	_, err := accounting.ParseClock(clock)

@@ -143,7 +143,7 @@ func (c Config) check() error {
 	case c.ShardRunner != RunnerProcess && c.ShardRunner != RunnerContainer && c.ShardRunner != "":
 		return fmt.Errorf("--shard-runner %q: use %s or %s", c.ShardRunner, RunnerProcess, RunnerContainer)
 	}
-	if err := checkClock(c.Gates.Clock, true); err != nil {
+	if err := checkClock(c.Gates.Clock); err != nil {
 		return err
 	}
 	r := limiters.Rule{Name: "x", Algorithm: c.Algorithm, Limit: 1, Window: time.Minute, Slices: 12, Burst: 1}
