@@ -81,7 +81,7 @@ func pressureSchedule(herd int) schedule.File {
 // the design takes two bursts between window − margin and window apart to be a window apart
 // (docs/design-bound.md, "What it does not cover" (a)), so a few ms of generator jitter
 // between two of their bursts puts 1.25 requests a ms of the earlier one's tail in the same
-// window-long interval as the later one (a CI run's 111 of 100, 9 ms). Their acceptances are
+// window-long interval as the later one (9 ms: 111 of 100). Their acceptances are
 // held to the bound the design states, 1.1× in any interval of window − margin on arrival
 // bounds, and the window-long figure is logged beside it.
 // RLHARNESS_PRESSURE_BIN_DIR runs another replica build (a --bin-dir holding replica and
