@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
 // printCost prints what a slice's steady run cost the system, as it finishes.
@@ -52,8 +53,17 @@ func sliceFigures(b result.Bench) []result.BenchFigure {
 // sliceCond is a slice figure's conditions.
 func sliceCond(b result.Bench, f *result.FleetBench, what string) string {
 	s := b.Slice
-	return fleetCond(b, f, fmt.Sprintf("one replica's share of HS2: %s req/s from %s clients (HS1/%d) and the probes' share for node %d, time scale %g (window %v); %s",
-		result.Rate(s.Rate), result.Rate(float64(s.Traffic.Clients)), s.Traffic.Nodes, s.Traffic.Node, s.Traffic.TimeScale, s.Traffic.Window(), what))
+	return fleetCond(b, f, fmt.Sprintf("one replica's share of HS2: %s req/s from %s and the probes' share for node %d, time scale %g (window %v); %s",
+		result.Rate(s.Rate), slicePopulation(s.Traffic), s.Traffic.Node, s.Traffic.TimeScale, s.Traffic.Window(), what))
+}
+
+// slicePopulation is a slice's clients and, where they are HS1's, the balancer they stand for.
+func slicePopulation(s schedule.Slice) string {
+	n := result.Rate(float64(s.Clients)) + " clients"
+	if r := s.Routing(); r != "" {
+		return n + " (" + r + ")"
+	}
+	return n
 }
 
 func sliceCPUFigure(b result.Bench, fs map[string]*result.FleetBench) result.BenchFigure {

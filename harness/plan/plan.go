@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
 // Defaults of a plan.
@@ -69,9 +70,10 @@ type Plan struct {
 	Ask    Ask
 	From   string // the bench.json
 	Commit string
-	// Slice is the rate and node count the costs were measured at.
+	// Slice is the rate, node count and traffic the costs were measured at.
 	SliceRate  float64
 	SliceNodes int
+	Slice      schedule.Slice
 	Parts      []Part
 	// Cores is every part's cores plus the machine's own; Machine the smallest common size
 	// that holds them; Memory every part's bytes.
@@ -95,7 +97,7 @@ func Make(b result.Bench, file string, ask Ask) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	p := Plan{Ask: ask, From: file, Commit: b.Commit, SliceRate: f.Steady.Rate, SliceNodes: b.Slice.Traffic.Nodes}
+	p := Plan{Ask: ask, From: file, Commit: b.Commit, SliceRate: f.Steady.Rate, SliceNodes: b.Slice.Traffic.Nodes, Slice: b.Slice.Traffic}
 	src := func(figure string) string {
 		return fmt.Sprintf("%s, %s, %s (steady run at %s req/s)", file, f.Name, figure, result.Rate(f.Steady.Rate))
 	}
@@ -120,6 +122,9 @@ func Make(b result.Bench, file string, ask Ask) (Plan, error) {
 	case f.Ceiling > 0 && perReplica > f.Ceiling:
 		p.Notes = append(p.Notes, fmt.Sprintf("each replica would carry %s req/s, above the %s req/s one was seen to sustain (%s's ceiling in %s): add replicas",
 			result.Rate(perReplica), result.Rate(f.Ceiling), f.Name, file))
+	}
+	if n := routingNote(p.Slice, ask); n != "" {
+		p.Notes = append(p.Notes, n)
 	}
 	if ask.Replicas != p.SliceNodes {
 		p.Notes = append(p.Notes, fmt.Sprintf("the costs were measured on a replica told it is one of %d nodes; a fleet of %d gives each node another budget and sync share", p.SliceNodes, ask.Replicas))
@@ -201,6 +206,21 @@ func system(b result.Bench, file, name string) (*result.FleetBench, error) {
 	return nil, fmt.Errorf("%s has no system %q: it measured %s", file, name, strings.Join(names, ", "))
 }
 
+// routingNote says which balancer the costs assume, as the store's calls a request depend
+// on how many of a client's requests reach one node (schedule.Slice.Routing); "" when the
+// slice's population is not HS1's.
+func routingNote(s schedule.Slice, ask Ask) string {
+	r := s.Routing()
+	if r == "" || ask.Replicas < 2 {
+		return ""
+	}
+	note := fmt.Sprintf("the costs are of %s clients at one node (%s)", result.Rate(float64(s.Clients)), r)
+	if s.Clients < schedule.DefaultClients {
+		return note + fmt.Sprintf("; behind a balancer that spreads each client over the replicas fewer of a client's requests reach one node and pass its budget, so the store's share is smaller: plan from a slice run with --clients %d for that", schedule.DefaultClients)
+	}
+	return note + fmt.Sprintf("; behind a balancer that keeps each client on one replica more of them pass a node's budget and call the store: plan from a slice run with --clients %d for that", schedule.DefaultClients/s.Nodes)
+}
+
 func orUnknown(s string) string {
 	if s == "" {
 		return "no reason recorded"
@@ -211,8 +231,8 @@ func orUnknown(s string) string {
 // Write prints the plan: a row a part with its cores and memory, then the costs it used and
 // where each came from, then the machine.
 func Write(w io.Writer, p Plan) error {
-	fmt.Fprintf(w, "Plan: %s req/s over %d replicas, %s clients, each part at most %.0f %% busy; costs of %s from %s (commit %s, one replica as one of %d at %s req/s)\n",
-		result.Rate(p.Ask.Rate), p.Ask.Replicas, result.Rate(float64(p.Ask.Clients)), 100*p.Ask.Utilisation, p.Ask.System, p.From, orUnknownCommit(p.Commit), p.SliceNodes, result.Rate(p.SliceRate))
+	fmt.Fprintf(w, "Plan: %s req/s over %d replicas, %s clients, each part at most %.0f %% busy; costs of %s from %s (commit %s, one replica as one of %d at %s req/s from %s clients)\n",
+		result.Rate(p.Ask.Rate), p.Ask.Replicas, result.Rate(float64(p.Ask.Clients)), 100*p.Ask.Utilisation, p.Ask.System, p.From, orUnknownCommit(p.Commit), p.SliceNodes, result.Rate(p.SliceRate), result.Rate(float64(p.Slice.Clients)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "part\tcount\tbusy cores\tcores\tmemory\tnote")
 	for _, pt := range p.Parts {

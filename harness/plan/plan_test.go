@@ -70,7 +70,7 @@ func TestMakeSizesEveryPartFromItsCost(t *testing.T) {
 	if err := Write(&w, p); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Plan: 40,000 req/s over 8 replicas", "machine: 16 cores", "a 16-core machine", "40 us CPU a decision", "commit abc123"} {
+	for _, s := range []string{"Plan: 40,000 req/s over 8 replicas", "at 5,000 req/s from 25,000 clients)", "machine: 16 cores", "a 16-core machine", "40 us CPU a decision", "commit abc123"} {
 		if !strings.Contains(w.String(), s) {
 			t.Errorf("the plan lacks %q:\n%s", s, w.String())
 		}
@@ -160,5 +160,41 @@ func TestCheckPutsThePlanBesideAnotherRun(t *testing.T) {
 	var w bytes.Buffer
 	if err := WriteCheck(&w, p, checks, "high"); err != nil || !strings.Contains(w.String(), "replicas          0.160                 0.128     +25 %") {
 		t.Errorf("check table (%v):\n%s", err, w.String())
+	}
+}
+
+// The plan says which balancer its slice's population stands for, as the store's calls a
+// request depend on how many of a client's requests reach one node: HS1 / 8 clients are a
+// balancer that keeps a client on one node, HS1 clients one that spreads them; another
+// population, or a plan for one replica, gets no such note.
+func TestPlanSaysWhichBalancerItsCostsAssume(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		clients  int
+		replicas int
+		want     []string // in the notes; none: no routing note
+	}{
+		{"client kept on one node", 25_000, 8, []string{"25,000 clients at one node (HS1/8: each sends this node all its requests", "--clients 200000"}},
+		{"client spread over the nodes", 200_000, 8, []string{"200,000 clients at one node (HS1: each sends this node 1/8 of its requests", "--clients 25000"}},
+		{"another population", 10_000, 8, nil},
+		{"one replica", 25_000, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := slice(5000)
+			b.Slice.Traffic.Clients = tc.clients
+			p, err := Make(b, "low/bench.json", Ask{Rate: 40_000, Replicas: tc.replicas, Clients: 200_000, System: "bounded", Utilisation: 0.7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			notes := strings.Join(p.Notes, "\n")
+			if tc.want == nil && strings.Contains(notes, "at one node") {
+				t.Errorf("a routing note for %d clients on %d replicas: %s", tc.clients, tc.replicas, notes)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(notes, w) {
+					t.Errorf("the notes lack %q:\n%s", w, notes)
+				}
+			}
+		})
 	}
 }

@@ -39,6 +39,22 @@ func (s Slice) check() error {
 	return nil
 }
 
+// Routing says which balancer the slice's population stands for, or "" when it is neither
+// of HS1's: DefaultClients / Nodes clients send the node all their requests (a balancer that
+// keeps a client on one node), DefaultClients each send it 1/Nodes of theirs (one that spreads
+// every client's requests over the nodes, as a load test does). The store's work a request
+// depends on which: a node decides a client alone within its budget a window, so the fewer of
+// a client's requests reach one node, the fewer pass it.
+func (s Slice) Routing() string {
+	switch {
+	case s.Nodes > 1 && s.Clients == DefaultClients/s.Nodes:
+		return fmt.Sprintf("HS1/%d: each sends this node all its requests, as behind a balancer that keeps a client on one node", s.Nodes)
+	case s.Nodes > 1 && s.Clients == DefaultClients:
+		return fmt.Sprintf("HS1: each sends this node 1/%d of its requests, as behind a balancer that spreads a client over the nodes", s.Nodes)
+	}
+	return ""
+}
+
 // BuildSlice is the node's traffic in class (the documents' rule): the documents' probe
 // clients spread over Nodes replicas as a load test spreads them, of which the requests that
 // fall on Node within Duration are kept, and the background population of Clients at the

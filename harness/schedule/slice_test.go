@@ -79,3 +79,21 @@ func TestBuildSliceRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestSliceRoutingNamesTheBalancer(t *testing.T) {
+	for _, tc := range []struct {
+		clients, nodes int
+		want           string // a prefix; "" for none
+	}{
+		{DefaultClients / 8, 8, "HS1/8: each sends this node all its requests"},
+		{DefaultClients, 8, "HS1: each sends this node 1/8 of its requests"},
+		{DefaultClients / 4, 4, "HS1/4: "},
+		{10_000, 8, ""},
+		{DefaultClients, 1, ""},
+	} {
+		got := Slice{Clients: tc.clients, Nodes: tc.nodes}.Routing()
+		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%d clients on %d nodes: %q, want %q...", tc.clients, tc.nodes, got, tc.want)
+		}
+	}
+}
