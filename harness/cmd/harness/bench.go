@@ -35,7 +35,9 @@ should not share the machine with another load test: make bench runs this under 
 
 --slice measures one replica's share of HS2 instead (make bench-slice, docs/bench.md): one
 replica told it is node 0 of 8 (--node, --nodes), sent 5,000 req/s (--rate) from 25,000
-clients (--clients) and the probes' share for its node, time-scaled as make loadtest
+clients (--clients: each sends the node all its requests, as behind a balancer that keeps a
+client on one node; 200,000 each send it an eighth, as behind one that spreads every client
+over the nodes, as a load test does) and the probes' share for its node, time-scaled as make loadtest
 (--time-scale 0.2), its Redis held to 1/8 of a core (--store-cpu), each of --systems on a
 fleet of its own, side by side: the no-op target, the bounded design, the document's design,
 redis_rate and envoyproxy/ratelimit (its target file; image: make images-envoy). Per system:
