@@ -83,8 +83,12 @@ store: {redis: managed}
 	var dirs []string
 	for i, n := range nights {
 		dir := filepath.Join(tmp, fmt.Sprintf("night-%d", i+1))
+		// A lateness tolerance of 500 ms, not 2 % of the 250 ms slice (5 ms): the nights' gates
+		// (false rejects, overshoot, lock-out) are judged on arrival bounds, which lateness does
+		// not loosen, and a machine busy with the other packages' tests sends a few of a night's
+		// 14,100 requests more than 5 ms late (p99 5.5 ms, twice in a row).
 		args := append([]string{"loadtest", "--provider", "local", "--target", n.file, "--fail-open=false",
-			"--rate", "100", "--clients", "1000", "--out", dir}, n.extra...)
+			"--rate", "100", "--clients", "1000", "--max-lateness", "500ms", "--out", dir}, n.extra...)
 		run := func() ([]byte, int) {
 			cmd := exec.Command(bin, args...)
 			cmd.Dir, cmd.Env = root, append(os.Environ(), "TMPDIR="+tmp)
