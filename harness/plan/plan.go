@@ -70,11 +70,11 @@ type Plan struct {
 	Ask    Ask
 	From   string // the bench.json
 	Commit string
-	// Slice is the rate, node count and traffic the costs were measured at.
-	SliceRate  float64
-	SliceNodes int
-	Slice      schedule.Slice
-	Parts      []Part
+	// SliceRate and Slice are the rate and the traffic (its node count among it) the costs
+	// were measured at.
+	SliceRate float64
+	Slice     schedule.Slice
+	Parts     []Part
 	// Cores is every part's cores plus the machine's own; Machine the smallest common size
 	// that holds them; Memory every part's bytes.
 	Cores   float64
@@ -97,7 +97,7 @@ func Make(b result.Bench, file string, ask Ask) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	p := Plan{Ask: ask, From: file, Commit: b.Commit, SliceRate: f.Steady.Rate, SliceNodes: b.Slice.Traffic.Nodes, Slice: b.Slice.Traffic}
+	p := Plan{Ask: ask, From: file, Commit: b.Commit, SliceRate: f.Steady.Rate, Slice: b.Slice.Traffic}
 	src := func(figure string) string {
 		return fmt.Sprintf("%s, %s, %s (steady run at %s req/s)", file, f.Name, figure, result.Rate(f.Steady.Rate))
 	}
@@ -126,8 +126,8 @@ func Make(b result.Bench, file string, ask Ask) (Plan, error) {
 	if n := routingNote(p.Slice, ask); n != "" {
 		p.Notes = append(p.Notes, n)
 	}
-	if ask.Replicas != p.SliceNodes {
-		p.Notes = append(p.Notes, fmt.Sprintf("the costs were measured on a replica told it is one of %d nodes; a fleet of %d gives each node another budget and sync share", p.SliceNodes, ask.Replicas))
+	if ask.Replicas != p.Slice.Nodes {
+		p.Notes = append(p.Notes, fmt.Sprintf("the costs were measured on a replica told it is one of %d nodes; a fleet of %d gives each node another budget and sync share", p.Slice.Nodes, ask.Replicas))
 	}
 	p.Parts = append(p.Parts, gen, rep)
 
@@ -232,7 +232,7 @@ func orUnknown(s string) string {
 // where each came from, then the machine.
 func Write(w io.Writer, p Plan) error {
 	fmt.Fprintf(w, "Plan: %s req/s over %d replicas, %s clients, each part at most %.0f %% busy; costs of %s from %s (commit %s, one replica as one of %d at %s req/s from %s clients)\n",
-		result.Rate(p.Ask.Rate), p.Ask.Replicas, result.Rate(float64(p.Ask.Clients)), 100*p.Ask.Utilisation, p.Ask.System, p.From, orUnknownCommit(p.Commit), p.SliceNodes, result.Rate(p.SliceRate), result.Rate(float64(p.Slice.Clients)))
+		result.Rate(p.Ask.Rate), p.Ask.Replicas, result.Rate(float64(p.Ask.Clients)), 100*p.Ask.Utilisation, p.Ask.System, p.From, orUnknownCommit(p.Commit), p.Slice.Nodes, result.Rate(p.SliceRate), result.Rate(float64(p.Slice.Clients)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "part\tcount\tbusy cores\tcores\tmemory\tnote")
 	for _, pt := range p.Parts {
