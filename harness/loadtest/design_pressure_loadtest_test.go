@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +23,9 @@ import (
 // slices, at time scale 0.2), so that the herd's bursts are few enough for one machine's
 // generator to send them well before the at-limit clients' bursts.
 const pressureLimit = 100
+
+// herdPattern names the pressure test's fresh clients in its schedule.
+const herdPattern = "fresh-herd"
 
 // pressureRules is the replicas' rule file for the pressure test.
 func pressureRules(window time.Duration) []byte {
@@ -56,7 +58,7 @@ func pressureSchedule(herd int) schedule.File {
 	for k := range windows {
 		start := time.Duration(k) * w
 		for h := range herd {
-			c := add(fmt.Sprintf("pressure-herd-%d-%d", k, h), "fresh-herd", true)
+			c := add(fmt.Sprintf("pressure-herd-%d-%d", k, h), herdPattern, true)
 			for i := range 2 * pressureLimit {
 				s.Requests = append(s.Requests, schedule.Request{At: start + time.Millisecond, Client: c, Replica: int16(i % replicas)})
 			}
@@ -127,7 +129,7 @@ func TestLoadtestDesignHoldsUnderPressure(t *testing.T) {
 	most := pressureLimit + pressureLimit/10
 	var atLimit, herd, herdMost int
 	for _, p := range sc.Probes {
-		if strings.HasPrefix(p.ID, "pressure-herd-") {
+		if f.Schedule.Clients[p.Client].Pattern == herdPattern {
 			if p.Offered > 0 {
 				herd++
 			}
