@@ -136,6 +136,9 @@ type engine struct {
 	// family, or no --pressure); pressRecs their levels as measured.
 	ladders   []*ladder
 	pressRecs [][]pressureRecord
+	// ceiling is the generator's peak rate as calibrated before the first pressure round (0:
+	// not measured).
+	ceiling float64
 	// pace is the most requests per second a round asks for where its variants overlap: the
 	// burst rate at first, lowered when a round's variants fell behind, raised again when
 	// they kept up.
@@ -158,7 +161,7 @@ func Hunt(ctx context.Context, cfg Config, snd Sender) (result.HuntSystem, error
 		if f.Kind == Fault && cfg.Fault == "" {
 			e.search.Stop(i, cfg.NoFault)
 		}
-		if f.Kind != Fault && cfg.Pressure > 0 {
+		if f.Kind != Fault && !f.Herd && cfg.Pressure > 0 {
 			e.ladders[i] = newLadder(Ladder(cfg.Pressure, cfg.PressureShare))
 		}
 	}
@@ -167,13 +170,19 @@ func Hunt(ctx context.Context, cfg Config, snd Sender) (result.HuntSystem, error
 	return e.out, err
 }
 
-// isFault and isSearch pick a round's families.
-func isFault(f Family) bool  { return f.Kind == Fault }
-func isSearch(f Family) bool { return f.Kind != Fault }
+// isFault, isUnpaced and isSearch pick a round's families: the unpaced families (bursts a
+// window apart, alone and in a herd) have rounds of their own, the first after the learning
+// round.
+func isFault(f Family) bool   { return f.Kind == Fault }
+func isUnpaced(f Family) bool { return f.Kind != Fault && f.Unpaced }
+func isSearch(f Family) bool  { return f.Kind != Fault && !f.Unpaced }
 
 // learnable picks the families the learning round runs beside its probes: those that aim
-// at nothing it learns.
-func learnable(f Family) bool { return f.Kind != Fault && !f.NeedsTicks && !aimsAtEdges(f) }
+// at nothing it learns and send at the generator's pace (an unpaced burst would make the
+// probes late).
+func learnable(f Family) bool {
+	return f.Kind != Fault && !f.Herd && !f.Unpaced && !f.NeedsTicks && !aimsAtEdges(f)
+}
 
 // aimsAtEdges says whether a family places its traffic against window edges (and so waits
 // for the learning step to say where they are).
@@ -190,36 +199,44 @@ func (e *engine) run(ctx context.Context) error {
 	if err := e.learn(ctx); err != nil {
 		return err
 	}
+	if e.pressurePending() {
+		if done, err := e.calibrate(ctx); err != nil || done {
+			return err
+		}
+	}
 	fault := e.cfg.Fault != ""
-	for k := 0; ; k++ {
+	// The kinds of round take turns, the kind with the fewest rounds sent first, and among
+	// those in this order: the unpaced families (bursts a window apart) and the pressure
+	// ladder's top, which a short budget must not miss, then the search and the fault.
+	const unpacedRound, pressRound, searchRound, faultRound = 0, 1, 2, 3
+	var sent [4]int
+	for {
 		if ctx.Err() != nil {
 			e.out.Stopped = "interrupted"
 			return nil
 		}
-		pp, sp, fp := e.pressurePending(), e.search.Pending(isSearch), fault && e.search.Pending(isFault)
-		// Every other round is a pressure round while a ladder climbs; search and fault
-		// rounds take turns in the others.
+		pending := [4]bool{e.search.Pending(isUnpaced), e.pressurePending(), e.search.Pending(isSearch), fault && e.search.Pending(isFault)}
 		next := -1
-		switch {
-		case pp && (k%2 == 0 || !sp && !fp):
-			next = 0
-		case fp && (!sp || k/2%2 == 1):
-			next = 2
-		case sp:
-			next = 1
+		for k, ok := range pending {
+			if ok && (next < 0 || sent[k] < sent[next]) {
+				next = k
+			}
 		}
 		var done bool
 		var err error
 		switch next {
 		case -1:
 			return nil
-		case 0:
+		case unpacedRound:
+			done, err = e.round(ctx, isUnpaced, false, nil, kindUnpaced)
+		case pressRound:
 			done, err = e.pressureRound(ctx)
-		case 1:
-			done, err = e.round(ctx, isSearch, false, nil)
+		case searchRound:
+			done, err = e.round(ctx, isSearch, false, nil, "")
 		default:
-			done, err = e.round(ctx, isFault, true, nil)
+			done, err = e.round(ctx, isFault, true, nil, "")
 		}
+		sent[next]++
 		if err != nil || done {
 			return err
 		}
@@ -233,7 +250,7 @@ func (e *engine) learn(ctx context.Context) error {
 	env := roundEnv(e.cfg.Env, origin, learned{})
 	plan := newLearnPlan(env, e.tag(origin, 0))
 	plan.origin = origin
-	_, err := e.round(ctx, learnable, false, &plan)
+	_, err := e.round(ctx, learnable, false, &plan, "")
 	return err
 }
 
@@ -246,10 +263,17 @@ func (e *engine) nextOrigin() time.Time {
 	return traffic.NextAligned(e.cfg.Now().Add(e.cfg.Lead), e.cfg.Env.Slice())
 }
 
+// kindUnpaced is the kind of a round of the unpaced families, as hunt.json gives it.
+const kindUnpaced = "unpaced"
+
 // round builds, sends and judges one round of the families filter picks (with plan, the
-// learning round). done is true when a budget ran out.
-func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound bool, plan *learnPlan) (done bool, err error) {
+// learning round); kind, when set, names the round's kind in place of lay's. done is true
+// when a budget ran out.
+func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound bool, plan *learnPlan, kind string) (done bool, err error) {
 	s := e.lay(faultRound, plan)
+	if kind != "" {
+		s.kind = kind
+	}
 	vs := e.search.Next(filter)
 	r, deferred, refused, err := e.build(s.n, s.kind, vs, s.env, s.fault, s.maxLen, s.origin, plan)
 	if err != nil {

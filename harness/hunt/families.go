@@ -1,10 +1,14 @@
 package hunt
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
 // Family names, as hunt.json and the schedule files give them.
@@ -20,13 +24,14 @@ const (
 	FamilyAtLimitBursts = "at-limit-bursts"
 	FamilyAtLimitSpread = "at-limit-spread"
 	FamilyWindowApart   = "window-apart"
+	FamilyWindowHerd    = "window-apart-herd"
 )
 
 // Families are every family of aimed traffic, in the order the report lists them: the
 // default set, then those hunted only when named (Family.ByName).
 func Families() []Family {
 	return []Family{edge(), refill(), sliceDrop(), spread(), fresh(), syncTick(), storeFault(), atLimitPaced(), atLimitBursts(),
-		atLimitSpread(), windowApart()}
+		atLimitSpread(), windowApart(), windowApartHerd()}
 }
 
 // DefaultFamilies are the families hunted when none is named.
@@ -347,16 +352,17 @@ func limitEveryWindow(e Env, family string, off, span time.Duration) (Part, erro
 }
 
 // windowApart is two bursts of the limit a window apart less gap, each sent as fast as the
-// generator can. By send time the second burst falls in the first's window (2× the limit);
-// a limiter that decides on arrivals sees the first burst's tail arrive later than it was
-// sent, and once the gap is shorter than that spread it gives the tail's capacity back to the
-// second burst. No limiter that decides on arrivals can hold it, so it is hunted only by name.
+// generator can. By send time the second burst falls in the first's window (2× the limit); a
+// limiter decides on arrivals, which an unpaced burst spreads over the time the generator and
+// the network take to deliver it. It is judged on arrival bounds, as every variant is: a
+// limiter that decides exactly on arrivals holds it there, one that takes arrivals a little
+// less than a window apart to be a window apart does not.
 func windowApart() Family {
 	return Family{
-		Name: FamilyWindowApart, Kind: Attack, ByName: true,
+		Name: FamilyWindowApart, Kind: Attack, Unpaced: true,
 		Doc: "the limit at once, then the limit again a window less gap later (both unpaced)",
 		Space: func(e Env) []ParamSpec {
-			return []ParamSpec{{Name: "gap", Unit: "ms", Lo: 0, Hi: min(20, ms(e.Slice()/10)), Points: 3}}
+			return []ParamSpec{{Name: "gap", Unit: "ms", Lo: 0, Hi: min(40, ms(e.Slice()/10)), Points: 3}}
 		},
 		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
 			gap := fromMS(v[0])
@@ -365,6 +371,61 @@ func windowApart() Family {
 			b.burst(t0, 0, e.Limit, 0, e.Replicas)
 			b.burst(t0+e.Window-gap, 0, e.Limit, e.Limit, e.Replicas)
 			return b.part(e.client(FamilyWindowApart), e.Slice(), e.Slice())
+		},
+	}
+}
+
+// herdBursts is how many bursts each client of a window-apart herd sends, a window apart.
+const herdBursts = 3
+
+// herdSize is the herd that asks the generator's burst rate on average: each client sends its
+// limit once a window, so limit × herd per window (at the documents' time, 1,500 req/s and
+// limit 600 per minute: 150 clients; at time scale 0.2, 30).
+func herdSize(e Env) float64 {
+	return max(2, math.Round(e.MaxRate*e.Window.Seconds()/float64(e.Limit)))
+}
+
+// windowApartHerd is the everyday client that sends its whole limit once a window (a cron
+// job's quota every minute), hundreds of them at once from one busy sender: each client's
+// bursts are a window apart as scheduled, each moved by up to jitter as a busy sender moves
+// them, so some land a little less than a window apart and some a little more. The clients'
+// first bursts are spread evenly over a window, each burst unpaced over the replicas in turn,
+// so that the herd asks about the generator's burst rate on average and each burst's answers
+// come back within the tens of milliseconds that arrival bounds need to tell bursts a window
+// apart.
+// A limiter that decides on arrivals must hold every client to 1.1× in every window-long
+// interval on arrival bounds; the variant reports how many of the herd it did not.
+func windowApartHerd() Family {
+	return Family{
+		Name: FamilyWindowHerd, Kind: Attack, Unpaced: true, Herd: true,
+		Doc: "herd fresh clients, each its limit at once every window for 3 windows, each burst moved by up to jitter; first bursts spread over a window",
+		Space: func(e Env) []ParamSpec {
+			return []ParamSpec{
+				{Name: "herd", Unit: "clients", Lo: math.Ceil(herdSize(e) / 2), Hi: math.Floor(herdSize(e) * 3 / 2), Points: 1, Integer: true},
+				{Name: "jitter", Unit: "ms", Lo: 0, Hi: min(50, ms(e.Slice()/10)), Points: 1},
+			}
+		},
+		Build: func(e Env, v []float64, rng *rand.Rand) (Part, error) {
+			herd, jitter := int(v[0]), fromMS(v[1])
+			if herd < 1 {
+				return Part{}, fmt.Errorf("%s: a herd of %d clients", FamilyWindowHerd, herd)
+			}
+			t0 := e.Slice() / 2
+			spread := e.Window
+			s := schedule.Schedule{Clients: make([]schedule.Client, herd)}
+			for c := range herd {
+				s.Clients[c] = e.client(FamilyWindowHerd)
+				first := t0 + time.Duration(c)*spread/time.Duration(herd)
+				for k := range herdBursts {
+					at := first + time.Duration(k)*e.Window + time.Duration(rng.Float64()*float64(jitter))
+					for i := range e.Limit {
+						s.Requests = append(s.Requests, schedule.Request{At: at, Client: int32(c), Replica: int16((c + k*e.Limit + i) % e.Replicas)})
+					}
+					s.Duration = max(s.Duration, at+e.Slice())
+				}
+			}
+			slices.SortStableFunc(s.Requests, func(a, b schedule.Request) int { return cmp.Compare(a.At, b.At) })
+			return Part{Schedule: s, Period: e.Slice()}, s.Validate()
 		},
 	}
 }

@@ -148,6 +148,13 @@ type Family struct {
 	NeedsTicks bool
 	// ByName: the family is hunted only when named (--families), not in the default set.
 	ByName bool
+	// Unpaced: the family's bursts are sent as fast as the generator can, so how late their
+	// requests leave is part of the traffic (the jitter a busy sender has): its variants are
+	// judged on the send times achieved, never called generator-bound, in rounds of their own.
+	Unpaced bool
+	// Herd: a variant is a herd of many clients; it is not pressed further (the pressure
+	// ladder herds single clients).
+	Herd bool
 	// Space is the parameters to search, in the environment of the run.
 	Space func(Env) []ParamSpec
 	// Build makes one variant's traffic from values in Space's order. It is pure: the same

@@ -144,3 +144,37 @@ func TestHuntLiveBoundedDesignHolds(t *testing.T) {
 		t.Errorf("the hunt failed: %v", h.Failed)
 	}
 }
+
+// The bounded design holds clients whose bursts land a window apart: the limit twice a window
+// less a gap apart, and a herd of fresh clients each sending its limit once a window with a
+// busy sender's jitter; on arrival bounds no client of either gets more than 1.1x. A design
+// that takes arrivals a little less than a window apart to be a window apart fails it.
+func TestHuntLiveWindowApart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rc := quickHunt(t, 75*time.Second, FamilyWindowApart, FamilyWindowHerd)
+	rc.Load.Design = string(limiters.DesignBounded)
+	h, err := Run(ctx, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.Systems[0]
+	if s.Error != "" {
+		t.Fatal(s.Error)
+	}
+	for _, name := range []string{FamilyWindowApart, FamilyWindowHerd} {
+		f := familyOf(t, s, name)
+		if f.Worst == nil {
+			t.Errorf("%s: %s", name, f.Verdict())
+			continue
+		}
+		t.Logf("%s: %s (%s; %d of %d clients over 1.1x); %s", name, f.Verdict(), f.Worst.ParamString(), f.Worst.ClientsOver, f.Worst.Clients, f.Worst.Clocks)
+		if f.Breaks || f.Worst.ClientsOver > 0 {
+			t.Errorf("%s broke the bounded design: %s, %d of %d clients over 1.1x", name, f.Verdict(), f.Worst.ClientsOver, f.Worst.Clients)
+		}
+	}
+	// At 1,500 req/s and limit 600 per 6 s window, the herd is 15 clients (8 to 22 searched).
+	if herd := familyOf(t, s, FamilyWindowHerd); herd.Worst != nil && herd.Worst.Clients < 8 {
+		t.Errorf("a herd of %d clients: want the family's herd of 8 or more", herd.Worst.Clients)
+	}
+}

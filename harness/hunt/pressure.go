@@ -27,19 +27,29 @@ const (
 	maxShareLimits = 8
 	// peakBucket is the grain of a variant's peak rate, asked and achieved.
 	peakBucket = 10 * time.Millisecond
-	// A level reached the generator's ceiling when its achieved peak is under ceilingGain ×
-	// the previous level's and under ceilingShare × its own asked peak.
-	ceilingGain  = 1.25
+	// A ladder's push fell short of the generator's ceiling when its peak is under
+	// ceilingShare × the ceiling measured.
 	ceilingShare = 0.9
-	// One pass of a variant's herd sends at most PressureRequests / herdShare, so that a
-	// round holds several families; all its passes at most sustain × that; a round's
-	// variants together at most sustain × PressureRequests.
+	// One pass of a variant's herd sends at most PressureRequests / herdShare below the top,
+	// so that a round holds several families; all its passes at most sustain × that; a
+	// round's variants together at most sustain × PressureRequests (or one top level).
 	herdShare = 2
 	sustain   = 4
 	// drainFactor × the burst rate is how fast the generator is taken to send an unpaced
 	// burst: a pressure round keeps the bursts of two variants that long apart.
 	drainFactor = 4
+	// The top level's herd: one pass asks what the generator sends in topHold at the ceiling
+	// measured (at least PressureRequests / herdShare, at most topPasses × PressureRequests),
+	// of at most topHerd clients.
+	topHold   = 250 * time.Millisecond
+	topPasses = 4
+	topHerd   = 2000
 )
+
+// Calibration: a round of its own before the first pressure round sends PressureRequests /
+// herdShare requests at one instant over the replicas from one client and reads the peak
+// rate they were sent at: the generator's ceiling on this machine.
+const kindCalibrate = "calibrate"
 
 // kindPressure is a pressure round's kind, as hunt.json gives it.
 const kindPressure = "pressure"
@@ -69,7 +79,9 @@ type PressureLevel struct {
 
 // Ladder is the pressure ladder up to level top: herds of 1, 8, 32 (×4 a level beyond),
 // 64 requests per replica per millisecond doubled each level, share^(level−1) on every
-// burst, and an attack sent in 1, 12, 36 passes (×3 a level beyond).
+// burst, and an attack sent in 1, 12, 36 passes (×3 a level beyond). The top level's herd is
+// topHerd: as many clients as the generator's ceiling lets one pass send (pressureVariants
+// sizes it).
 func Ladder(top int, share float64) []PressureLevel {
 	var out []PressureLevel
 	herd, repeat := 1, 1
@@ -83,7 +95,11 @@ func Ladder(top int, share float64) []PressureLevel {
 		default:
 			herd, repeat = herd*4, repeat*3
 		}
-		out = append(out, PressureLevel{Level: k, Herd: herd, Conns: 64 << (k - 1), Share: math.Pow(share, float64(k-1)), Repeat: repeat})
+		l := PressureLevel{Level: k, Herd: herd, Conns: 64 << (k - 1), Share: math.Pow(share, float64(k-1)), Repeat: repeat}
+		if k == top && k > 1 {
+			l.Herd = topHerd
+		}
+		out = append(out, l)
 	}
 	return out
 }
@@ -299,25 +315,36 @@ type pressureStep struct {
 	storeRead bool
 }
 
-// ladder is one family's pressure search: it climbs level by level until the bound breaks,
-// the store's calls time out, the generator reaches its ceiling or the top is reached. It
+// ladder is one family's pressure search: the top level first, where the push is hardest,
+// then the levels below from the lowest, until the bound breaks or every level was sent. It
 // decides from what was measured; it sends nothing.
 type ladder struct {
-	levels  []PressureLevel
-	steps   []pressureStep
-	done    bool
-	broke   bool
+	levels []PressureLevel
+	steps  []pressureStep
+	done   bool
+	broke  bool
+	// verdict is the ladder's end in words, set when done.
 	verdict string
+	// ceiling is the generator's peak rate as calibrated, 0 when not measured.
+	ceiling float64
 }
 
 func newLadder(levels []PressureLevel) *ladder { return &ladder{levels: levels} }
+
+// order is the k-th level to send: the top, then 1, 2, … below it.
+func (l *ladder) order(k int) PressureLevel {
+	if k == 0 {
+		return l.levels[len(l.levels)-1]
+	}
+	return l.levels[k-1]
+}
 
 // next is the level to send next, and false when the ladder is done.
 func (l *ladder) next() (PressureLevel, bool) {
 	if l.done || len(l.steps) >= len(l.levels) {
 		return PressureLevel{}, false
 	}
-	return l.levels[len(l.steps)], true
+	return l.order(len(l.steps)), true
 }
 
 // stop ends the ladder without a measurement, saying why.
@@ -326,26 +353,59 @@ func (l *ladder) stop(why string) {
 	l.verdict = why
 }
 
-// record takes the measurement of the level next gave and decides whether to climb on.
+// record takes the measurement of the level next gave and decides whether to go on.
 func (l *ladder) record(s pressureStep) {
 	l.steps = append(l.steps, s)
-	k := len(l.steps)
-	lv := s.level
 	switch {
 	case !s.measured:
-		l.stop(fmt.Sprintf("not measured at level %d: no request of it was answered", k))
+		l.stop(fmt.Sprintf("not measured at level %d: no request of it was answered", s.level.Level))
 	case s.broke:
 		l.done, l.broke = true, true
-		l.verdict = "broke at " + lv.String()
-	case k > 1 && s.achieved < ceilingGain*l.steps[k-2].achieved && s.achieved < ceilingShare*s.asked:
-		l.stop(fmt.Sprintf("generator-bound at level %d: its peak %.0f req/s is under %gx level %d's %.0f and under %gx the %.0f asked; not broken up to it",
-			k, s.achieved, ceilingGain, k-1, l.steps[k-2].achieved, ceilingShare, s.asked))
-	case s.storeRead && (s.store.Timeouts > 0 || s.store.Degraded > 0):
-		l.stop(fmt.Sprintf("held up to level %d, where the store's calls timed out (%.0f timeouts, %.0f decisions without the store, over the round): harder pushes load the store, not the design",
-			k, s.store.Timeouts, s.store.Degraded))
-	case k == len(l.levels):
-		l.stop(fmt.Sprintf("held up to level %d, the top asked (--pressure %d; peak %.0f req/s sent)", k, k, s.achieved))
+		l.verdict = fmt.Sprintf("broke at %s, at a peak of %.0f req/s sent%s", s.level, s.achieved, storeTail(s))
+	case len(l.steps) == len(l.levels):
+		l.done = true
+		l.verdict = l.held("")
 	}
+}
+
+// peak is the step that sent fastest.
+func (l *ladder) peak() pressureStep {
+	var p pressureStep
+	for _, s := range l.steps {
+		if s.measured && s.achieved >= p.achieved {
+			p = s
+		}
+	}
+	return p
+}
+
+// held is an unbroken ladder in words: the pressure reached, not the level asked, and how far
+// that is from the generator's ceiling; rest says what was not sent.
+func (l *ladder) held(rest string) string {
+	p := l.peak()
+	var sent []string
+	for _, s := range l.steps {
+		sent = append(sent, fmt.Sprint(s.level.Level))
+	}
+	out := fmt.Sprintf("held at a peak of %.0f req/s%s", p.achieved, storeTail(p))
+	switch {
+	case l.ceiling <= 0:
+		out += " (the generator's ceiling not measured)"
+	case p.achieved < ceilingShare*l.ceiling:
+		out += fmt.Sprintf(", short of the generator's ceiling (%.0f req/s measured): pushed that far, not to the most this machine sends", l.ceiling)
+	default:
+		out += fmt.Sprintf(", the generator's ceiling (%.0f req/s measured)", l.ceiling)
+	}
+	out += fmt.Sprintf("; level %s sent (herd %d at level %d)", strings.Join(sent, ", "), p.level.Herd, p.level.Level)
+	return out + rest
+}
+
+// storeTail is a step's store load in words, empty when it was not read.
+func storeTail(s pressureStep) string {
+	if !s.storeRead {
+		return ""
+	}
+	return fmt.Sprintf(", %.0f store timeouts and %.0f decisions without the store over the round", s.store.Timeouts, s.store.Degraded)
 }
 
 // final is the ladder's verdict at the end of the hunt: a ladder the budget cut short says
@@ -357,11 +417,17 @@ func (l *ladder) final() string {
 	case len(l.steps) == 0:
 		return "not searched under pressure: no round had room for it before the budget ran out"
 	}
-	return fmt.Sprintf("not broken up to level %d: the budget ran out before level %d", len(l.steps), len(l.steps)+1)
+	return l.held(fmt.Sprintf("; the budget ran out before level %d", l.order(len(l.steps)).Level))
 }
 
 // level is the highest level measured.
-func (l *ladder) level() int { return len(l.steps) }
+func (l *ladder) level() int {
+	most := 0
+	for _, s := range l.steps {
+		most = max(most, s.level.Level)
+	}
+	return most
+}
 
 // pressureRecord is one level's variant as measured, kept for hunt.json and its schedule.
 type pressureRecord struct {
@@ -405,6 +471,10 @@ func (e *engine) pressureVariants() []Variant {
 			values, score = v.Values, m.Score
 		}
 		lvl.Most, lvl.Total = e.cfg.PressureRequests/herdShare, e.cfg.PressureRequests*sustain/herdShare
+		if lvl.Level == e.cfg.Pressure {
+			lvl.Most = e.topPass()
+			lvl.Total = sustain * lvl.Most
+		}
 		lvl.Fit = time.Duration(e.cfg.RoundWindows * float64(e.cfg.Env.Window))
 		cs = append(cs, cand{Variant{Family: i, Values: pressedValues(space, values, lvl.rate(e.cfg.Env.Replicas)), Pressure: &lvl}, score})
 	}
@@ -432,7 +502,7 @@ func (e *engine) pressureRound(ctx context.Context) (done bool, err error) {
 	for fi, why := range refused {
 		e.ladders[fi].stop("not searched under pressure: " + why)
 	}
-	left := min(e.cfg.PressureRequests*sustain, e.cfg.Requests-e.used)
+	left := min(max(e.cfg.PressureRequests*sustain, sustain*e.topPass()), e.cfg.Requests-e.used)
 	var kept []Variant
 	sum := 0
 	for _, sv := range r.sent {
@@ -472,6 +542,61 @@ func (e *engine) pressureRound(ctx context.Context) (done bool, err error) {
 	after, readAfter := e.storeLoad()
 	load := StoreLoad{Timeouts: after.Timeouts - before.Timeouts, Degraded: after.Degraded - before.Degraded}
 	e.judgePressure(s, r, hr, load, read && readAfter)
+	return false, nil
+}
+
+// topPass is the most one pass of the top level's herd sends: what the generator sends in
+// topHold at the ceiling calibrated, within PressureRequests / herdShare and topPasses ×
+// PressureRequests.
+func (e *engine) topPass() int {
+	lo, hi := e.cfg.PressureRequests/herdShare, topPasses*e.cfg.PressureRequests
+	return min(hi, max(lo, int(e.ceiling*topHold.Seconds())))
+}
+
+// calibrate measures the generator's ceiling: PressureRequests / herdShare requests at one
+// instant over the replicas, from one fresh client, and the peak rate they left at. done is
+// true when a budget ran out.
+func (e *engine) calibrate(ctx context.Context) (done bool, err error) {
+	s := e.lay(false, nil)
+	s.kind = kindCalibrate
+	n := e.cfg.PressureRequests / herdShare
+	if n > e.cfg.Requests-e.used {
+		return false, nil
+	}
+	c := s.env.client("calibrate")
+	c.ID = e.tag(s.origin, s.n) + "-calibrate"
+	var b builder
+	b.burst(0, 0, n, 0, s.env.Replicas)
+	part, err := b.part(c, 0, s.env.Slice())
+	if err != nil {
+		return true, err
+	}
+	plan := &learnPlan{edge: -1, origin: s.origin, probes: []Part{part}}
+	r, _, _, err := e.build(s.n, s.kind, nil, s.env, nil, s.maxLen, s.origin, plan)
+	if err != nil {
+		return true, err
+	}
+	if e.outOfTime(s, r) {
+		return true, nil
+	}
+	hr, stop, err := e.send(ctx, s, r)
+	if stop || err != nil {
+		return true, err
+	}
+	var sent []time.Duration
+	for _, p := range r.probes {
+		sent = append(sent, p.sent)
+	}
+	e.ceiling = peakRate(sent)
+	e.out.Ceiling = e.ceiling
+	for _, l := range e.ladders {
+		if l != nil {
+			l.ceiling = e.ceiling
+		}
+	}
+	e.out.Rounds = append(e.out.Rounds, hr)
+	fmt.Fprintf(e.cfg.Progress, "     the generator's ceiling: %.0f req/s at its peak, %d requests at once; the top level's pass: %d requests\n",
+		e.ceiling, n, e.topPass())
 	return false, nil
 }
 

@@ -16,102 +16,102 @@ import (
 	"github.com/edgeproof/rlharness/limiters"
 )
 
-// A hunt with a pressure ladder climbs each family's ladder on the model: a fixed window
-// broken by its edge breaks at level 1 under pressure too; an at-limit client on a central
-// sliding window is never refused, however large its herd, and its ladder reaches the top.
+// A hunt with a pressure ladder calibrates the generator's ceiling and sends each family's
+// top level first, its herd sized from that ceiling: a fixed window broken by its edge breaks
+// there at once; an at-limit client on a central sliding window is never refused, however large
+// its herd, and its ladder then sends the levels below.
 func TestHuntClimbsThePressureLadder(t *testing.T) {
 	nodes, rule := central(2, limiters.FixedWindow)
 	rule.Algorithm = limiters.FixedWindow
 	h, _ := huntModelWith(t, nodes, 0, rule, func(c *Config) { c.Pressure = 3; c.Levels = 0 }, FamilyEdge, FamilyAtLimitBursts)
 	edge, atLimit := family(t, h, FamilyEdge), family(t, h, FamilyAtLimitBursts)
+	if h.Ceiling <= 0 || h.Rounds[1].Kind != kindCalibrate {
+		t.Fatalf("ceiling %v, round 1 a %q round: want the calibration after the learning round", h.Ceiling, h.Rounds[1].Kind)
+	}
 	for _, f := range []struct {
 		name    string
-		level   int
+		levels  []int
 		broke   bool
 		verdict string
-	}{{FamilyEdge, 1, true, "broke at level 1"}, {FamilyAtLimitBursts, 3, false, "held up to level 3"}} {
+	}{{FamilyEdge, []int{3}, true, "broke at level 3"}, {FamilyAtLimitBursts, []int{3, 1, 2}, false, "held at a peak of"}} {
 		got := edge
 		if f.name == FamilyAtLimitBursts {
 			got = atLimit
 		}
-		t.Logf("%s: %s; %+v", f.name, got.PressureVerdict, got.PressureRounds)
-		if got.Pressure != f.level || got.BrokeUnderPressure != f.broke || len(got.PressureRounds) != f.level ||
-			len(got.PressureVerdict) < len(f.verdict) || got.PressureVerdict[:len(f.verdict)] != f.verdict {
-			t.Errorf("%s: level %d, broke %v, %d rounds, %q; want level %d, broke %v, %q", f.name, got.Pressure, got.BrokeUnderPressure,
-				len(got.PressureRounds), got.PressureVerdict, f.level, f.broke, f.verdict)
+		var levels []int
+		for _, r := range got.PressureRounds {
+			levels = append(levels, r.Level)
+		}
+		t.Logf("%s: %s; levels %v", f.name, got.PressureVerdict, levels)
+		if !slices.Equal(levels, f.levels) || got.Pressure != 3 || got.BrokeUnderPressure != f.broke || !strings.HasPrefix(got.PressureVerdict, f.verdict) {
+			t.Errorf("%s: levels %v, level %d, broke %v, %q; want levels %v, broke %v, %q", f.name, levels, got.Pressure, got.BrokeUnderPressure,
+				got.PressureVerdict, f.levels, f.broke, f.verdict)
 		}
 		if got.PressureSchedule == "" {
 			t.Errorf("%s: no pressure schedule written", f.name)
 		}
 	}
-	if r := atLimit.PressureRounds; len(r) == 3 && (r[2].Herd <= r[0].Herd || r[2].Variant.FalseRejects != 0) {
-		t.Errorf("at-limit herd %d at level 3 (level 1: %d), %d false rejects", r[2].Herd, r[0].Herd, r[2].Variant.FalseRejects)
+	// The top level's herd is what the ceiling lets one pass send (three bursts of the limit
+	// each): far more than the levels below, and every member within its limit.
+	if r := atLimit.PressureRounds; len(r) == 3 && (r[0].Herd < 50 || r[0].Herd <= r[2].Herd || r[0].Variant.FalseRejects != 0) {
+		t.Errorf("at-limit herd %d at the top (level 2: %d), %d false rejects", r[0].Herd, r[2].Herd, r[0].Variant.FalseRejects)
 	}
 }
 
-// The ladder climbs until the bound breaks, the store's calls time out, the generator's
-// ceiling is reached or the top is sent, and says which; a level the generator could not push
-// harder is "generator-bound", never "held".
+// The ladder sends its top level first and then the levels below from the lowest, until the
+// bound breaks or every level was sent; its end says the pressure reached (the peak sent and
+// the store's timeouts) and how far that is from the generator's ceiling, never only the level
+// asked.
 func TestPressureSearch(t *testing.T) {
 	type m struct {
 		broke            bool
-		asked, achieved  float64
+		achieved         float64
 		timeouts, degr   float64
 		unread, unanswer bool
 	}
 	for _, tc := range []struct {
 		name    string
+		ceiling float64
 		steps   []m
-		sent    int // levels sent before the ladder stopped
+		order   []int // the levels sent, in order
 		broke   bool
 		done    bool
 		verdict string
 	}{
-		{"broke at 2", []m{{asked: 1e5, achieved: 2e4}, {broke: true, asked: 2e5, achieved: 4e4}}, 2, true, true, "broke at level 2 (herd 8, 128 per replica per ms, share x2, 12 passes)"},
-		{"broke at 1", []m{{broke: true, asked: 1e5, achieved: 2e4}}, 1, true, true, "broke at level 1"},
-		{"held to the top", []m{{asked: 1e5, achieved: 2e4}, {asked: 2e5, achieved: 3e4}, {asked: 4e5, achieved: 5e4}}, 3, false, true, "held up to level 3, the top asked"},
-		// 2.2e4 < 1.25 × 2e4 and < 0.9 × 2e5: pushing harder sent no faster.
-		{"generator-bound", []m{{asked: 1e5, achieved: 2e4}, {asked: 2e5, achieved: 2.2e4}}, 2, false, true, "generator-bound at level 2"},
-		// Under 1.25× the previous level but the level sent what it asked: not the ceiling.
-		{"asked no more", []m{{asked: 1e5, achieved: 9.5e4}, {asked: 1e5, achieved: 9.6e4}, {asked: 1e5, achieved: 9.7e4}}, 3, false, true, "held up to level 3"},
-		// The first level has no previous one to compare with: its shortfall is not a ceiling.
-		{"slow first level", []m{{asked: 1e6, achieved: 1e4}, {asked: 2e6, achieved: 3e4}}, 2, false, false, ""},
-		{"store timed out", []m{{asked: 1e5, achieved: 2e4, timeouts: 12}}, 1, false, true, "held up to level 1, where the store's calls timed out (12 timeouts"},
-		{"decided without the store", []m{{asked: 1e5, achieved: 2e4}, {asked: 2e5, achieved: 4e4, degr: 30}}, 2, false, true, "held up to level 2, where the store's calls timed out (0 timeouts, 30 decisions"},
-		// Timeouts read on a level that broke: it broke.
-		{"broke with timeouts", []m{{broke: true, asked: 1e5, achieved: 2e4, timeouts: 5}}, 1, true, true, "broke at level 1"},
-		// Metrics not read: only the bound and the generator stop the ladder.
-		{"store not read", []m{{asked: 1e5, achieved: 2e4, timeouts: 5, unread: true}}, 1, false, false, ""},
-		{"nothing answered", []m{{unanswer: true}}, 1, false, true, "not measured at level 1"},
+		{"the top breaks", 1e5, []m{{broke: true, achieved: 9.5e4, timeouts: 12, degr: 300}}, []int{3}, true, true,
+			"broke at level 3 (herd 2000, 256 per replica per ms, share x4, 36 passes), at a peak of 95000 req/s sent, 12 store timeouts and 300 decisions without the store over the round"},
+		{"a lower level breaks", 1e5, []m{{achieved: 9.5e4}, {achieved: 2e4}, {broke: true, achieved: 6e4}}, []int{3, 1, 2}, true, true,
+			"broke at level 2 (herd 8, 128 per replica per ms, share x2, 12 passes), at a peak of 60000 req/s sent, 0 store timeouts"},
+		{"held at the ceiling", 1e5, []m{{achieved: 9.5e4, timeouts: 7}, {achieved: 2e4}, {achieved: 6e4}}, []int{3, 1, 2}, false, true,
+			"held at a peak of 95000 req/s, 7 store timeouts and 0 decisions without the store over the round, the generator's ceiling (100000 req/s measured); level 3, 1, 2 sent (herd 2000 at level 3)"},
+		// The peak is the step that sent fastest, whichever level it was.
+		{"held short of the ceiling", 2e5, []m{{achieved: 5e4}, {achieved: 2e4}, {achieved: 6e4}}, []int{3, 1, 2}, false, true,
+			"held at a peak of 60000 req/s, 0 store timeouts and 0 decisions without the store over the round, short of the generator's ceiling (200000 req/s measured): pushed that far"},
+		{"ceiling not measured", 0, []m{{achieved: 5e4, unread: true}, {achieved: 2e4, unread: true}, {achieved: 6e4, unread: true}}, []int{3, 1, 2}, false, true,
+			"held at a peak of 60000 req/s (the generator's ceiling not measured)"},
+		{"cut short", 1e5, []m{{achieved: 9.5e4}}, []int{3}, false, false,
+			"held at a peak of 95000 req/s, 0 store timeouts and 0 decisions without the store over the round, the generator's ceiling (100000 req/s measured); level 3 sent (herd 2000 at level 3); the budget ran out before level 1"},
+		{"nothing answered", 1e5, []m{{unanswer: true}}, []int{3}, false, true, "not measured at level 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLadder(Ladder(3, 2))
-			sent := 0
+			l.ceiling = tc.ceiling
+			var order []int
 			for _, s := range tc.steps {
 				lvl, ok := l.next()
 				if !ok {
-					t.Fatalf("the ladder stopped after %d levels: %s", sent, l.final())
+					t.Fatalf("the ladder stopped after %v: %s", order, l.final())
 				}
-				if lvl.Level != sent+1 {
-					t.Fatalf("level %d next, want %d", lvl.Level, sent+1)
-				}
-				sent++
-				l.record(pressureStep{level: lvl, measured: !s.unanswer, broke: s.broke, asked: s.asked, achieved: s.achieved,
+				order = append(order, lvl.Level)
+				l.record(pressureStep{level: lvl, measured: !s.unanswer, broke: s.broke, asked: 1e6, achieved: s.achieved,
 					store: StoreLoad{Timeouts: s.timeouts, Degraded: s.degr}, storeRead: !s.unread})
 			}
 			_, more := l.next()
-			if sent != tc.sent || l.broke != tc.broke || more == tc.done || l.level() != tc.sent {
-				t.Errorf("sent %d, broke %v, more %v, level %d; want %d, %v, %v", sent, l.broke, more, l.level(), tc.sent, tc.broke, !tc.done)
+			if !slices.Equal(order, tc.order) || l.broke != tc.broke || more == tc.done || l.level() != slices.Max(tc.order) {
+				t.Errorf("sent %v, broke %v, more %v, level %d; want %v, %v, %v", order, l.broke, more, l.level(), tc.order, tc.broke, !tc.done)
 			}
-			v := l.final()
-			if tc.done && !strings.HasPrefix(v, tc.verdict) {
+			if v := l.final(); !strings.HasPrefix(v, tc.verdict) {
 				t.Errorf("verdict %q, want it to start %q", v, tc.verdict)
-			}
-			if !tc.done && !strings.HasPrefix(v, fmt.Sprintf("not broken up to level %d: the budget ran out", sent)) {
-				t.Errorf("a ladder cut short says %q", v)
-			}
-			if strings.Contains(tc.name, "generator") && strings.Contains(v, "held") {
-				t.Errorf("a generator-bound ladder says %q", v)
 			}
 		})
 	}
@@ -125,7 +125,7 @@ func TestPressureSearch(t *testing.T) {
 func TestPressLevels(t *testing.T) {
 	got := Ladder(4, 2)
 	want := []PressureLevel{{Level: 1, Herd: 1, Conns: 64, Share: 1, Repeat: 1}, {Level: 2, Herd: 8, Conns: 128, Share: 2, Repeat: 12},
-		{Level: 3, Herd: 32, Conns: 256, Share: 4, Repeat: 36}, {Level: 4, Herd: 128, Conns: 512, Share: 8, Repeat: 108}}
+		{Level: 3, Herd: 32, Conns: 256, Share: 4, Repeat: 36}, {Level: 4, Herd: topHerd, Conns: 512, Share: 8, Repeat: 108}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Ladder(4, 2) = %v, want %v", got, want)
 	}

@@ -20,6 +20,9 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 		if s.Error != "" {
 			fmt.Fprintf(w, "  ERROR: %s\n", s.Error)
 		}
+		if s.Ceiling > 0 {
+			fmt.Fprintf(w, "  the generator's ceiling: %.0f req/s at its peak, on a burst sent at once before the pressure rounds\n", s.Ceiling)
+		}
 		if s.Learned.Edge != "" {
 			fmt.Fprintf(w, "  learned: %s\n  learned: %s\n", s.Learned.Edge, s.Learned.Ticks)
 		}
@@ -32,7 +35,7 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 			}
 			fmt.Fprintf(w, "  %-16s %-9s %8d %9s %6s  %s\n", f.Name, f.Kind, len(f.Tried), worst, falseRej, f.Verdict())
 			if f.Worst != nil {
-				fmt.Fprintf(w, "  %-16s worst: %s (round %d, client %s)\n", "", f.Worst.ParamString(), f.Worst.Round, f.Worst.Client)
+				fmt.Fprintf(w, "  %-16s worst: %s (round %d, client %s)%s\n", "", f.Worst.ParamString(), f.Worst.Round, f.Worst.Client, herdWords(*f.Worst))
 				if f.Worst.Clocks != nil {
 					fmt.Fprintf(w, "  %-16s %s\n", "", f.Worst.Clocks)
 				}
@@ -87,4 +90,12 @@ func storeWords(p result.HuntPressureRound) string {
 		return ""
 	}
 	return fmt.Sprintf("; %.0f store timeouts, %.0f decisions without the store", p.StoreTimeouts, p.Degraded)
+}
+
+// herdWords says how many of a herd's clients got more than 1.1x, empty for one client.
+func herdWords(v result.HuntVariant) string {
+	if v.Clients < 2 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of its %d clients over 1.1x", v.ClientsOver, v.Clients)
 }

@@ -269,6 +269,15 @@ func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, 
 		if h.Client == "" {
 			h.Client = c.ID
 		}
+		if o := c.OvershootArrival; j.Clock() == result.ClockClient && c.Overshoot > gates.MaxOvershoot || j.Clock() != result.ClockClient && o > gates.MaxOvershoot {
+			h.ClientsOver++
+		}
+	}
+	h.Clients = len(rep.Clients)
+	if sv.fam.Unpaced {
+		// Its lateness is the busy sender's jitter the family is made of: it is judged on the
+		// send times achieved.
+		h.GeneratorBound, v.GeneratorBound = false, false
 	}
 	m := Measured{GeneratorBound: v.GeneratorBound}
 	switch sv.fam.Kind {

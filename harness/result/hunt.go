@@ -78,10 +78,14 @@ type HuntSystem struct {
 	SyncInterval time.Duration `json:"sync_interval_ns,omitempty"`
 	Conditions   Conditions    `json:"conditions"`
 	Learned      HuntLearned   `json:"learned"`
-	Rounds       []HuntRound   `json:"rounds"`
-	Families     []HuntFamily  `json:"families"`
-	Requests     int           `json:"requests"` // sent, over every round
-	Elapsed      time.Duration `json:"elapsed_ns"`
+	// Ceiling is the generator's peak rate (requests per second, in 10 ms) on a burst sent
+	// at once before the first pressure round: the most pressure this machine makes; 0 when
+	// not measured.
+	Ceiling  float64       `json:"ceiling,omitempty"`
+	Rounds   []HuntRound   `json:"rounds"`
+	Families []HuntFamily  `json:"families"`
+	Requests int           `json:"requests"` // sent, over every round
+	Elapsed  time.Duration `json:"elapsed_ns"`
 	// Stopped says why the search ended: "searched" when every family was refined, or
 	// which budget ran out.
 	Stopped string `json:"stopped"`
@@ -238,6 +242,10 @@ type HuntVariant struct {
 	// timeout, a refused connection) while the store was away or in its recovery grace.
 	ErrorsInFault int `json:"errors_in_fault,omitempty"`
 	FalseRejects  int `json:"false_rejects"`
+	// Clients is how many clients the variant sent as (a herd's size); ClientsOver how many
+	// of them got more than 1.1× their limit in a window-long interval on the gated clock.
+	Clients     int `json:"clients,omitempty"`
+	ClientsOver int `json:"clients_over,omitempty"`
 	// GeneratorBound: loadtest's generator checks failed on this variant's own sends.
 	GeneratorBound bool    `json:"generator_bound"`
 	Checks         []Check `json:"checks"`

@@ -24,13 +24,21 @@ func newHuntCmd() *cobra.Command {
 		Long: `Searches for the worst traffic one client can send: families of aimed traffic (bursts at a
 window edge, at a token bucket's refill, at the end of a slice and right after it drops,
 spread over every replica at one instant, a fresh client's limit to each replica, right after
-each replica's sync tick, during a store fault), each with parameters searched by a coarse
+each replica's sync tick, during a store fault, the limit twice a window apart, and a herd of
+fresh clients each sending its limit once a window for three windows with a busy sender's
+jitter, which says how many of the herd got more than 1.1x), each with parameters searched by a coarse
 sweep and then refinement of the worst point, many variants at once in one run, each its own
 client, judged exactly as harness loadtest judges: the busiest window-long interval of
 accepted requests, false rejects by the client's own window. At-limit clients (exactly the
 limit per window, paced with jitter or in window-aligned bursts, over the replicas) must
 never be rejected. A learning step first reads the window edges and each replica's sync tick
 from the responses to a few probes.
+
+Under pressure (--pressure, default 3 levels): the generator's ceiling is measured first (a
+burst sent at once), then each family's worst point is sent at the top level first, by a herd
+as large as one pass at that ceiling allows, then at the levels below; a family's pressure line
+ends with the pressure reached ("held at a peak of N req/s, K store timeouts ...", or where it
+broke), not only the level asked.
 
 The same target files, providers and time scale as loadtest (--target FILE, repeatable; each
 system is hunted in turn on a fleet of its own). --budget bounds each system's search in wall
@@ -74,10 +82,10 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.DurationVar(&rc.Budget, "budget", rc.Budget, "wall time each system's search may take, its fleet's start not counted")
 	f.IntVar(&rc.Requests, "budget-requests", rc.Requests, "requests each system may be sent")
 	f.Float64Var(&rc.MaxRate, "max-rate", rc.MaxRate, "the most requests per second a burst is asked for (the generator's pace)")
-	f.StringSliceVar(&rc.Families, "families", nil, "the families to hunt with, comma-separated (default every one but window-apart; all: "+fmt.Sprint(hunt.FamilyNames())+")")
+	f.StringSliceVar(&rc.Families, "families", nil, "the families to hunt with, comma-separated (default all: "+fmt.Sprint(hunt.FamilyNames())+")")
 	f.IntVar(&rc.Coarse, "coarse", rc.Coarse, "the most points of a family's coarse sweep")
 	f.IntVar(&rc.Levels, "refine", rc.Levels, "refinement levels after the coarse sweep (each halves the step around the worst point)")
-	f.IntVar(&rc.Pressure, "pressure", rc.Pressure, "the pressure ladder's top level: each family's worst point is also sent unpaced by a herd of fresh clients, harder each level, until the bound breaks, the store's calls time out or the generator's ceiling is reached (0: no pressure search)")
+	f.IntVar(&rc.Pressure, "pressure", rc.Pressure, "the pressure ladder's top level: after the generator's ceiling is measured, each family's worst point is also sent unpaced by a herd of fresh clients, the top level first (its herd sized from the ceiling), then the levels below, until the bound breaks; the end says the peak reached (0: no pressure search)")
 	f.Float64Var(&rc.PressureShare, "pressure-share", rc.PressureShare, "the factor each pressure level puts on an attack's bursts (level k: share^(k-1), at most 8 limits in a window per client)")
 	f.StringVar(&rc.Fault, "fault", rc.Fault, "the store-fault family's fault: store-stop, store-pause or none")
 	f.Uint64Var(&rc.Seed, "seed", rc.Load.Spec.Seed, "seed of the variants' traffic and of the coarse sweep's sample")

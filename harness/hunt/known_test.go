@@ -1,0 +1,111 @@
+package hunt
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/limiters"
+)
+
+// marginLog is an exact log of each client's admissions that takes arrivals margin less than
+// a window apart to be a window apart: with margin > 0 it is the known break of bursts a
+// window apart (a design whose 25 ms margin let clients sending their limit once a window
+// through at 2×); with margin 0 it holds every client to its limit in every window-long
+// interval.
+type marginLog struct {
+	margin time.Duration
+	log    map[string][]time.Time
+}
+
+func (m *marginLog) Allow(_ context.Context, client string, r *limiters.Rule, now time.Time) (limiters.Decision, error) {
+	l := m.log[client]
+	k := 0
+	for k < len(l) && !l[k].After(now.Add(-(r.Window - m.margin))) {
+		k++
+	}
+	l = l[k:]
+	ok := int64(len(l)) < r.Limit
+	if ok {
+		l = append(l, now)
+	}
+	m.log[client] = l
+	return limiters.Decision{Allowed: ok, Limit: r.Limit}, nil
+}
+
+// overloaded is a limiter whose store gives way under a herd: a node that sees
+// more than most clients ask within one millisecond decides that request alone and lets it
+// through, as a replica whose store calls time out under load does. Only a herd larger than
+// most breaks it.
+type overloaded struct {
+	limiters.Limiter
+	most    int
+	instant time.Time
+	seen    map[string]bool
+}
+
+func (o *overloaded) Allow(ctx context.Context, client string, r *limiters.Rule, now time.Time) (limiters.Decision, error) {
+	if t := now.Truncate(time.Millisecond); !t.Equal(o.instant) {
+		o.instant, o.seen = t, map[string]bool{}
+	}
+	o.seen[client] = true
+	if len(o.seen) > o.most {
+		return limiters.Decision{Allowed: true, Limit: r.Limit}, nil
+	}
+	return o.Limiter.Allow(ctx, client, r, now)
+}
+
+// The default hunt finds the known breaks it is for, on the model clock: the window-apart
+// families break a limiter whose margin takes bursts a little less than a window apart to be a
+// window apart (and count the herd's clients it let through), and hold one without the margin;
+// the pressure ladder's first round sends the top level, whose herd is what breaks a store that
+// gives way only under a large herd.
+func TestHuntFindsTheKnownBreaks(t *testing.T) {
+	rule := &limiters.Rule{Name: "m", Algorithm: limiters.SlidingWindow, Limit: 600, Window: 12 * time.Second, Slices: 12}
+	for _, tc := range []struct {
+		margin time.Duration
+		breaks bool
+	}{{25 * time.Millisecond, true}, {0, false}} {
+		t.Run(fmt.Sprintf("margin %v", tc.margin), func(t *testing.T) {
+			m := &marginLog{margin: tc.margin, log: map[string][]time.Time{}}
+			nodes := []modelNode{{Limiter: m}, {Limiter: m}}
+			var names []string
+			for _, f := range DefaultFamilies() {
+				names = append(names, f.Name)
+			}
+			h, _ := huntModelWith(t, nodes, 0, rule, func(c *Config) { c.Levels = 0 }, names...)
+			for _, name := range []string{FamilyWindowApart, FamilyWindowHerd} {
+				f := family(t, h, name)
+				if f.Worst == nil {
+					t.Fatalf("%s: %s", name, f.Verdict())
+				}
+				t.Logf("%s: %s (%s; %d of %d clients over 1.1x)", name, f.Verdict(), f.Worst.ParamString(), f.Worst.ClientsOver, f.Worst.Clients)
+				if f.Breaks != tc.breaks || tc.breaks && f.Worst.Overshoot < 1.9 || !tc.breaks && f.Worst.Overshoot > 1.0 {
+					t.Errorf("%s: breaks %v at x%.3f, want breaks %v", name, f.Breaks, f.Worst.Overshoot, tc.breaks)
+				}
+				if name == FamilyWindowHerd && (f.Worst.Clients < 20 || tc.breaks != (f.Worst.ClientsOver > 0)) {
+					t.Errorf("%s: %d of %d clients over 1.1x", name, f.Worst.ClientsOver, f.Worst.Clients)
+				}
+			}
+			for _, f := range h.Families {
+				if f.Breaks && f.Name != FamilyWindowApart && f.Name != FamilyWindowHerd {
+					t.Errorf("%s breaks: %s", f.Name, f.Verdict())
+				}
+			}
+		})
+	}
+	t.Run("a store that gives way under a herd", func(t *testing.T) {
+		exact := &marginLog{log: map[string][]time.Time{}}
+		var nodes []modelNode
+		for range 2 {
+			nodes = append(nodes, modelNode{Limiter: &overloaded{Limiter: exact, most: 16}})
+		}
+		h, _ := huntModelWith(t, nodes, 0, rule, func(c *Config) { c.Pressure = 3; c.Levels = 0 }, FamilySliceDrop)
+		f := family(t, h, FamilySliceDrop)
+		t.Logf("%s: %s; pressure: %s", f.Name, f.Verdict(), f.PressureVerdict)
+		if f.Breaks || len(f.PressureRounds) == 0 || f.PressureRounds[0].Level != 3 || !f.BrokeUnderPressure || f.PressureRounds[0].Herd <= 16 {
+			t.Errorf("breaks %v in the search; pressure rounds %+v: want the top level first, a herd over 16, broken", f.Breaks, f.PressureRounds)
+		}
+	})
+}
