@@ -77,6 +77,10 @@ func TestLimitThen429WithHeaders(t *testing.T) {
 					t.Errorf("%s: %d RateLimit %q Retry-After %q; want %d %q %q",
 						what, a.status, a.header.Get("RateLimit"), a.header.Get("Retry-After"), w.status, w.ratelimit, w.retryAfter)
 				}
+				// Admitted or refused, the answer says when the limiter decided, on its clock.
+				if got, want := a.header.Get("X-RateLimit-Decided-At"), fmt.Sprint(clock.Now().UnixNano()); got != want {
+					t.Errorf("%s: X-RateLimit-Decided-At %q, want the replica's clock then, %s", what, got, want)
+				}
 			}
 			for i, w := range w.first {
 				a := ask(t, ts.URL, client)
