@@ -362,7 +362,9 @@ func windowApart() Family {
 		Name: FamilyWindowApart, Kind: Attack, Unpaced: true,
 		Doc: "the limit at once, then the limit again a window less gap later (both unpaced)",
 		Space: func(e Env) []ParamSpec {
-			return []ParamSpec{{Name: "gap", Unit: "ms", Lo: 0, Hi: min(40, ms(e.Slice()/10)), Points: 3}}
+			// Points 10 ms apart: the second burst lands around the first's arrivals a
+			// window later, where a margin of tens of milliseconds shows.
+			return []ParamSpec{{Name: "gap", Unit: "ms", Lo: 0, Hi: min(40, ms(e.Slice()/10)), Points: 5}}
 		},
 		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
 			gap := fromMS(v[0])
@@ -402,7 +404,7 @@ func windowApartHerd() Family {
 		Space: func(e Env) []ParamSpec {
 			return []ParamSpec{
 				{Name: "herd", Unit: "clients", Lo: math.Ceil(herdSize(e) / 2), Hi: math.Floor(herdSize(e) * 3 / 2), Points: 1, Integer: true},
-				{Name: "jitter", Unit: "ms", Lo: 0, Hi: min(50, ms(e.Slice()/10)), Points: 1},
+				{Name: "jitter", Unit: "ms", Lo: 0, Hi: min(80, ms(e.Slice()/10)), Points: 1},
 			}
 		},
 		Build: func(e Env, v []float64, rng *rand.Rand) (Part, error) {

@@ -39,9 +39,9 @@ const (
 	// burst: a pressure round keeps the bursts of two variants that long apart.
 	drainFactor = 4
 	// The top level's herd: one pass asks what the generator sends in topHold at the ceiling
-	// measured (at least PressureRequests / herdShare, at most topPasses × PressureRequests),
-	// of at most topHerd clients.
-	topHold   = 250 * time.Millisecond
+	// measured (at least PressureRequests, at most topPasses × PressureRequests), of at most
+	// topHerd clients.
+	topHold   = 500 * time.Millisecond
 	topPasses = 4
 	topHerd   = 2000
 )
@@ -546,10 +546,9 @@ func (e *engine) pressureRound(ctx context.Context) (done bool, err error) {
 }
 
 // topPass is the most one pass of the top level's herd sends: what the generator sends in
-// topHold at the ceiling calibrated, within PressureRequests / herdShare and topPasses ×
-// PressureRequests.
+// topHold at the ceiling calibrated, within PressureRequests and topPasses × PressureRequests.
 func (e *engine) topPass() int {
-	lo, hi := e.cfg.PressureRequests/herdShare, topPasses*e.cfg.PressureRequests
+	lo, hi := e.cfg.PressureRequests, topPasses*e.cfg.PressureRequests
 	return min(hi, max(lo, int(e.ceiling*topHold.Seconds())))
 }
 
