@@ -61,10 +61,7 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 			if err != nil {
 				return err
 			}
-			if h.Interrupted {
-				return &gateError{msg: fmt.Sprintf("the hunt was interrupted: hunt.json holds what was found so far; see %s/report.html", rc.OutDir)}
-			}
-			return verdictError(huntVerdict(h), rc.OutDir, repErr)
+			return judgedError(huntJudged(h), rc.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()
@@ -82,16 +79,4 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.StringVar(&rc.Fault, "fault", rc.Fault, "the store-fault family's fault: store-stop, store-pause or none")
 	f.Uint64Var(&rc.Seed, "seed", rc.Load.Spec.Seed, "seed of the variants' traffic and of the coarse sweep's sample")
 	return cmd
-}
-
-// huntVerdict is a hunt as a verdict: broken when a family broke a promise, not made when a
-// system could not be hunted and none did.
-func huntVerdict(h result.Hunt) verdict {
-	v := verdict{pass: h.Pass, generatorBound: h.GeneratorBound, failed: len(h.Failed)}
-	if h.IsNotMade() {
-		v.notMade = h.NotMade
-	} else {
-		v.broken = !h.Pass && !h.Interrupted
-	}
-	return v
 }

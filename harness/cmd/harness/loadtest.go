@@ -97,10 +97,7 @@ func newLoadtestCmd() *cobra.Command {
 			loadtest.WriteVerdict(cmd.OutOrStdout(), sum)
 			fmt.Fprintf(cmd.OutOrStdout(), "summary: %s/summary.json\n", cfg.OutDir)
 			repErr := writeReport(cmd.OutOrStdout(), cfg.OutDir, baseline)
-			if sum.Interrupted { // neither verdict: what was measured is cut short
-				return &gateError{msg: fmt.Sprintf("the run was interrupted: summary.json holds what was measured so far, marked interrupted; see %s/report.html", cfg.OutDir)}
-			}
-			return verdictError(summaryVerdict(sum), cfg.OutDir, repErr)
+			return judgedError(summaryJudged(sum), cfg.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()

@@ -117,3 +117,12 @@ func (o Outcome) ExitCode() int {
 	}
 	return ExitFail
 }
+
+// Line is the RESULT line every judging command ends its terminal output with: the word,
+// and why where there is one to say.
+func (o Outcome) Line(why string) string {
+	if why == "" {
+		return "RESULT: " + o.Word()
+	}
+	return "RESULT: " + o.Word() + ": " + why
+}
