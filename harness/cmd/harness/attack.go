@@ -115,7 +115,7 @@ form one run; 3 generator-bound.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&jc.OutDir, "out", "", "where summary.json and the report go (default: the first DIR)")
-	loadtest.GateFlags(f, &jc.Gates)
+	gateFlags(f, &jc.Gates)
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	return cmd
 }

@@ -16,7 +16,7 @@ func newHuntCmd() *cobra.Command {
 		MaxRate: hunt.DefaultMaxRate, Coarse: hunt.DefaultCoarse, Levels: hunt.DefaultLevels, Fault: result.FaultStop,
 		Pressure: hunt.DefaultPressure, PressureShare: hunt.DefaultPressureShare, PressureRequests: hunt.DefaultPressureRequests}
 	rc.Load.OutDir = "runs/hunt"
-	var system *loadtest.SystemFlags
+	var system *systemFlags
 	var run *runFlags
 	cmd := &cobra.Command{
 		Use:   "hunt",
@@ -66,7 +66,7 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	}
 	f := cmd.Flags()
 	run = newRunFlags(f, &rc.Load.Provider, &rc.Load.Network, &rc.Load.BinDir, &rc.Load.OutDir, "run directory: hunt.json, the schedules, the rounds' outcomes, report.html")
-	system = loadtest.NewSystemFlags(f, &rc.Load)
+	system = newSystemFlags(f, &rc.Load)
 	loadtest.TimeScaleFlag(f, &rc.Load.Spec.TimeScale, targetScale)
 	f.DurationVar(&rc.Budget, "budget", rc.Budget, "wall time each system's search may take, its fleet's start not counted")
 	f.IntVar(&rc.Requests, "budget-requests", rc.Requests, "requests each system may be sent")
