@@ -10,7 +10,7 @@ import (
 )
 
 // Exit codes of every command, the same for `harness loadtest`, `harness judge`, `harness
-// hunt`, `harness bench` and `harness report` (README, "Exit codes"): a judged run's are its
+// hunt`, `harness bench` and `harness report` (docs/verdict.md, "Exit codes"): a judged run's are its
 // outcome's (outcome.Outcome.ExitCode).
 const (
 	exitPass           = outcome.ExitPass
