@@ -58,7 +58,8 @@ func (o *overloaded) Allow(ctx context.Context, client string, r *limiters.Rule,
 
 // The default hunt finds the known breaks it is for, on the model clock: the window-apart
 // families break a limiter whose margin takes bursts a little less than a window apart to be a
-// window apart (and count the herd's clients it let through), and hold one without the margin;
+// window apart (and count the herd's clients it let through), and hold one without the margin,
+// judged on what was sent however late the generator sent it;
 // the pressure ladder's first round sends the top level, whose herd is what breaks a store that
 // gives way only under a large herd.
 func TestHuntFindsTheKnownBreaks(t *testing.T) {
@@ -74,7 +75,9 @@ func TestHuntFindsTheKnownBreaks(t *testing.T) {
 			for _, f := range DefaultFamilies() {
 				names = append(names, f.Name)
 			}
-			h, _ := huntModelWith(t, nodes, 0, rule, func(c *Config) { c.Levels = 0 }, names...)
+			// Every request reported 30 ms late (the lateness gate is 20 ms): the paced families
+			// are generator-bound, the unpaced ones judged on what was sent.
+			h, _ := huntModelLate(t, nodes, 0, rule, func(c *Config) { c.Levels = 0 }, 30*time.Millisecond, names...)
 			for _, name := range []string{FamilyWindowApart, FamilyWindowHerd} {
 				f := family(t, h, name)
 				if f.Worst == nil {
@@ -84,13 +87,20 @@ func TestHuntFindsTheKnownBreaks(t *testing.T) {
 				if f.Breaks != tc.breaks || tc.breaks && f.Worst.Overshoot < 1.9 || !tc.breaks && f.Worst.Overshoot > 1.0 {
 					t.Errorf("%s: breaks %v at x%.3f, want breaks %v", name, f.Breaks, f.Worst.Overshoot, tc.breaks)
 				}
+				if f.GeneratorBound || f.Worst.GeneratorBound {
+					t.Errorf("%s: generator-bound, though its lateness is what it is made of", name)
+				}
 				if name == FamilyWindowHerd && (f.Worst.Clients < 20 || tc.breaks != (f.Worst.ClientsOver > 0)) {
 					t.Errorf("%s: %d of %d clients over 1.1x", name, f.Worst.ClientsOver, f.Worst.Clients)
 				}
 			}
 			for _, f := range h.Families {
-				if f.Breaks && f.Name != FamilyWindowApart && f.Name != FamilyWindowHerd {
+				switch {
+				case f.Name == FamilyWindowApart || f.Name == FamilyWindowHerd:
+				case f.Breaks:
 					t.Errorf("%s breaks: %s", f.Name, f.Verdict())
+				case f.Worst != nil && !f.GeneratorBound:
+					t.Errorf("%s: %s, though every request was sent 30 ms late", f.Name, f.Verdict())
 				}
 			}
 		})

@@ -31,6 +31,9 @@ type modelSender struct {
 	rule     *limiters.Rule
 	clock    *fakeClock
 	next     []time.Time
+	// late is how far behind its offset every request is reported sent (its send time stays
+	// the offset): a generator that fails its lateness gate and nothing else.
+	late time.Duration
 }
 
 type fakeClock struct{ t time.Time }
@@ -78,7 +81,7 @@ func (m *modelSender) Send(ctx context.Context, r *Round, start time.Time, sink 
 		if d.Allowed {
 			code = 200
 		}
-		if err := sink(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond}); err != nil {
+		if err := sink(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond, Lateness: m.late}); err != nil {
 			return nil, err
 		}
 	}
@@ -100,6 +103,12 @@ func huntModel(t *testing.T, nodes []modelNode, interval time.Duration, rule *li
 // huntModelWith is huntModel with edit applied to the hunt's configuration.
 func huntModelWith(t *testing.T, nodes []modelNode, interval time.Duration, rule *limiters.Rule, edit func(*Config), fams ...string) (result.HuntSystem, string) {
 	t.Helper()
+	return huntModelLate(t, nodes, interval, rule, edit, 0, fams...)
+}
+
+// huntModelLate is huntModelWith with every request reported late by late.
+func huntModelLate(t *testing.T, nodes []modelNode, interval time.Duration, rule *limiters.Rule, edit func(*Config), late time.Duration, fams ...string) (result.HuntSystem, string) {
+	t.Helper()
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	var picked []Family
 	for _, f := range Families() {
@@ -118,7 +127,7 @@ func huntModelWith(t *testing.T, nodes []modelNode, interval time.Duration, rule
 	if edit != nil {
 		edit(&cfg)
 	}
-	h, err := Hunt(context.Background(), cfg, &modelSender{nodes: nodes, interval: interval, rule: rule, clock: clk})
+	h, err := Hunt(context.Background(), cfg, &modelSender{nodes: nodes, interval: interval, rule: rule, clock: clk, late: late})
 	if err != nil {
 		t.Fatal(err)
 	}
