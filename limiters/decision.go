@@ -18,6 +18,9 @@ type Decision struct {
 	ResetAfter time.Duration
 	// RetryAfter is, for a rejected request, the earliest time a retry could pass.
 	RetryAfter time.Duration
+	// At is the time the request was decided on the limiter's clock (zero where the limiter
+	// does not say): the instant its count was taken.
+	At time.Time
 }
 
 // Limiter decides requests. Implementations are safe for concurrent use.
