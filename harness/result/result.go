@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // SummaryFile is the name of the summary in a run directory.
@@ -114,16 +116,21 @@ type Conditions struct {
 
 // Summary is summary.json: the run's conditions, every scenario and every check.
 type Summary struct {
-	StartedAt      time.Time        `json:"started_at"`
-	FinishedAt     time.Time        `json:"finished_at"`
-	Commit         string           `json:"commit,omitempty"`
-	Cores          int              `json:"cores"`
-	Config         ConfigSummary    `json:"config"`
-	Scenarios      []ScenarioResult `json:"scenarios"`
-	Checks         []GateCheck      `json:"checks"`
-	Pass           bool             `json:"pass"`
-	GeneratorBound bool             `json:"generator_bound"`
-	Failed         []string         `json:"failed,omitempty"`
+	StartedAt  time.Time        `json:"started_at"`
+	FinishedAt time.Time        `json:"finished_at"`
+	Commit     string           `json:"commit,omitempty"`
+	Cores      int              `json:"cores"`
+	Config     ConfigSummary    `json:"config"`
+	Scenarios  []ScenarioResult `json:"scenarios"`
+	Checks     []GateCheck      `json:"checks"`
+	// Outcome is the run's verdict (Settle): its gated scenarios' combined, and interrupted
+	// or incomplete where the run was cut short. Every command's word and exit code is its.
+	Outcome outcome.Outcome `json:"outcome"`
+	// Pass and GeneratorBound say the same as Outcome (pass; generator-bound), for readers
+	// of summary.json written before it.
+	Pass           bool     `json:"pass"`
+	GeneratorBound bool     `json:"generator_bound"`
+	Failed         []string `json:"failed,omitempty"`
 	// NotMade are the gated scenarios that could not be made (their fleet did not start, their
 	// target could not run on the provider, ...), each with why; they are in Failed too.
 	NotMade []string `json:"not_made,omitempty"`
@@ -137,23 +144,6 @@ type Summary struct {
 	// Model is the document's model as the run was judged beside it; nil in a run written
 	// before runs saved it.
 	Model *RateLimitModel `json:"model,omitempty"`
-}
-
-// Broken says a gated check failed: a promise broken or a gate failed, on the scenarios
-// that were made (a generator-bound run's failures are no evidence; GeneratorBound says so).
-func (s Summary) Broken() bool {
-	for _, c := range s.Checks {
-		if c.Gated && !c.Pass {
-			return true
-		}
-	}
-	return false
-}
-
-// IsNotMade says the run could not be made: a gated scenario was not made, and no scenario
-// that was made broke a promise on traffic the generator sent faithfully.
-func (s Summary) IsNotMade() bool {
-	return len(s.NotMade) > 0 && (s.GeneratorBound || !s.Broken())
 }
 
 // ConfigSummary is the part of the load test's config a reader of the summary needs.
@@ -193,21 +183,25 @@ type GateCheck struct {
 // ScenarioResult is one scenario measured and judged.
 type ScenarioResult struct {
 	Scenario
-	Conditions     Conditions    `json:"conditions"`
-	Checks         []Check       `json:"checks"`
-	Pass           bool          `json:"pass"`
-	GeneratorBound bool          `json:"generator_bound"`
-	Claims         []Claim       `json:"claims,omitempty"`
-	Requests       int           `json:"requests"`
-	Accepted       int           `json:"accepted"`
-	Rejected       int           `json:"rejected"`
-	Errors         Errors        `json:"errors"`
-	AskedRate      float64       `json:"asked_rate"`
-	AchievedRate   float64       `json:"achieved_rate"`
-	Lateness       Percentiles   `json:"lateness"`
-	Latency        Percentiles   `json:"latency"`
-	ReplicaLatency []Percentiles `json:"replica_latency"`
-	FaultLatency   *Percentiles  `json:"fault_latency,omitempty"`
+	Conditions Conditions `json:"conditions"`
+	Checks     []Check    `json:"checks"`
+	// Outcome is the scenario's verdict (ScenarioOutcome): not made, or its checks' (Pass
+	// every check passed, GeneratorBound the generator's own failed), incomplete where the
+	// run was killed during it.
+	Outcome        outcome.Outcome `json:"outcome"`
+	Pass           bool            `json:"pass"`
+	GeneratorBound bool            `json:"generator_bound"`
+	Claims         []Claim         `json:"claims,omitempty"`
+	Requests       int             `json:"requests"`
+	Accepted       int             `json:"accepted"`
+	Rejected       int             `json:"rejected"`
+	Errors         Errors          `json:"errors"`
+	AskedRate      float64         `json:"asked_rate"`
+	AchievedRate   float64         `json:"achieved_rate"`
+	Lateness       Percentiles     `json:"lateness"`
+	Latency        Percentiles     `json:"latency"`
+	ReplicaLatency []Percentiles   `json:"replica_latency"`
+	FaultLatency   *Percentiles    `json:"fault_latency,omitempty"`
 	// Faults are the windows the scenario was judged with: from the fault's beginning to the
 	// member's return plus the recovery grace, on the outcomes' clock.
 	Faults []Interval `json:"faults,omitempty"`
