@@ -387,7 +387,7 @@ func TestReportClocksLine(t *testing.T) {
 		s.Scenarios[0].Clocks = &result.Clocks{Gate: result.ClockArrival, OvershootClient: 1.05, OvershootArrival: 1.0, FalseRejectsClient: 2,
 			ExcusedSkew: result.Percentiles{Count: 2, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond}}
 	})
-	want := `<p class="clocks">clocks: gated on arrival bounds; overshoot x1.000 (arrival) x1.050 (client); false rejects 0 (arrival) 2 (client); 2 rejections excused only by arrival skew: p99 3ms, max 4ms.`
+	want := `<p class="clocks">clocks: gated on arrival bounds; overshoot x1.000 (arrival ±0s p99) x1.050 (client); false rejects 0 (arrival ±0s p99) 2 (client); no exact clock: the target gives no decision time and runs behind no recording backend; 2 rejections excused only by arrival skew: p99 3ms, max 4ms.`
 	if !strings.Contains(html, want) {
 		t.Errorf("report lacks the clocks line %q", want)
 	}

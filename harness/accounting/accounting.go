@@ -68,6 +68,16 @@ type Accumulator struct {
 	outcomes, duplicates int
 	lastSent             time.Duration
 
+	// decided and reached are the exact clocks' times by schedule index (offsets, noTime
+	// where there is none), made on the first time of each: when the limiter says it decided
+	// a request (Outcome.DecidedAt), and when an admitted request reached a recording
+	// backend behind it (AddBackend). A run without them costs nothing more.
+	decided, reached []time.Duration
+	// reachedTwice counts backend arrivals of a request that had reached it already (a proxy's
+	// retry); reachedOther those of no request in the schedule.
+	reachedTwice, reachedOther int
+	backend                    bool // the run had a recording backend (UseBackend, AddBackend)
+
 	latency, lateness *Latency
 	replica           []*Latency // by replica index
 }
@@ -112,6 +122,9 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 	}
 	c := classOf(o)
 	a.class[o.Index] = c
+	if o.Decided {
+		a.decided = setTime(a.decided, len(a.class), o.Index, o.DecidedAt)
+	}
 	a.sent[o.Index] = o.Sent
 	a.took[o.Index] = tookMicros(o.Latency)
 	a.outcomes++
@@ -225,6 +238,23 @@ type Report struct {
 	OvershootArrival       float64
 	OvershootArrivalClient string
 
+	// Exact is the exact clock the outcomes carry (result.ClockDecision or ClockBackend;
+	// empty: none), and the promises on it (see exactSpans): OvershootExact and its client,
+	// FalseRejectsExact and how many clients had one. ExactTimes, ExactMissing, ExactOutside
+	// and ExactOutsideMax are as result.Clocks has them; ReachedTwice and ReachedOther are
+	// the backend's arrivals of a request that had reached it already and of none of the
+	// schedule's, ReachedUnadmitted those of requests the client did not see admitted.
+	Exact                      string
+	OvershootExact             float64
+	OvershootExactClient       string
+	FalseRejectsExact          int
+	FalseRejectExactClients    int
+	ExactTimes, ExactMissing   int
+	ExactOutside               int
+	ExactOutsideMax            time.Duration
+	ReachedTwice, ReachedOther int
+	ReachedUnadmitted          int
+
 	Clients []result.ClientReport // one per schedule client, in schedule order
 
 	Latency        result.Percentiles   // requests that got a status
@@ -260,8 +290,12 @@ func (a *Accumulator) Report() Report {
 	start, order := byClient(s)
 	var b sends
 	skew := NewLatency()
+	exact := a.exactTimes(&r)
 	for c, cl := range s.Clients {
 		cr := a.client(c, cl, order[start[c]:start[c+1]], &r.Errors, &b, skew)
+		if exact != nil {
+			a.exactClient(&cr, cl, order[start[c]:start[c+1]], exact, &r, &b)
+		}
 		r.add(cr)
 		r.Clients[c] = cr
 	}
@@ -297,6 +331,11 @@ type sends struct {
 	rejected                               []rejection
 	spans, acceptedSpans                   []span
 	arrival                                arrivalScratch
+	// The exact clock's (exactClient): admissions, every request's bounds (a point where it
+	// has a time) and refusals.
+	exactAdmitted    []span
+	exactLo, exactHi []time.Duration
+	exactRejected    []rejection
 }
 
 // client is the account of client c, whose requests are idx (in schedule order); its errors
@@ -405,6 +444,15 @@ func (r *Report) add(cr result.ClientReport) {
 	}
 	if cr.OvershootArrival > r.OvershootArrival {
 		r.OvershootArrival, r.OvershootArrivalClient = cr.OvershootArrival, cr.ID
+	}
+	if r.Exact != "" {
+		if cr.OvershootExact > r.OvershootExact {
+			r.OvershootExact, r.OvershootExactClient = cr.OvershootExact, cr.ID
+		}
+		r.FalseRejectsExact += cr.FalseRejectsExact
+		if cr.FalseRejectsExact > 0 {
+			r.FalseRejectExactClients++
+		}
 	}
 }
 

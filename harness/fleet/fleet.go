@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/limiters"
@@ -162,6 +163,16 @@ type Spec struct {
 	// file declares no managed store). RedisAddr is then empty and the member "redis" is
 	// not there to stop.
 	NoStore bool
+	// RecordBackend runs the recording backend (harness/recorder) on this host for a target
+	// file's limiter that proxies to it ({{backend}}): what it admitted reaches the backend,
+	// which records when. The fleet's Backend returns it.
+	RecordBackend bool
+}
+
+// Recorded is a fleet with a recording backend behind its replicas (Spec.RecordBackend).
+type Recorded interface {
+	// Backend is the recording backend; nil when the fleet runs none.
+	Backend() *recorder.Recorder
 }
 
 // Fleet is a running Redis plus replicas. Members are named by RedisMember

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 )
 
@@ -61,7 +62,12 @@ type fleet struct {
 	masters int
 	// proxy is the store proxy (Spec.StoreProxy); nil without one.
 	proxy *storeProxy
+	// rec is the recording backend (Spec.RecordBackend); nil without one.
+	rec *recorder.Recorder
 }
+
+// Backend implements Recorded.
+func (f *fleet) Backend() *recorder.Recorder { return f.rec }
 
 func newFleet(log *slog.Logger, cond result.Conditions, replicas int) *fleet {
 	f := &fleet{

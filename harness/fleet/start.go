@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 )
 
@@ -65,7 +66,11 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 		if f.proxy != nil {
 			f.proxy.close()
 		}
-		return b.teardown(ctx)
+		err := b.teardown(ctx)
+		if f.rec != nil {
+			err = errors.Join(err, f.rec.Close())
+		}
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -86,6 +91,12 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 		return nil, err
 	}
 	at := layout{ports: ports[1 : 1+spec.Replicas], peerPorts: ports[1+spec.Replicas:]}
+	if spec.RecordBackend {
+		if f.rec, err = recorder.Start(); err != nil {
+			return nil, err
+		}
+		at.backend = f.rec.Addr()
+	}
 	var redis string
 	if !spec.NoStore {
 		if redis, err = f.startStore(ctx, spec, b, ports[0]); err != nil {
@@ -130,6 +141,8 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 // target file's limiter the second port its replicas reach each other on ({{peer_port}}).
 type layout struct {
 	ports, peerPorts []int
+	// backend is the recording backend's host:port ({{backend}}); empty without one.
+	backend string
 }
 
 // peerPorts is how many second ports the replicas need: one each for a target file's

@@ -64,6 +64,7 @@ func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judg
 		Fault: sc.Fault, Outage: outage, Grace: c.RecoveryGrace, StoreTimeout: c.StoreTimeout,
 		LimiterOwnsKilledNode: c.killedNodeRefusals() == target.BlameLimiter,
 		StoreWait:             c.storeWait(sc),
+		Exact:                 c.exactClock,
 	}
 }
 
@@ -85,8 +86,6 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	res.Requests, res.Accepted, res.Rejected, res.Errors = rep.Scheduled, rep.Accepted, rep.Rejected, rep.Errors
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
 	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
-	res.MaxOvershoot, _ = rep.Overshoot(j.Clock())
-	res.FalseRejects, _ = rep.FalseRejectsOn(j.Clock())
 	res.OverLimit = rep.OverLimitClients
 	recovered := j.Recovered()
 	res.PeakRatios = make([]int, result.PeakRatioBins)
@@ -112,6 +111,8 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	res.GeneratorBound, res.Checks, res.Pass = v.GeneratorBound, v.Checks, v.Pass
 	clocks := v.Clocks
 	res.Clocks = &clocks
+	res.MaxOvershoot, _ = rep.Overshoot(clocks.Gate)
+	res.FalseRejects, _ = rep.FalseRejectsOn(clocks.Gate)
 	if cfg.Schedule == nil { // the documents' claims are about the documents' traffic
 		res.Claims = verdict.Claims(res, j, sc)
 	}

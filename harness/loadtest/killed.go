@@ -24,7 +24,7 @@ import (
 func writeStarted(dir string, cfg Config, sc result.Scenario, sys sut, origin time.Time, faults []result.Interval, outage result.Interval, cond result.Conditions) error {
 	st := result.Started{
 		Run: cfg.started, Scenario: sc, Schedule: cfg.Spec, Start: origin, Faults: faults, Outage: outage,
-		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, GateClock: cfg.Gates.Clock, KilledNode: cfg.killedNode, Shards: cfg.shardCount(),
+		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, GateClock: cfg.Gates.Clock, ExactClock: cfg.exactClock, KilledNode: cfg.killedNode, Shards: cfg.shardCount(),
 		SyncInterval: cfg.SyncInterval, OutageAsked: cfg.Outage,
 		Config:     cfg.configSummary(sc.Algorithm, sc.Mode, sys.classes()[0].Limit),
 		Conditions: cond, Commit: cfg.Commit, Cores: runtime.NumCPU(),
@@ -214,6 +214,9 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 			return result.ScenarioResult{}, err
 		}
 	}
+	if err := readBackend(dir, st, acc); err != nil {
+		return result.ScenarioResult{}, err
+	}
 	if a := st.Schedule.Away; a != nil && cfg.killedNodeRefusals() == target.BlameHarness {
 		// The planned outage stands for the measured one, which went with the run.
 		acc.SetDeadReplica(a.Replica, result.Interval{From: a.From, To: max(a.To, st.Outage.To)})
@@ -259,7 +262,7 @@ func startedConfig(st result.Started, jc JudgeConfig) Config {
 	cfg := DefaultConfig()
 	c := st.Config
 	cfg.Spec = st.Schedule
-	cfg.Provider, cfg.Network, cfg.StoreTimeout, cfg.killedNode = c.Provider, c.Network, c.StoreTimeout, st.KilledNode
+	cfg.Provider, cfg.Network, cfg.StoreTimeout, cfg.killedNode, cfg.exactClock = c.Provider, c.Network, c.StoreTimeout, st.KilledNode, st.ExactClock
 	if c.Store != "" {
 		cfg.Store = c.Store
 	}

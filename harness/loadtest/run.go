@@ -19,6 +19,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/fault"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/synchealth"
@@ -93,6 +94,9 @@ type Config struct {
 	// killedNode is who answers for a refused connection to a killed node: a target file's
 	// faults.killed_node (forTarget); empty is the harness.
 	killedNode string
+	// exactClock is the exact clock the scenarios' system gives (sut.exactClock, set by
+	// forTarget): what --gate-clock auto gates on where the outcomes carry it.
+	exactClock string
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -463,6 +467,9 @@ func (r *scenarioRun) send(ctx context.Context, res *result.ScenarioResult) ([]r
 // cluster watch, the progress lines and the fault.
 func (r *scenarioRun) begin(ctx, runCtx context.Context, origin time.Time) error {
 	r.start = origin
+	if rec := backendOf(r.fl); rec != nil {
+		rec.Record()
+	}
 	// What a judge needs of the scenario if the run dies before summary.json: harness
 	// judge rebuilds the schedule from it and judges outcomes.csv.
 	if err := writeStarted(r.sc.Dir(r.cfg.OutDir), r.cfg, r.sc, r.sys, origin, r.plan.windows, r.plan.outage, r.fl.Conditions()); err != nil {
@@ -510,7 +517,25 @@ func (r *scenarioRun) end(ctx context.Context, res *result.ScenarioResult) error
 		}
 	}
 	res.Cluster = r.stopWatch()
+	if rec := backendOf(r.fl); rec != nil && !r.start.IsZero() {
+		arrivals := rec.Take()
+		if werr := recorder.WriteFile(r.sc.Dir(r.cfg.OutDir), r.start, arrivals); werr != nil && err == nil {
+			err = werr
+		}
+		r.col.acc.UseBackend()
+		for _, a := range arrivals {
+			r.col.acc.AddBackend(a.Index, a.At.Sub(r.start))
+		}
+	}
 	return err
+}
+
+// backendOf is the recording backend behind fl's replicas; nil without one.
+func backendOf(fl fleet.Fleet) *recorder.Recorder {
+	if f, ok := fl.(fleet.Recorded); ok {
+		return f.Backend()
+	}
+	return nil
 }
 
 // judge accounts for the outcomes and judges them: the gates and the document's claims, on a

@@ -37,6 +37,7 @@ type sut struct {
 // fleet is as many replicas as the file starts. The generator's lateness tolerance follows
 // the time scale unless the command line set one (askedLateness > 0).
 func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config {
+	c.exactClock = sut{t: t}.exactClock()
 	if t == nil {
 		return c
 	}
@@ -98,7 +99,32 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 		}
 	}
 	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow,
-		NoStore: !s.t.Store.Managed}
+		NoStore: !s.t.Store.Managed, RecordBackend: s.t.Clock.Backend}
+}
+
+// replicaDecidedAt is the header in which the built-in replica says when it decided a
+// request (targets/replica.DecidedAtHeader).
+const replicaDecidedAt = "X-RateLimit-Decided-At"
+
+// exactClock is the exact clock the system gives (result.ClockDecision, ClockBackend; empty:
+// none): the built-in replica says when it decided; a target file says what it gives.
+func (s sut) exactClock() string {
+	switch {
+	case s.t == nil, s.t.Clock.DecidedAt != "":
+		return result.ClockDecision
+	case s.t.Clock.Backend:
+		return result.ClockBackend
+	}
+	return ""
+}
+
+// decidedHeader is the header the system's answers say when they were decided in; empty
+// for none.
+func (s sut) decidedHeader() string {
+	if s.t == nil {
+		return replicaDecidedAt
+	}
+	return s.t.Clock.DecidedAt
 }
 
 // start brings the system up: a fleet, or for a url target the address it already answers on.
@@ -146,10 +172,10 @@ func (s sut) scriptCommands() commandstats.Set {
 // options are how the traffic names the client and what else each request carries.
 func (s sut) options(sched *schedule.Schedule) traffic.Options {
 	if s.t == nil {
-		return traffic.Options{}
+		return traffic.Options{DecidedHeader: replicaDecidedAt}
 	}
 	r := s.t.Request
-	opts := traffic.Options{Path: r.Path, ClientHeader: r.ClientHeader, Timeout: r.Timeout}
+	opts := traffic.Options{Path: r.Path, ClientHeader: r.ClientHeader, Timeout: r.Timeout, DecidedHeader: s.t.Clock.DecidedAt}
 	if s.t.Responses.JSON != nil {
 		opts.Status = s.judge
 	}

@@ -2,6 +2,8 @@ package result
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -84,6 +86,13 @@ type ClientReport struct {
 	// Limit requests, this one included, in (t−W, t]: false rejects on the client's clock,
 	// with no benefit of the doubt about arrival order.
 	FalseRejectsSent int `json:",omitempty"`
+	// BusiestExact, OvershootExact and FalseRejectsExact are the same promises on the run's
+	// exact clock (Clocks.Exact): each request at the time the limiter decided it, or, behind
+	// a recording backend, each admission at the time it reached the backend; a request
+	// without such a time keeps its arrival bounds.
+	BusiestExact      int     `json:",omitempty"`
+	OvershootExact    float64 `json:",omitempty"`
+	FalseRejectsExact int     `json:",omitempty"`
 
 	ErrorsInFault      int
 	ErrorsOutsideFault int
@@ -138,15 +147,28 @@ func (c Check) String() string {
 // The clocks a run's promises are counted on (see Clocks).
 const (
 	// ClockArrival is what a limiter could know: a request arrived between its send and its
-	// answer. The default gate clock.
+	// answer.
 	ClockArrival = "arrival"
 	// ClockClient is the client's own clock: its send times.
 	ClockClient = "client"
+	// ClockDecision is the limiter's own clock: when it says it decided each request (a
+	// header its answers carry, as the built-in replica's X-RateLimit-Decided-At).
+	ClockDecision = "decision"
+	// ClockBackend is a recording backend's clock behind a limiter that proxies: when each
+	// admitted request reached the protected service.
+	ClockBackend = "backend"
+	// ClockAuto gates on the exact clock the target gives (decision, else backend) and on
+	// arrival bounds where it gives none. The default.
+	ClockAuto = "auto"
 )
 
-// Clocks are a run's two promises, overshoot and false rejects, each on both clocks: the
-// client's send times and arrival bounds. Gate names the one that gates both; the other is
-// always shown beside it.
+// Exact reports whether clock is one on which each request has a time of its own (decision,
+// backend), not bounds.
+func Exact(clock string) bool { return clock == ClockDecision || clock == ClockBackend }
+
+// Clocks are a run's two promises, overshoot and false rejects, each on every clock it has:
+// the client's send times, arrival bounds, and an exact clock where the target gives one.
+// Gate names the one that gates both; the others are always shown beside it.
 type Clocks struct {
 	Gate string `json:"gate"`
 	// OvershootClient is the busiest window of acceptances by send time over the limit;
@@ -160,26 +182,101 @@ type Clocks struct {
 	// ExcusedSkew is, over the rejections the arrival bounds excuse but the client's clock
 	// does not, the least arrival skew each needed (Count: how many).
 	ExcusedSkew Percentiles `json:"excused_skew"`
+	// ArrivalWidth is how wide the arrival bounds are: the p99 of answer minus send over the
+	// answered requests. Every figure on arrival bounds is uncertain by up to about that much.
+	ArrivalWidth time.Duration `json:"arrival_width_p99_ns"`
+	// Exact is the exact clock the run's outcomes carry (ClockDecision, ClockBackend), empty
+	// for none; the promises on it are OvershootExact and FalseRejectsExact.
+	Exact             string  `json:"exact,omitempty"`
+	OvershootExact    float64 `json:"overshoot_exact,omitempty"`
+	FalseRejectsExact int     `json:"false_rejects_exact,omitempty"`
+	// ExactTimes counts the requests with a time on the exact clock; ExactMissing the
+	// admissions (and on the decision clock the refusals) without one, counted on their
+	// arrival bounds; ExactOutside the exact times outside their request's send and answer,
+	// by up to ExactOutsideMax (a clock that disagrees with the generator's).
+	ExactTimes      int           `json:"exact_times,omitempty"`
+	ExactMissing    int           `json:"exact_missing,omitempty"`
+	ExactOutside    int           `json:"exact_outside,omitempty"`
+	ExactOutsideMax time.Duration `json:"exact_outside_max_ns,omitempty"`
+	// Why says why the promises were not gated on the exact clock the target declares
+	// (gate auto): none of its answers carried a time on it. Empty otherwise.
+	Why string `json:"why,omitempty"`
 }
 
-// String is the clocks line: both figures of each promise, the gated one first.
+// String is the clocks line: the promises on every clock, the gated one first, the arrival
+// bounds' width beside them.
 func (c Clocks) String() string {
-	gate, other := c.Gate, OtherClock(c.Gate)
-	oGate, oOther := c.OvershootArrival, c.OvershootClient
-	fGate, fOther := c.FalseRejectsArrival, c.FalseRejectsClient
-	if gate == ClockClient {
-		oGate, oOther, fGate, fOther = oOther, oGate, fOther, fGate
+	type fig struct {
+		clock string
+		over  float64
+		false int
 	}
-	s := fmt.Sprintf("clocks: gated on %s; overshoot x%.3f (%s) x%.3f (%s); false rejects %d (%s) %d (%s)",
-		clockWords(gate), oGate, gate, oOther, other, fGate, gate, fOther, other)
+	figs := []fig{{ClockArrival, c.OvershootArrival, c.FalseRejectsArrival}, {ClockClient, c.OvershootClient, c.FalseRejectsClient}}
+	if c.Exact != "" {
+		figs = append([]fig{{c.Exact, c.OvershootExact, c.FalseRejectsExact}}, figs...)
+	}
+	gate := c.Gate
+	if gate == "" {
+		gate = ClockArrival
+	}
+	slices.SortStableFunc(figs, func(a, b fig) int { return cmpBool(b.clock == gate, a.clock == gate) })
+	width := fmt.Sprintf("±%v p99", roundWidth(c.ArrivalWidth))
+	label := func(clock string) string {
+		if clock == ClockArrival {
+			return clock + " " + width
+		}
+		return clock
+	}
+	var over, rej []string
+	for _, f := range figs {
+		over = append(over, fmt.Sprintf("x%.3f (%s)", f.over, label(f.clock)))
+		rej = append(rej, fmt.Sprintf("%d (%s)", f.false, label(f.clock)))
+	}
+	s := fmt.Sprintf("clocks: gated on %s; overshoot %s; false rejects %s", clockWords(gate), strings.Join(over, " "), strings.Join(rej, " "))
+	switch {
+	case c.Why != "":
+		s += "; " + c.Why
+	case c.Exact == "" && !Exact(gate):
+		s += "; no exact clock: the target gives no decision time and runs behind no recording backend"
+	}
+	if c.Exact != "" {
+		s += fmt.Sprintf("; %s clock: %d times", c.Exact, c.ExactTimes)
+		if c.ExactMissing > 0 {
+			s += fmt.Sprintf(", %d answers without one (on their arrival bounds)", c.ExactMissing)
+		}
+		if c.ExactOutside > 0 {
+			s += fmt.Sprintf(", %d outside their send and answer (by up to %v)", c.ExactOutside, c.ExactOutsideMax.Round(time.Microsecond))
+		}
+	}
 	if k := c.ExcusedSkew; k.Count > 0 {
 		s += fmt.Sprintf("; %d rejections excused only by arrival skew: p99 %v, max %v", k.Count, k.P99.Round(time.Microsecond), k.Max.Round(time.Microsecond))
 	}
 	return s
 }
 
+// roundWidth rounds an arrival width to three or four significant figures.
+func roundWidth(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
 // OtherClock is the clock beside the one named: the client's for arrival bounds (or none
-// named), arrival bounds for the client's.
+// named) and for an exact clock, arrival bounds for the client's.
 func OtherClock(clock string) string {
 	if clock == ClockClient {
 		return ClockArrival
@@ -188,8 +285,13 @@ func OtherClock(clock string) string {
 }
 
 func clockWords(clock string) string {
-	if clock == ClockClient {
+	switch clock {
+	case ClockClient:
 		return "the client's send times"
+	case ClockDecision:
+		return "the limiter's decision clock"
+	case ClockBackend:
+		return "the backend's clock (what reached the protected service)"
 	}
 	return "arrival bounds"
 }

@@ -256,7 +256,7 @@ type ScenarioResult struct {
 
 // BudgetLoad is the part of a schedule the bounded design decides with the store: a node
 // decides a client alone while it has admitted fewer than Budget of the client's requests
-// in the last window (less the margin), and asks the store past it.
+// in the last window, and asks the store past it.
 type BudgetLoad struct {
 	Budget int64 `json:"budget"` // per node and client (the document's rule: 3)
 	// PastBudget counts the requests that arrive at a node holding Budget of its client's

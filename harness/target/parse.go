@@ -39,7 +39,7 @@ func Parse(file string, b []byte) (*Target, error) {
 		return nil, fmt.Errorf("%s:1: the file is empty: it needs name, start, request, responses and clients", file)
 	}
 	t := &Target{File: file, Dir: filepath.Dir(file)}
-	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics", "faults")
+	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics", "faults", "clock")
 	if root == nil {
 		return nil, p.err()
 	}
@@ -55,6 +55,14 @@ func Parse(file string, b []byte) (*Target, error) {
 	if given := strings.Join(t.Start.Command, " ") + envValues(t.Start.Env) + fileContents(t.Start.Files); strings.Contains(given, VarRedis) && !t.Store.Managed {
 		p.errf(root["start"], "start", "%s is the Redis the harness runs for the target: declare store: {redis: %s}, or leave %s out (the harness starts no Redis for a target without a managed store)",
 			VarRedis, StoreManaged, VarRedis)
+	}
+	t.Clock = p.clock(root["clock"], t.Start)
+	if given := strings.Join(t.Start.Command, " ") + envValues(t.Start.Env) + fileContents(t.Start.Files); strings.Contains(given, VarBackend) != t.Clock.Backend {
+		if t.Clock.Backend {
+			p.errf(root["clock"], "clock.backend", "%s, but nothing passes %s to the limiter: proxy what it admits there (in its command, env or a file)", ClockRecord, VarBackend)
+		} else {
+			p.errf(root["start"], "start", "%s is the recording backend the harness runs: declare clock: {backend: %s}, or leave %s out", VarBackend, ClockRecord, VarBackend)
+		}
 	}
 	t.Metrics = p.metrics(root["metrics"])
 	t.Faults = p.faults(root["faults"], t.Store)
@@ -294,7 +302,7 @@ var placeholder = regexp.MustCompile(`\{\{[a-z0-9_.]+\}\}`)
 // replicaVars are the placeholders of a command, env value and file; eachVars those of a
 // file's repeated lines.
 var (
-	replicaVars = []string{VarPort, VarHost, VarListen, VarRedis, VarNode, VarNodes, VarPeerPort, VarPeers}
+	replicaVars = []string{VarPort, VarHost, VarListen, VarRedis, VarBackend, VarNode, VarNodes, VarPeerPort, VarPeers}
 	eachVars    = []string{VarEachNode, VarEachPeer, VarEachPeerPort, VarEachListen}
 )
 
@@ -579,6 +587,50 @@ func (p *parser) store(n *yaml.Node, kind string) Store {
 	}
 	s.Redis = v
 	return s
+}
+
+// clock reads the target's exact clock: clock: {decided_at: HEADER} or {backend: record}.
+func (p *parser) clock(n *yaml.Node, start Start) Clock {
+	var c Clock
+	if n == nil {
+		return c
+	}
+	m := p.fields(n, "clock", false, "decided_at", "backend")
+	if m == nil {
+		return c
+	}
+	if len(m) != 1 {
+		p.errf(n, "clock", "give exactly one of decided_at (the header your limiter's answers say when it decided in) or backend: %s (got %d)", ClockRecord, len(m))
+		return c
+	}
+	if h := m["decided_at"]; h != nil {
+		c.DecidedAt = p.str(m, "decided_at", "clock", true)
+		if c.DecidedAt != "" && !validHeaderName(c.DecidedAt) {
+			p.errf(h, "clock.decided_at", "must be an HTTP header name, as X-RateLimit-Decided-At (got %q)", c.DecidedAt)
+		}
+	}
+	if b := m["backend"]; b != nil {
+		v := p.str(m, "backend", "clock", true)
+		switch {
+		case v != ClockRecord:
+			p.errf(b, "clock.backend", "use %s: the harness runs a recording backend at %s (got %q)", ClockRecord, VarBackend, v)
+		case start.Kind == StartURL:
+			p.errf(b, "clock.backend", "a url target is not started by the harness, so it cannot be given %s: start it with docker or process", VarBackend)
+		default:
+			c.Backend = true
+		}
+	}
+	return c
+}
+
+// validHeaderName is an HTTP field name: a token, letters, digits and !#$%&'*+-.^_`|~.
+func validHeaderName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (p *parser) faults(n *yaml.Node, store Store) Faults {

@@ -37,6 +37,10 @@ type Judging struct {
 	// LimiterOwnsKilledNode says a refused connection to a killed node counts as the
 	// limiter's error (a target file's faults.killed_node: limiter), not the harness's.
 	LimiterOwnsKilledNode bool
+	// Exact is the exact clock the system under test declares (result.ClockDecision: its
+	// answers say when it decided; ClockBackend: it proxies to a recording backend), empty
+	// for none: the clock Gates.Clock auto gates on where the outcomes carry it.
+	Exact string
 }
 
 // Recovered is when the 1.1x bound applies again after a store fault: the recovery grace
@@ -50,10 +54,13 @@ func (j Judging) Recovered() time.Duration {
 	return at
 }
 
-// Clock is the clock the promises are gated on: arrival unless the gates say client.
+// Clock is the clock the promises are gated on as far as the judging alone says: the
+// client's, an exact clock named, or arrival bounds (auto before Judge has read the outcomes:
+// Judge makes it concrete, and its Verdict.Clocks.Gate is the clock it gated on).
 func (j Judging) Clock() string {
-	if j.Gates.Clock == result.ClockClient {
-		return result.ClockClient
+	switch c := j.Gates.Clock; c {
+	case result.ClockClient, result.ClockDecision, result.ClockBackend:
+		return c
 	}
 	return result.ClockArrival
 }
@@ -88,10 +95,12 @@ func (v Verdict) Outcome() outcome.Outcome { return outcome.Of(v.Pass, v.Generat
 // Judge judges a scenario's account: the requirements on the judging's clock and the
 // generator's checks, and with a fault the fault's gates in place of the 1.1x gate.
 func Judge(rep *accounting.Report, j Judging, ev Evidence) Verdict {
+	clock, why := rep.GateClock(j.Gates.Clock, j.Exact)
+	j.Gates.Clock = clock
 	g := j.Gates
-	g.Clock = j.Clock()
 	v := accounting.Evaluate(rep, g)
 	out := Verdict{Checks: v.Checks, GeneratorBound: v.GeneratorBound, Clocks: rep.Clocks(g.Clock)}
+	out.Clocks.Why = why
 	switch j.Fault {
 	case result.FaultNone:
 	case result.FaultKill:

@@ -24,7 +24,7 @@ import (
 func gateFlags(f *pflag.FlagSet, g *accounting.Gates) {
 	f.DurationVar(&g.LatenessP99, "max-lateness", g.LatenessP99, "generator-bound when the p99 lateness of sends exceeds this (0: 2% of a slice at the time scale, 20ms at 0.2); the judge's tolerance of clock skew between shards too")
 	f.Float64Var(&g.MinRateRatio, "min-rate-ratio", g.MinRateRatio, "generator-bound when achieved/asked rate falls below this")
-	f.StringVar(&g.Clock, "gate-clock", g.Clock, "the clock overshoot and false rejects are gated on: arrival (what a limiter could know: a request arrived between its send and its answer) or client (the client's send times); the other is always shown beside it (judge: default the clock the run was gated on)")
+	f.StringVar(&g.Clock, "gate-clock", g.Clock, "the clock overshoot and false rejects are gated on: auto (the target's exact clock where its outcomes carry one, else arrival bounds), decision (when the limiter says it decided: the built-in replica's X-RateLimit-Decided-At, a target file's clock.decided_at), backend (when an admission reached the recording backend behind a proxy: clock.backend), arrival (what a limiter could know: a request arrived between its send and its answer) or client (the client's send times); the others are always shown beside it (judge: default the clock the run was asked to gate on)")
 }
 
 // systemFlags are the flags of the systems under test that loadtest and hunt share: the
