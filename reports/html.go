@@ -288,6 +288,12 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <h1>Load test report</h1>
 <p class="verdict {{.VerdictClass}}" id="verdict">{{.Verdict}}</p>
 {{with .Summary.Failed}}<p>Failed: {{range .}}<br>{{.}}{{end}}</p>{{end}}
+{{with .Peers}}<h2>Systems side by side</h2>
+<p>Each system over every scenario it ran; the first is gated, and the promises, gates and conditions below are its.</p>
+<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
+{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{if .NoStore}}no store{{else}}{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}}){{end}}</td><td>{{.Verdict}}</td>
+{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 
 <h2>Promises</h2>
 <table id="promises"><tr><th>promise</th><th>result over the gated scenarios</th><th>worst</th><th>its figure</th><th></th></tr>
@@ -327,11 +333,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 {{range .Deltas}}<tr class="delta"><td>{{.Scenario}}</td><td>{{.Metric}}</td><td class="n">{{f .Base}}</td><td class="n">{{f .Current}}</td><td class="n">{{f .Change}}</td><td class="n">{{f .Bound}}</td><td>{{if .Regressed}}<span class="fail">REGRESSION</span>{{else}}<span class="pass">ok</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
 
-{{with .Peers}}<h2>Systems side by side</h2>
-<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
-{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{if .NoStore}}no store{{else}}{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}}){{end}}</td><td>{{.Verdict}}</td>
-{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
+
 
 <h2>Across scenarios</h2>
 <div class="side">{{range .Overview}}<div class="chart">{{.}}</div>{{end}}</div>

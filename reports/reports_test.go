@@ -416,3 +416,17 @@ func TestReportWindowVerdictAndNoClaims(t *testing.T) {
 		t.Error("a scenario without claims shows no note")
 	}
 }
+
+// In a run of several systems the side-by-side answer comes first, before the gated
+// system's promises and gates.
+func TestReportSystemsSideBySideFirst(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) {
+		for i := range s.Scenarios {
+			s.Scenarios[i].Target = "envoy"
+		}
+	})
+	peers, promises := strings.Index(html, `<table id="peers">`), strings.Index(html, `<table id="promises">`)
+	if peers < 0 || promises < 0 || peers > promises {
+		t.Errorf("systems side by side at %d, promises at %d: want the systems first", peers, promises)
+	}
+}
