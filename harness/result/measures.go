@@ -109,14 +109,16 @@ type ClientReport struct {
 	// a steady window. The same three on arrival bounds (...Arrival) count an acceptance in a
 	// window when it may have arrived in it (sent before its end, answered at or after its
 	// start): the most a limiter could have admitted there. Steadiness is the client's own
-	// sending, by send time, on both.
+	// sending, by send time, on both. The admitted counts and shares are written when 0: a
+	// client locked out wholly (0 admitted) is then told from one not measured (no
+	// SteadyWindows).
 	SteadyWindows         int           `json:",omitempty"`
 	SteadyAt              time.Duration `json:",omitempty"`
-	SteadyAdmitted        int           `json:",omitempty"`
-	SteadyShare           float64       `json:",omitempty"`
+	SteadyAdmitted        int
+	SteadyShare           float64
 	SteadyAtArrival       time.Duration `json:",omitempty"`
-	SteadyAdmittedArrival int           `json:",omitempty"`
-	SteadyShareArrival    float64       `json:",omitempty"`
+	SteadyAdmittedArrival int
+	SteadyShareArrival    float64
 }
 
 // Check is one gate: a figure from the run compared with a threshold.
