@@ -88,6 +88,12 @@ func (r *recorder) Unpause(_ context.Context, m string) error { return r.rec("un
 func (r *recorder) SlowStore(_ context.Context, d time.Duration) error {
 	return r.rec(fmt.Sprintf("slow %v", d))
 }
+func (r *recorder) SlowLink(_ context.Context, z string, d time.Duration) error {
+	return r.rec(fmt.Sprintf("slow %s %v", z, d))
+}
+func (r *recorder) CutLink(_ context.Context, z, how string) error {
+	return r.rec(fmt.Sprintf("cut %s %q", z, how))
+}
 
 // Each fault makes its two calls on its timetable (a restart's second at once), and its
 // timing says when, in order.

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"log/slog"
 	"slices"
 	"sync"
@@ -61,6 +62,10 @@ type fleet struct {
 	masters int
 	// proxy is the store proxy (Spec.StoreProxy); nil without one.
 	proxy *storeProxy
+	// zones and links are the replicas' zones and each zone's link to the store
+	// (Spec.Zones), in the same order; empty without zones.
+	zones topology.Topology
+	links []*storeProxy
 }
 
 func newFleet(log *slog.Logger, cond result.Conditions, replicas int) *fleet {

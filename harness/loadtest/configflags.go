@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"errors"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -8,6 +9,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -50,6 +52,7 @@ type SystemFlags struct {
 	cfg             *Config
 	algorithm, mode string
 	targets         []string
+	zones, topoFile string
 }
 
 // NewSystemFlags defines the systems' flags on f into cfg, their defaults cfg's values.
@@ -62,6 +65,8 @@ func NewSystemFlags(f *pflag.FlagSet, cfg *Config) *SystemFlags {
 	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
 	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
 	f.StringArrayVar(&s.targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")
+	f.StringVar(&s.zones, "zones", "", "place the replicas in zones, each with its own link to the store: name:replicas:one-way latency[±jitter], comma-separated, as near:4:0.5ms,far:4:40ms±10ms (docs/zones.md); the zones hold --replicas (a target file's replicas) together")
+	f.StringVar(&s.topoFile, "topology", "", "a topology file declaring the zones (docs/zones.md), in place of --zones")
 	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store (or the killed replica) stays down in a fault scenario, before scaling; store-restart starts it again at once")
 	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
 	GateFlags(f, &cfg.Gates)
@@ -72,6 +77,18 @@ func NewSystemFlags(f *pflag.FlagSet, cfg *Config) *SystemFlags {
 // target files, loaded (a file that does not parse is the user's error, with its line).
 func (s *SystemFlags) Apply() error {
 	s.cfg.Algorithm, s.cfg.Mode = limiters.Algorithm(s.algorithm), limiters.Mode(s.mode)
+	var err error
+	switch {
+	case s.zones != "" && s.topoFile != "":
+		return errors.New("--zones and --topology both declare the zones: give one")
+	case s.zones != "":
+		s.cfg.Zones, err = topology.Parse(s.zones)
+	case s.topoFile != "":
+		s.cfg.Zones, err = topology.Load(s.topoFile)
+	}
+	if err != nil {
+		return err
+	}
 	s.cfg.Targets = nil
 	for _, path := range s.targets {
 		if path == BuiltinTarget {

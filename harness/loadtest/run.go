@@ -23,6 +23,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/synchealth"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/internal/commandstats"
 	"github.com/edgeproof/rlharness/limiters"
@@ -53,6 +54,9 @@ type Config struct {
 	// StoreCPU, when set, gives the one Redis that share of a core (Docker only): a slow
 	// store, whose calls take time in proportion to their work, as a busy Redis thread's do.
 	StoreCPU float64
+	// Zones places the replicas in zones, each with its own link to the store (--zones,
+	// --topology, a target file's topology section); zero is no topology.
+	Zones topology.Topology
 	// Outage is how long the store stays down in a fail-open scenario, before scaling.
 	Outage time.Duration
 	// RecoveryGrace is how long after the store returns before the 1.1× gate applies again
@@ -136,6 +140,10 @@ func (c Config) check() error {
 		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
 	case c.Design != "" && !slices.Contains(limiters.Designs(), limiters.Design(c.Design)):
 		return fmt.Errorf("--design %q: use %s (the default, docs/design-bound.md) or %s (the document's delayed sync)", c.Design, limiters.DesignBounded, limiters.DesignDocument)
+	case !c.Zones.IsZero() && c.Zones.Replicas() != c.Spec.Replicas && (len(c.Targets) == 0 || slices.Contains(c.Targets, nil)):
+		return fmt.Errorf("--zones %s hold %d replicas, but --replicas is %d: make them agree", c.Zones, c.Zones.Replicas(), c.Spec.Replicas)
+	case !c.Zones.IsZero() && c.Store == fleet.StoreCluster:
+		return errors.New("--zones gives each zone a link to one Redis; a Redis Cluster's nodes announce their own addresses: leave --store cluster off")
 	case c.Shards < 1:
 		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
 	case c.Shards > 1 && slices.ContainsFunc(c.Targets, func(t *target.Target) bool { return t != nil }):
@@ -264,7 +272,7 @@ func (c Config) configSummary(algorithm, mode string, limit int) result.ConfigSu
 		Algorithm: algorithm, Mode: mode, Design: c.designSummary(limiters.Mode(mode)), SyncInterval: c.scaled(c.SyncInterval),
 		StoreTimeout: c.StoreTimeout, TimeScale: c.Spec.TimeScale, Window: c.Spec.Window(), Limit: limit,
 		Rate: c.Spec.Rate, Clients: c.Spec.Clients, Seed: c.Spec.Seed, Outage: c.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
-		Store: c.clusterStore()}
+		Store: c.clusterStore(), Zones: c.Zones.Zones}
 }
 
 // designSummary is the summary's design: delayed mode's design under test, empty in other modes.

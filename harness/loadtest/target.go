@@ -43,6 +43,9 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 	c.killedNode = t.Faults.KilledNode
 	c.Spec.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
 	c.Spec.Replicas = t.Start.Replicas
+	if c.Zones.IsZero() {
+		c.Zones = t.Topology
+	}
 	c.Gates.LatenessP99 = askedLateness
 	c.Gates.LatenessP99 = c.latenessTolerance()
 	return c
@@ -86,7 +89,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 		spec := fleet.Spec{
 			Replicas: cfg.Spec.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+			Zones: cfg.Zones,
 		}
 		return spec
 	}
@@ -97,8 +101,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow,
-		NoStore: !s.t.Store.Managed}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+		NoStore: !s.t.Store.Managed, Zones: cfg.Zones}
 }
 
 // start brings the system up: a fleet, or for a url target the address it already answers on.
@@ -259,11 +263,13 @@ func (u urlFleet) Kill(context.Context, string) error { return errNotStarted }
 func (u urlFleet) SlowStore(context.Context, time.Duration) error {
 	return errNotStarted
 }
-func (u urlFleet) Start(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Pause(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Unpause(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Restart(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Terminate(context.Context) error       { return nil }
+func (u urlFleet) SlowLink(context.Context, string, time.Duration) error { return errNotStarted }
+func (u urlFleet) CutLink(context.Context, string, string) error         { return errNotStarted }
+func (u urlFleet) Start(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Pause(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Unpause(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Restart(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Terminate(context.Context) error                       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {

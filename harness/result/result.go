@@ -3,6 +3,7 @@
 package result
 
 import (
+	"github.com/edgeproof/rlharness/harness/topology"
 	"path/filepath"
 	"strings"
 	"time"
@@ -108,6 +109,10 @@ type Conditions struct {
 	// StoreProxy is where the store proxy listened (store-slow): the replicas reached Redis
 	// through it; empty without one.
 	StoreProxy string `json:"store_proxy,omitempty"`
+	// Zones are the replicas' zones and their links to the store (--zones), in node order;
+	// ZoneLinks where each zone's link listened. Empty without a topology.
+	Zones     []topology.Zone `json:"zones,omitempty"`
+	ZoneLinks []string        `json:"zone_links,omitempty"`
 	// StoreCPU is the share of one core the Redis was given (a slow store); 0: no limit.
 	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }
@@ -178,6 +183,9 @@ type ConfigSummary struct {
 	Outage        time.Duration `json:"outage_ns"`
 	RecoveryGrace time.Duration `json:"recovery_grace_ns"`
 	Store         string        `json:"store,omitempty"` // "cluster" for a Redis Cluster; empty for one Redis
+	// Zones are the replicas' zones and their links to the store, in node order; empty
+	// without a topology.
+	Zones []topology.Zone `json:"zones,omitempty"`
 	// Schedule names the schedule file the run replayed (--schedule), in place of the
 	// documents' traffic.
 	Schedule string `json:"schedule,omitempty"`

@@ -52,6 +52,10 @@ metrics:
 faults:
   killed_node: limiter
   store_delay: 200ms
+topology:
+  zones:
+    - {name: near, replicas: 1, latency: 0.5ms}
+    - {name: far, replicas: 1, latency: 40ms, jitter: 10ms}
 `
 
 func TestParseGood(t *testing.T) {
@@ -81,6 +85,9 @@ func TestParseGood(t *testing.T) {
 	}
 	if tg.Faults != (Faults{KilledNode: BlameLimiter, StoreDelay: 200 * time.Millisecond}) {
 		t.Errorf("faults %+v", tg.Faults)
+	}
+	if got := tg.Topology.String(); got != "near:1:500µs,far:1:40ms±10ms" {
+		t.Errorf("topology %q", got)
 	}
 	for code, want := range map[int]Verdict{200: Accepted, 429: Rejected, 400: Error, 503: Error, 201: Error} {
 		if got := tg.Responses.Of(code); got != want {
@@ -247,6 +254,10 @@ func TestParseErrors(t *testing.T) {
 		{"store delay zero", with(nil, "faults: {store_delay: 0s}"), "t.yaml:6: faults.store_delay: must be a duration > 0"},
 		{"store delay without a managed store", with(nil, "faults: {store_delay: 100ms}"), "t.yaml:6: faults.store_delay: store-slow slows a store the harness runs"},
 		{"managed store for url", with(nil, "store: {redis: managed}"), "t.yaml:6: store.redis: a url target is not started by the harness"},
+		{"topology without a managed store", with(nil, `topology: "a:1:1ms"`), "t.yaml:6: topology: zones are links to the store the harness runs"},
+		{"topology bad zone", with(nil, `topology: "a:1:soon"`), `t.yaml:6: topology: --zones "a:1:soon": zone "a:1:soon": latency "soon"`},
+		{"topology replicas disagree", with(map[string]string{"start": "start: {process: {command: [./l]}, replicas: 2}"}, "store: {redis: managed}", `topology: "a:1:1ms,b:2:40ms"`),
+			"topology: the zones hold 3 replicas, but start.replicas is 2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
