@@ -151,6 +151,9 @@ func (c Config) check() error {
 	case c.ShardRunner != RunnerProcess && c.ShardRunner != RunnerContainer && c.ShardRunner != "":
 		return fmt.Errorf("--shard-runner %q: use %s or %s", c.ShardRunner, RunnerProcess, RunnerContainer)
 	}
+	if err := c.zoneFaultsAlone(); err != nil {
+		return err
+	}
 	if err := checkClock(c.Gates.Clock); err != nil {
 		return err
 	}
@@ -380,7 +383,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc re
 	r.plan = cfg.faultPlan(sc, sys.t)
 	r.outage = r.plan.outage
 	res.Faults = r.plan.windows
-	if r.col, err = newCollector(&r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
+	if r.col, err = newCollector(cfg, &r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
 		return res, err
 	}
 	defer r.col.close()
@@ -574,8 +577,8 @@ type collector struct {
 	sent, errs atomic.Int64
 }
 
-func newCollector(sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
-	acc, err := accounting.New(sched, faults)
+func newCollector(cfg Config, sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
+	acc, err := cfg.accumulator(sched, faults)
 	if err != nil {
 		return nil, err
 	}

@@ -54,11 +54,11 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 // targetScenarios are a target's scenarios: the documents' traffic, and with failOpen its
 // fault scenarios (targetFaults): the store's where the harness runs it, a killed node where
 // it starts several.
-func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
+func targetScenarios(t *target.Target, gated, failOpen, zoned bool) []result.Scenario {
 	a := t.Algorithm
 	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
 	if failOpen {
-		for _, f := range targetFaults(t) {
+		for _, f := range targetFaults(t, zoned) {
 			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
@@ -298,7 +298,7 @@ func (c Config) runs() []run {
 			}
 			continue
 		}
-		for _, sc := range targetScenarios(t, k == 0, c.FailOpen) {
+		for _, sc := range targetScenarios(t, k == 0, c.FailOpen, !c.Zones.IsZero()) {
 			if c.wantsFault(sc.Fault) {
 				out = append(out, run{sc: sc, sys: sut{t: t}})
 			}

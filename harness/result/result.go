@@ -21,7 +21,19 @@ const (
 	FaultSlow    = "store-slow"    // every store reply delayed (a TCP proxy in between), then the delay removed
 	FaultRestart = "store-restart" // Redis killed (SIGKILL) and started again at once, empty
 	FaultKill    = "replica-kill"  // one replica of N killed (SIGKILL), started again after the outage
+
+	// The link faults, on a topology (--zones): one zone's link to the store, the others
+	// untouched (docs/zones.md).
+	FaultPartition          = "partition"           // the zone's link refuses: connections closed, new ones refused
+	FaultPartitionBlackhole = "partition-blackhole" // the zone's link drops every byte: calls hang until their timeouts
+	FaultLinkSlow           = "link-slow"           // the zone's every store reply delayed more
+	FaultFlap               = "flap"                // the zone's link refuses and comes back, again and again
 )
+
+// LinkFault reports whether fault f hits one zone's link to the store.
+func LinkFault(f string) bool {
+	return f == FaultPartition || f == FaultPartitionBlackhole || f == FaultLinkSlow || f == FaultFlap
+}
 
 // Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
 type Scenario struct {
@@ -215,7 +227,9 @@ type ScenarioResult struct {
 	Lateness       Percentiles   `json:"lateness"`
 	Latency        Percentiles   `json:"latency"`
 	ReplicaLatency []Percentiles `json:"replica_latency"`
-	FaultLatency   *Percentiles  `json:"fault_latency,omitempty"`
+	// Zones are the figures per zone on a topology (--zones); nil without one.
+	Zones        []ZoneFigures `json:"zones,omitempty"`
+	FaultLatency *Percentiles  `json:"fault_latency,omitempty"`
 	// Faults are the windows the scenario was judged with: from the fault's beginning to the
 	// member's return plus the recovery grace, on the outcomes' clock.
 	Faults []Interval `json:"faults,omitempty"`
