@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // HistoryFile is the trend page's default name.
@@ -48,22 +49,7 @@ func (r HistoryRun) Commit() string {
 }
 
 // Verdict is the run's verdict in one word, as its report heads it.
-func (r HistoryRun) Verdict() string {
-	s := r.Summary
-	switch {
-	case s.Incomplete:
-		return "INCOMPLETE"
-	case s.Interrupted:
-		return "INTERRUPTED"
-	case s.IsNotMade():
-		return "NOT MADE"
-	case s.GeneratorBound:
-		return "GENERATOR-BOUND"
-	case s.Pass:
-		return "PASS"
-	}
-	return "FAIL"
-}
+func (r HistoryRun) Verdict() string { return r.Summary.Outcome.Word() }
 
 // ReadHistory reads the summary.json of every path (a run directory or a summary.json file) and
 // orders the runs by started_at, those that started together in the order given. A path that
@@ -103,8 +89,10 @@ type Point struct {
 	Pass      bool
 	// Bound says the scenario was generator-bound in that run: its figure describes other
 	// traffic than the schedule, and a crossing there is not a regression.
-	Bound  bool
-	Detail string
+	Bound bool
+	// Outcome is the scenario's in that run.
+	Outcome outcome.Outcome
+	Detail  string
 }
 
 // Series is one gated check of one scenario over the runs that have it.
@@ -163,7 +151,7 @@ func BuildHistory(runs []HistoryRun, missing []string, now time.Time) History {
 			for _, c := range sc.Checks {
 				s := &h.Series[index[[2]string{c.Name, sc.Name}]]
 				s.Points = append(s.Points, Point{Run: i, Figure: c.Figure, Threshold: c.Threshold, Op: c.Op, Pass: c.Pass,
-					Bound: sc.GeneratorBound, Detail: c.Detail})
+					Bound: sc.GeneratorBound, Outcome: sc.Outcome, Detail: c.Detail})
 			}
 		}
 	}
@@ -364,23 +352,15 @@ var historyTmpl = template.Must(newTemplate("history").Funcs(template.FuncMap{
 		}
 		return s.Points[i]
 	},
-	"add1":        func(i int) int { return i + 1 },
-	"promiseName": promiseName,
-	"verdictClass": func(v string) string {
-		switch v {
-		case "PASS":
-			return "pass"
-		case "GENERATOR-BOUND", "NOT MADE":
-			return "bound"
-		}
-		return "fail"
-	},
+	"add1":         func(i int) int { return i + 1 },
+	"promiseName":  promiseName,
+	"outcomeClass": outcomeClass,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Load test trend, {{len .Runs}} runs</title>
 <style>{{styleSheet}}</style></head><body>
 <h1>Load test trend</h1>
-{{$h := .History}}{{with .Runs}}<p id="span">{{len .}} runs, from {{date (index . 0).Summary.StartedAt}} ({{(index . 0).Commit}}) to {{date $h.Newest.Summary.StartedAt}} ({{$h.Newest.Commit}}); the newest: <span class="{{verdictClass $h.Newest.Verdict}}">{{$h.Newest.Verdict}}</span>.
+{{$h := .History}}{{with .Runs}}<p id="span">{{len .}} runs, from {{date (index . 0).Summary.StartedAt}} ({{(index . 0).Commit}}) to {{date $h.Newest.Summary.StartedAt}} ({{$h.Newest.Commit}}); the newest: <span class="{{outcomeClass $h.Newest.Summary.Outcome}}">{{$h.Newest.Verdict}}</span>.
 A point in a generator-bound run (hollow) is the runner's, not the limiter's: it is shown and never counted as a regression.</p>{{end}}
 {{with .Missing}}<p id="missing">Not in the trend: {{range .}}<br>{{.}}{{end}}</p>{{end}}
 
@@ -397,7 +377,7 @@ A point in a generator-bound run (hollow) is the runner's, not the limiter's: it
 
 <h2>Runs</h2>
 <table id="runs"><tr><th>run</th><th>started</th><th>commit</th><th>verdict</th><th>provider, network, time scale</th><th>read from</th></tr>
-{{range $i, $r := .Runs}}<tr class="run"><td class="n">{{add1 $i}}</td><td>{{date .Summary.StartedAt}}</td><td>{{.Commit}}</td><td><span class="{{verdictClass .Verdict}}">{{.Verdict}}</span></td><td>{{.Summary.Config.Provider}}, {{.Summary.Config.Network}}, {{printf "%.3g" .Summary.Config.TimeScale}}</td><td>{{.Path}}</td></tr>
+{{range $i, $r := .Runs}}<tr class="run"><td class="n">{{add1 $i}}</td><td>{{date .Summary.StartedAt}}</td><td>{{.Commit}}</td><td><span class="{{outcomeClass .Summary.Outcome}}">{{.Verdict}}</span></td><td>{{.Summary.Config.Provider}}, {{.Summary.Config.Network}}, {{printf "%.3g" .Summary.Config.TimeScale}}</td><td>{{.Path}}</td></tr>
 {{end}}</table>
 
 {{range .Checks}}<section class="trend-check">

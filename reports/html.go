@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // page is everything the template shows.
@@ -111,19 +112,30 @@ func build(dir string, sum result.Summary, opt Options, deltas []Delta) (*page, 
 
 // verdict is the run's verdict as the page heads it, and its style class.
 func verdict(sum result.Summary) (text, class string) {
-	switch {
-	case sum.Incomplete:
-		return "INCOMPLETE: " + sum.IncompleteWhy, "fail"
-	case sum.Interrupted:
-		return "INTERRUPTED: the run was stopped before it finished; the figures are what was measured until then", "fail"
-	case sum.IsNotMade():
-		return "NOT MADE: " + strings.Join(sum.NotMade, "; ") + "; the run says nothing about the limiter either way", "bound"
-	case sum.GeneratorBound:
-		return "GENERATOR-BOUND: the generator fell behind its schedule; the figures are not evidence either way", "bound"
-	case sum.Pass:
-		return "PASS", "pass"
+	o := sum.Outcome
+	switch o {
+	case outcome.Incomplete:
+		return o.Word() + ": " + sum.IncompleteWhy, outcomeClass(o)
+	case outcome.Interrupted:
+		return o.Word() + ": the run was stopped before it finished; the figures are what was measured until then", outcomeClass(o)
+	case outcome.NotMade:
+		return o.Word() + ": " + strings.Join(sum.NotMade, "; ") + "; the run says nothing about the limiter either way", outcomeClass(o)
+	case outcome.GeneratorBound:
+		return o.Word() + ": the generator fell behind its schedule; the figures are not evidence either way", outcomeClass(o)
 	}
-	return "FAIL", "fail"
+	return o.Word(), outcomeClass(o)
+}
+
+// outcomeClass is an outcome's style class: pass, bound (no evidence either way: the
+// generator fell behind, or the run was not made) or fail.
+func outcomeClass(o outcome.Outcome) string {
+	switch o {
+	case outcome.Pass:
+		return "pass"
+	case outcome.GeneratorBound, outcome.NotMade:
+		return "bound"
+	}
+	return "fail"
 }
 
 // newScenarioPage is one scenario's section: the model's tables beside its figures, its sync
@@ -253,6 +265,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 		}
 		return `<span class="fail">FAIL</span>`
 	},
+	"oclass": outcomeClass,
 	"passfail": func(ok bool) template.HTML {
 		if ok {
 			return `<span class="pass">pass</span>`
@@ -324,7 +337,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <div class="side">{{range .Overview}}<div class="chart">{{.}}</div>{{end}}</div>
 
 {{range .Scenarios}}<section class="scenario" id="{{sectionID .Name}}">
-<h2>{{.Name}} {{if .Gated}}(gated){{else}}(comparison){{end}}: {{if .Error}}<span class="fail">ERROR: {{.Error}}</span>{{else if .GeneratorBound}}<span class="bound">GENERATOR-BOUND</span>{{else}}{{passfail .Pass}}{{end}}</h2>
+<h2>{{.Name}} {{if .Gated}}(gated){{else}}(comparison){{end}}: <span class="{{oclass .Outcome}}">{{.Outcome.Word}}{{with .Error}}: {{.}}{{end}}</span></h2>
 {{with .Incomplete}}<p class="fail">INCOMPLETE: {{.}}</p>{{end}}
 <p>{{.Requests}} requests: {{.Accepted}} accepted, {{.Rejected}} rejected, {{.Errors.Status5xx}} 5xx, {{.Errors.Timeout}} timeouts, {{.Errors.Connection}} connection errors.
 Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {{ms .Lateness.P99}} ms; {{if .NoStore}}no store{{else}}store {{f .StoreCmdPerSec}} commands/s{{end}}; fleet {{.Conditions.Provider}}/{{.Conditions.Network}}.

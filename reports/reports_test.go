@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // runDir copies the committed run (testdata/run) where the report may be written.
@@ -115,14 +116,20 @@ func generateEdited(t *testing.T, change func(*result.Summary)) string {
 }
 
 func TestReportGeneratorBound(t *testing.T) {
-	html := generateEdited(t, func(s *result.Summary) { s.GeneratorBound = true })
+	html := generateEdited(t, func(s *result.Summary) { s.Outcome = outcome.GeneratorBound })
 	if !strings.Contains(html, `<p class="verdict bound" id="verdict">GENERATOR-BOUND`) {
 		t.Error("a generator-bound run is not shown as such")
 	}
 }
 
 func TestReportInterrupted(t *testing.T) {
-	html := generateEdited(t, func(s *result.Summary) { s.Interrupted, s.GeneratorBound = true, true })
+	html := generateEdited(t, func(s *result.Summary) {
+		for i := range s.Scenarios {
+			s.Scenarios[i].Outcome = outcome.GeneratorBound
+		}
+		s.Interrupted = true
+		s.Settle()
+	})
 	if !strings.Contains(html, `<p class="verdict fail" id="verdict">INTERRUPTED`) {
 		t.Error("an interrupted run is not shown as such")
 	}
@@ -269,7 +276,11 @@ func TestJUnitOneCasePerGatedCheck(t *testing.T) {
 	}
 	cases, failures := 0, 0
 	var msg string
+	outcomes := map[string]string{}
 	for _, s := range doc.Suites {
+		for _, p := range s.Properties {
+			outcomes[s.Name+" "+p.Name] = p.Value
+		}
 		for _, c := range s.Cases {
 			cases++
 			if c.Failure != nil {
@@ -283,6 +294,10 @@ func TestJUnitOneCasePerGatedCheck(t *testing.T) {
 	}
 	if want := "overshoot after recovery: figure 1.3, want <= 1.1"; msg != want {
 		t.Errorf("failure message %q, want %q", msg, want)
+	}
+	// The suites carry the outcomes summary.json stores: the failing scenario's and the run's.
+	if n := len(outcomes); n != 4 || outcomes[doc.Suites[1].Name+" outcome"] != "fail" || outcomes[doc.Suites[0].Name+" run outcome"] != "fail" {
+		t.Errorf("suite properties %v: want each suite's outcome and the run's, fail for the failing one", outcomes)
 	}
 }
 

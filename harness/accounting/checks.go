@@ -98,7 +98,7 @@ func CheckErrorsOutsideFaults(r *Report) result.Check {
 func CheckLateness(r *Report, tolerance time.Duration) result.Check {
 	l := r.Lateness
 	detail := fmt.Sprintf("p50 %v, p99 %v, max %v over %d sends", l.P50, l.P99, l.Max, l.Count)
-	return NewCheck("generator lateness p99 (ms)", millis(l.P99), OpAtMost, millis(tolerance), detail)
+	return NewCheck(CheckLatenessName, millis(l.P99), OpAtMost, millis(tolerance), detail)
 }
 
 // CheckRate gates the generator: it achieved at least minRatio of the asked
@@ -109,8 +109,18 @@ func CheckRate(r *Report, minRatio float64) result.Check {
 		ratio = r.AchievedRate / r.AskedRate
 	}
 	detail := fmt.Sprintf("achieved %s of %s req/s asked; %d of %d requests sent", result.Number(r.AchievedRate), result.Number(r.AskedRate), r.Outcomes, r.Scheduled)
-	return NewCheck("achieved / asked rate", ratio, OpAtLeast, minRatio, detail)
+	return NewCheck(CheckRateName, ratio, OpAtLeast, minRatio, detail)
 }
+
+// The generator's own gates (CheckLateness, CheckRate): one that fails says the traffic was
+// not the schedule, not that the limiter broke a promise.
+const (
+	CheckLatenessName = "generator lateness p99 (ms)"
+	CheckRateName     = "achieved / asked rate"
+)
+
+// IsGeneratorCheck says a check is one of the generator's own gates.
+func IsGeneratorCheck(name string) bool { return name == CheckLatenessName || name == CheckRateName }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

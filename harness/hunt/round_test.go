@@ -8,6 +8,8 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/harness/verdict"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // A store-fault variant is judged as loadtest judges a fail-open scenario: a limiter that
@@ -73,7 +75,7 @@ func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
 			gates := accounting.DefaultGates()
 			gates.LatenessP99 = 20 * time.Millisecond
 			gates.MaxOvershoot = 1.25 // the run's gate, not the document's constant
-			h, m := judgeVariant(sv, 1, env, outage.To+env.Grace, gates)
+			h, m := judgeVariant(sv, 1, env, result.FaultStop, outage.To+env.Grace, verdict.Judging{Gates: gates})
 			// loadtest's fault gates, from the one judge: 5xx counted apart, the run's 1.1x gate.
 			for _, c := range h.Checks {
 				switch c.Name {
@@ -105,8 +107,8 @@ func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
 			if !found {
 				t.Errorf("no check \"errors while the store is away\" among %d", len(h.Checks))
 			}
-			if got := breaks(Fault, h, accounting.OvershootLimit); got != tc.breaks {
-				t.Errorf("breaks: %v, want %v (x%.3f while away, x%.3f after, %d errors)", got, tc.breaks, h.Overshoot, h.AfterRecovery, h.ErrorsInFault)
+			if got := h.Outcome == outcome.Fail; got != tc.breaks {
+				t.Errorf("outcome %s, breaks %v, want %v (x%.3f while away, x%.3f after, %d errors)", h.Outcome, got, tc.breaks, h.Overshoot, h.AfterRecovery, h.ErrorsInFault)
 			}
 			if tc.breaks && m.Score < float64(tc.errors) {
 				t.Errorf("score %.3f: a variant with %d errors while the store is away must rank above any without", m.Score, tc.errors)

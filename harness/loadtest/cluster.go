@@ -213,9 +213,9 @@ const agreementGuard = 100 * time.Millisecond
 // replica (asynchronous replication): those acceptances are the allowance, and so are the
 // ones sent within agreementGuard of the oldest slice's edge.
 //
-// The bounded design's store holds sub-slices (limiters.BoundedHash) and, by design, not
-// what a node admitted within its unsynced budget of a client it never asked the store
-// about: up to nodes × budget per window less the margin is allowed missing. A decision
+// The bounded design's store holds a log of decision times (limiters.BoundedLog) and, by
+// design, not what a node admitted within its unsynced budget of a client it never asked the
+// store about: up to nodes × budget per window is allowed missing. A decision
 // whose store call failed or timed out may have been counted by the store and again by the
 // node's fallback: the store may hold up to those (the replicas' store decisions failed,
 // res.Sync) more.
@@ -281,7 +281,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc result.S
 		}
 		if bd.Budget > 0 && first != math.MaxInt64 {
 			span := (last - first + 1) * unit
-			perSpan := (bd.Window - bd.Margin) * int64(time.Microsecond)
+			perSpan := bd.Window * int64(time.Microsecond)
 			missing = int64(cfg.Spec.Replicas) * bd.Budget * ((span + perSpan - 1) / perSpan)
 		}
 		stored, accepted, allowance, unseen = stored+got, accepted+want, allowance+slack, unseen+missing
@@ -328,15 +328,11 @@ func documentLayout(window time.Duration) counterLayout {
 		}}
 }
 
-// boundedLayout is the bounded design's: a hash of sub-slice counts with their newest
-// arrival (limiters.BoundedKey, BoundedHash).
-var boundedLayout = counterLayout{what: "sub-slices",
+// boundedLayout is the bounded design's: a log of admissions by decision time
+// (limiters.BoundedLogKey, BoundedLog).
+var boundedLayout = counterLayout{what: "decision times",
 	read: func(ctx context.Context, rdb redis.UniversalClient, client string, rule *limiters.Rule) (int64, int64, int64, error) {
-		h, err := rdb.HGetAll(ctx, limiters.BoundedKey(client, rule)).Result()
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		subs, err := limiters.BoundedHash(h)
+		subs, err := limiters.BoundedLog(ctx, rdb, client, rule)
 		if err != nil {
 			return 0, 0, 0, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/harness/verdict"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -138,14 +139,12 @@ func printScenario(w io.Writer, r result.ScenarioResult) {
 	if r.Gated {
 		kind = "GATED"
 	}
-	verdict := "PASS"
-	switch {
-	case r.Error != "":
-		verdict = "ERROR: " + r.Error
-	case r.GeneratorBound:
-		verdict = "GENERATOR-BOUND (the figures are not evidence either way)"
-	case !r.Pass:
-		verdict = "FAIL"
+	verdict := r.Outcome.Word()
+	switch r.Outcome {
+	case outcome.NotMade:
+		verdict += ": " + r.Error
+	case outcome.GeneratorBound:
+		verdict += " (the figures are not evidence either way)"
 	}
 	fmt.Fprintf(w, "   %s %s: %s; %d requests, %s of %s req/s, store %s cmd/s, p99 %v\n", kind, r.Name, verdict,
 		r.Requests, result.Rate(r.AchievedRate), result.Rate(r.AskedRate), result.Rate(r.StoreCmdPerSec), r.Latency.P99)
@@ -249,16 +248,20 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 		}
 	}
 	WritePeers(w, s)
-	switch {
-	case s.Incomplete:
-		fmt.Fprintf(w, "RESULT: INCOMPLETE: %s; %s\n", s.IncompleteWhy, strings.Join(s.Failed, "; "))
-	case s.IsNotMade():
-		fmt.Fprintf(w, "RESULT: NOT MADE: %s\n", strings.Join(s.NotMade, "; "))
-	case s.GeneratorBound:
-		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: the generator fell behind its schedule; lower --rate or use more cores\n")
-	case s.Pass:
-		fmt.Fprintf(w, "RESULT: PASS\n")
-	default:
-		fmt.Fprintf(w, "RESULT: FAIL: %s\n", strings.Join(s.Failed, "; "))
+	fmt.Fprintln(w, s.Outcome.Line(resultWhy(s)))
+}
+
+// resultWhy is what the RESULT line says beside the run's outcome.
+func resultWhy(s result.Summary) string {
+	switch s.Outcome {
+	case outcome.Pass:
+		return ""
+	case outcome.Incomplete:
+		return s.IncompleteWhy + "; " + strings.Join(s.Failed, "; ")
+	case outcome.NotMade:
+		return strings.Join(s.NotMade, "; ")
+	case outcome.GeneratorBound:
+		return "the generator fell behind its schedule; lower --rate or use more cores"
 	}
+	return strings.Join(s.Failed, "; ")
 }

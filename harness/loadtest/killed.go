@@ -170,10 +170,11 @@ func JudgeKilled(dir string, jc JudgeConfig) (result.Summary, error) {
 	if len(again) == 0 {
 		return sum, fmt.Errorf("%s/summary.json holds every scenario the run started: it finished; harness report %s renders it", dir, dir)
 	}
-	sum.Pass, sum.Incomplete = false, true
+	sum.Incomplete = true
 	sum.IncompleteWhy = fmt.Sprintf("the run was killed before it finished: %s judged afterwards by harness judge from the outcomes written before the kill (store and sync figures not measured)",
 		strings.Join(again, ", "))
 	sum.Failed = append(sum.Failed, "incomplete: the run was killed during "+again[len(again)-1])
+	sum.Settle()
 	if jc.Commit != "" && sum.Commit == "" {
 		sum.Commit = jc.Commit
 	}

@@ -68,9 +68,7 @@ func Rejudge(dir string, jc JudgeConfig) (result.Summary, error) {
 		}
 		addScenario(&sum, res)
 	}
-	if old.Interrupted {
-		sum.Pass = false
-	}
+	sum.Settle() // an interrupted run stays interrupted
 	return sum, writeSummary(jc.OutDir, sum)
 }
 

@@ -233,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (result.Summary, error) {
 			res.Pass = false
 			cfg.Logger.Error("scenario failed to run", "scenario", sc.Name, "err", err)
 		}
-		addScenario(&sum, res)
+		res = addScenario(&sum, res)
 		printScenario(cfg.Progress, res)
 		printCluster(cfg.Progress, res.Cluster)
 		if err := writeSummary(cfg.OutDir, sum); err != nil { // a crash keeps what was measured
@@ -244,8 +244,9 @@ func Run(ctx context.Context, cfg Config) (result.Summary, error) {
 		return sum, fmt.Errorf("no scenario matches --only %q", cfg.Only)
 	}
 	if ctx.Err() != nil {
-		sum.Pass, sum.Interrupted = false, true
+		sum.Interrupted = true
 		sum.Failed = append(sum.Failed, "interrupted")
+		sum.Settle()
 	}
 	sum.FinishedAt = time.Now().UTC()
 	return sum, writeSummary(cfg.OutDir, sum)
@@ -317,9 +318,11 @@ func (c Config) newSummary(askedLateness time.Duration) (result.Summary, error) 
 	return sum, nil
 }
 
-// addScenario adds a judged scenario to the summary: its checks, and, when it is gated, its
-// verdict.
-func addScenario(sum *result.Summary, res result.ScenarioResult) {
+// addScenario adds a judged scenario to the summary with its outcome (result.ScenarioOutcome,
+// once every check is in: the cluster store's, the shards' clock skew): its checks, and the
+// run's outcome settled again. It returns the scenario as added.
+func addScenario(sum *result.Summary, res result.ScenarioResult) result.ScenarioResult {
+	res.Outcome = result.ScenarioOutcome(res)
 	sum.Scenarios = append(sum.Scenarios, res)
 	for _, c := range res.Checks {
 		sum.Checks = append(sum.Checks, result.GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
@@ -327,14 +330,12 @@ func addScenario(sum *result.Summary, res result.ScenarioResult) {
 			sum.Failed = append(sum.Failed, res.Name+": "+c.Name)
 		}
 	}
-	if res.Gated {
-		sum.Pass = sum.Pass && res.Pass
-		sum.GeneratorBound = sum.GeneratorBound || res.GeneratorBound
-	}
 	if res.Error != "" && res.Gated {
 		sum.Failed = append(sum.Failed, res.Name+": "+res.Error)
 		sum.NotMade = append(sum.NotMade, res.Name+": "+res.Error)
 	}
+	sum.Settle()
+	return res
 }
 
 func writeSummary(dir string, s result.Summary) error {

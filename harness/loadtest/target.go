@@ -323,7 +323,7 @@ func WritePeers(w io.Writer, s result.Summary) {
 	fmt.Fprintf(w, "%-36s %7s %9s %9s %-26s %6s %9s %9s %9s  %s\n", "system", "window", "boundary", "worst", "worst client", "false", "p99", "store/req", "ops/req", "verdict")
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9.3f %9.3f  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
-			r.FalseRejects, r.P99.Round(10*time.Microsecond), r.StorePerRequest, r.StoreOpsPerRequest, r.Verdict)
+			r.FalseRejects, r.P99.Round(10*time.Microsecond), r.StorePerRequest, r.StoreOpsPerRequest, r.Verdict())
 		for _, c := range r.FaultColumns() {
 			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r.NoStore))
 		}

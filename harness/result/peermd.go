@@ -33,7 +33,7 @@ func PeerTableMarkdown(rows []PeerRow) string {
 		for _, c := range r.FaultColumns() {
 			fmt.Fprintf(&b, " %s |", c.Cell(r.NoStore))
 		}
-		fmt.Fprintf(&b, " %s |\n", r.Verdict)
+		fmt.Fprintf(&b, " %s |\n", r.Verdict())
 	}
 	return b.String()
 }
@@ -65,7 +65,7 @@ func (c PeerFaultColumn) Cell(noStore bool) string {
 		if f.Timed > 0 {
 			p99 = fmt.Sprintf("p99 %v", Significant(f.P99, 3))
 		}
-		return fmt.Sprintf("%s: %d ok, %d rejected, %d errors (%s), %s, x%.3f", f.Verdict, f.Accepted, f.Rejected, f.Errors, errs, p99, f.Overshoot)
+		return fmt.Sprintf("%s: %d ok, %d rejected, %d errors (%s), %s, x%.3f", f.Verdict(), f.Accepted, f.Rejected, f.Errors, errs, p99, f.Overshoot)
 	case noStore && c.Store:
 		return "no store: its fault is a node"
 	}

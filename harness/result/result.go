@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // SummaryFile is the name of the summary in a run directory.
@@ -131,16 +133,21 @@ type Conditions struct {
 
 // Summary is summary.json: the run's conditions, every scenario and every check.
 type Summary struct {
-	StartedAt      time.Time        `json:"started_at"`
-	FinishedAt     time.Time        `json:"finished_at"`
-	Commit         string           `json:"commit,omitempty"`
-	Cores          int              `json:"cores"`
-	Config         ConfigSummary    `json:"config"`
-	Scenarios      []ScenarioResult `json:"scenarios"`
-	Checks         []GateCheck      `json:"checks"`
-	Pass           bool             `json:"pass"`
-	GeneratorBound bool             `json:"generator_bound"`
-	Failed         []string         `json:"failed,omitempty"`
+	StartedAt  time.Time        `json:"started_at"`
+	FinishedAt time.Time        `json:"finished_at"`
+	Commit     string           `json:"commit,omitempty"`
+	Cores      int              `json:"cores"`
+	Config     ConfigSummary    `json:"config"`
+	Scenarios  []ScenarioResult `json:"scenarios"`
+	Checks     []GateCheck      `json:"checks"`
+	// Outcome is the run's verdict (Settle): its gated scenarios' combined, and interrupted
+	// or incomplete where the run was cut short. Every command's word and exit code is its.
+	Outcome outcome.Outcome `json:"outcome"`
+	// Pass and GeneratorBound say the same as Outcome (pass; generator-bound), for readers
+	// of summary.json written before it.
+	Pass           bool     `json:"pass"`
+	GeneratorBound bool     `json:"generator_bound"`
+	Failed         []string `json:"failed,omitempty"`
 	// NotMade are the gated scenarios that could not be made (their fleet did not start, their
 	// target could not run on the provider, ...), each with why; they are in Failed too.
 	NotMade []string `json:"not_made,omitempty"`
@@ -154,23 +161,6 @@ type Summary struct {
 	// Model is the document's model as the run was judged beside it; nil in a run written
 	// before runs saved it.
 	Model *RateLimitModel `json:"model,omitempty"`
-}
-
-// Broken says a gated check failed: a promise broken or a gate failed, on the scenarios
-// that were made (a generator-bound run's failures are no evidence; GeneratorBound says so).
-func (s Summary) Broken() bool {
-	for _, c := range s.Checks {
-		if c.Gated && !c.Pass {
-			return true
-		}
-	}
-	return false
-}
-
-// IsNotMade says the run could not be made: a gated scenario was not made, and no scenario
-// that was made broke a promise on traffic the generator sent faithfully.
-func (s Summary) IsNotMade() bool {
-	return len(s.NotMade) > 0 && (s.GeneratorBound || !s.Broken())
 }
 
 // ConfigSummary is the part of the load test's config a reader of the summary needs.
@@ -213,20 +203,24 @@ type GateCheck struct {
 // ScenarioResult is one scenario measured and judged.
 type ScenarioResult struct {
 	Scenario
-	Conditions     Conditions    `json:"conditions"`
-	Checks         []Check       `json:"checks"`
-	Pass           bool          `json:"pass"`
-	GeneratorBound bool          `json:"generator_bound"`
-	Claims         []Claim       `json:"claims,omitempty"`
-	Requests       int           `json:"requests"`
-	Accepted       int           `json:"accepted"`
-	Rejected       int           `json:"rejected"`
-	Errors         Errors        `json:"errors"`
-	AskedRate      float64       `json:"asked_rate"`
-	AchievedRate   float64       `json:"achieved_rate"`
-	Lateness       Percentiles   `json:"lateness"`
-	Latency        Percentiles   `json:"latency"`
-	ReplicaLatency []Percentiles `json:"replica_latency"`
+	Conditions Conditions `json:"conditions"`
+	Checks     []Check    `json:"checks"`
+	// Outcome is the scenario's verdict (ScenarioOutcome): not made, or its checks' (Pass
+	// every check passed, GeneratorBound the generator's own failed), incomplete where the
+	// run was killed during it.
+	Outcome        outcome.Outcome `json:"outcome"`
+	Pass           bool            `json:"pass"`
+	GeneratorBound bool            `json:"generator_bound"`
+	Claims         []Claim         `json:"claims,omitempty"`
+	Requests       int             `json:"requests"`
+	Accepted       int             `json:"accepted"`
+	Rejected       int             `json:"rejected"`
+	Errors         Errors          `json:"errors"`
+	AskedRate      float64         `json:"asked_rate"`
+	AchievedRate   float64         `json:"achieved_rate"`
+	Lateness       Percentiles     `json:"lateness"`
+	Latency        Percentiles     `json:"latency"`
+	ReplicaLatency []Percentiles   `json:"replica_latency"`
 	// Zones are the figures per zone on a topology (--zones); nil without one.
 	Zones        []ZoneFigures `json:"zones,omitempty"`
 	FaultLatency *Percentiles  `json:"fault_latency,omitempty"`
@@ -284,7 +278,7 @@ type ScenarioResult struct {
 
 // BudgetLoad is the part of a schedule the bounded design decides with the store: a node
 // decides a client alone while it has admitted fewer than Budget of the client's requests
-// in the last window (less the margin), and asks the store past it.
+// in the last window, and asks the store past it.
 type BudgetLoad struct {
 	Budget int64 `json:"budget"` // per node and client (the document's rule: 3)
 	// PastBudget counts the requests that arrive at a node holding Budget of its client's

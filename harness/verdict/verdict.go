@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // Judging is what a scenario is judged with, fixed when it starts (the window and sync
@@ -77,9 +78,17 @@ type Verdict struct {
 	// GeneratorBound: the generator did not send the schedule faithfully; the limiter's
 	// figures are not evidence either way.
 	GeneratorBound bool
+	// Broken: a check other than the generator's failed, a promise broken on the traffic
+	// that was sent, on schedule or not (harness hunt's pressure ladder pushes the generator
+	// past its schedule on purpose and reads this).
+	Broken bool
 	// Clocks are both promises on both clocks, with the one that gated them.
 	Clocks result.Clocks
 }
+
+// Outcome is the scenario's outcome: generator-bound when the generator's checks failed,
+// fail when another did, pass otherwise.
+func (v Verdict) Outcome() outcome.Outcome { return outcome.Of(v.Pass, v.GeneratorBound) }
 
 // Judge judges a scenario's account: the requirements on the judging's clock and the
 // generator's checks, and with a fault the fault's gates in place of the 1.1x gate.
@@ -98,6 +107,7 @@ func Judge(rep *accounting.Report, j Judging, ev Evidence) Verdict {
 	out.Pass = true
 	for _, c := range out.Checks {
 		out.Pass = out.Pass && c.Pass
+		out.Broken = out.Broken || !c.Pass && !accounting.IsGeneratorCheck(c.Name)
 	}
 	return out
 }

@@ -63,8 +63,8 @@ func newLoadtestCmd() *cobra.Command {
 	cfg.Design = string(limiters.DesignBounded)
 	var baseline string
 	var schedulePath string
-	var system *loadtest.SystemFlags
-	var scenarios *loadtest.ScenarioFlags
+	var system *systemFlags
+	var scenarios *scenarioFlags
 	var run *runFlags
 	cmd := &cobra.Command{
 		Use:   "loadtest",
@@ -97,17 +97,14 @@ func newLoadtestCmd() *cobra.Command {
 			loadtest.WriteVerdict(cmd.OutOrStdout(), sum)
 			fmt.Fprintf(cmd.OutOrStdout(), "summary: %s/summary.json\n", cfg.OutDir)
 			repErr := writeReport(cmd.OutOrStdout(), cfg.OutDir, baseline)
-			if sum.Interrupted { // neither verdict: what was measured is cut short
-				return &gateError{msg: fmt.Sprintf("the run was interrupted: summary.json holds what was measured so far, marked interrupted; see %s/report.html", cfg.OutDir)}
-			}
-			return verdictError(summaryVerdict(sum), cfg.OutDir, repErr)
+			return judgedError(summaryJudged(sum), cfg.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()
 	run = newRunFlags(f, &cfg.Provider, &cfg.Network, &cfg.BinDir, &cfg.OutDir, "run directory: outcomes, summary.json, report")
-	system = loadtest.NewSystemFlags(f, &cfg)
+	system = newSystemFlags(f, &cfg)
 	loadtest.SpecFlags(f, &cfg.Spec, targetScale)
-	scenarios = loadtest.NewScenarioFlags(f, &cfg)
+	scenarios = newScenarioFlags(f, &cfg)
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringVar(&schedulePath, "schedule", "", "replay a schedule file (harness hunt writes them) exactly, in place of the documents' traffic: one scenario per system, its store fault if it has one")
 	return cmd
