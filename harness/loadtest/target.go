@@ -44,6 +44,9 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 	c.killedNode = t.Faults.KilledNode
 	c.Spec.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
 	c.Spec.Replicas = t.Start.Replicas
+	if c.Zones.IsZero() {
+		c.Zones = t.Topology
+	}
 	c.Gates.LatenessP99 = askedLateness
 	c.Gates.LatenessP99 = c.latenessTolerance()
 	return c
@@ -52,11 +55,11 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 // targetScenarios are a target's scenarios: the documents' traffic, and with failOpen its
 // fault scenarios (targetFaults): the store's where the harness runs it, a killed node where
 // it starts several.
-func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
+func targetScenarios(t *target.Target, gated, failOpen, zoned bool) []result.Scenario {
 	a := t.Algorithm
 	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
 	if failOpen {
-		for _, f := range targetFaults(t) {
+		for _, f := range targetFaults(t, zoned) {
 			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
@@ -87,7 +90,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 		spec := fleet.Spec{
 			Replicas: cfg.Spec.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+			Zones: cfg.Zones,
 		}
 		return spec
 	}
@@ -98,8 +102,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow,
-		NoStore: !s.t.Store.Managed, RecordBackend: s.t.Clock.Backend}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+		NoStore: !s.t.Store.Managed, RecordBackend: s.t.Clock.Backend, Zones: cfg.Zones}
 }
 
 // replicaDecidedAt is the header in which the built-in replica says when it decided a
@@ -285,11 +289,13 @@ func (u urlFleet) Kill(context.Context, string) error { return errNotStarted }
 func (u urlFleet) SlowStore(context.Context, time.Duration) error {
 	return errNotStarted
 }
-func (u urlFleet) Start(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Pause(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Unpause(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Restart(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Terminate(context.Context) error       { return nil }
+func (u urlFleet) SlowLink(context.Context, string, time.Duration) error { return errNotStarted }
+func (u urlFleet) CutLink(context.Context, string, string) error         { return errNotStarted }
+func (u urlFleet) Start(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Pause(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Unpause(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Restart(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Terminate(context.Context) error                       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {
@@ -318,7 +324,7 @@ func (c Config) runs() []run {
 			}
 			continue
 		}
-		for _, sc := range targetScenarios(t, k == 0, c.FailOpen) {
+		for _, sc := range targetScenarios(t, k == 0, c.FailOpen, !c.Zones.IsZero()) {
 			if c.wantsFault(sc.Fault) {
 				out = append(out, run{sc: sc, sys: sut{t: t}})
 			}
