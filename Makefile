@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan lint clean
+.PHONY: all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan plan-reference lint clean
 
 all: build
 
@@ -268,6 +268,21 @@ PLAN_RATE ?= 40000
 PLAN_REPLICAS ?= 8
 plan: build
 	$(BIN)/harness plan --from $(BENCH_SLICE_DIR)/bench.json --rate $(PLAN_RATE) --replicas $(PLAN_REPLICAS) $(PLAN_FLAGS)
+
+# The reference costs harness plan uses when given no --from (harness/plan/reference, built
+# into the binary): the bounded design's slice, one system after the no-op target, at several
+# rates for each of HS1's two populations at one node (CLIENTS:RATE; 25,000 clients kept on
+# one node, 200,000 spread over the nodes), so that the plan fits fixed and per-request costs.
+# One run at a time under $(BENCH_LOCK), each about 2 minutes; only bench.json is kept.
+PLAN_REFERENCE_DIR ?= harness/plan/reference
+PLAN_REFERENCE_RUNS ?= 25000:1000 25000:2000 25000:3000 25000:4000 200000:1000 200000:2500 200000:4000 200000:5000
+plan-reference: build
+	for run in $(PLAN_REFERENCE_RUNS); do \
+	  c=$${run%%:*}; r=$${run##*:}; out=$(PLAN_REFERENCE_DIR)/clients$$c-rate$$r; \
+	  flock $(BENCH_LOCK) sh -c "scripts/build-images.sh replica noop redis && \
+	    $(BIN)/harness bench --slice --systems bounded --rate $$r --clients $$c --max-steps 1 --network host --out $$out" || echo "plan-reference: $$out: harness bench exited $$?"; \
+	  find $$out -type f ! -name bench.json -delete; \
+	done
 
 clean:
 	rm -rf $(BIN) runs

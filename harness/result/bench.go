@@ -193,7 +193,11 @@ type Step struct {
 	// open), where they say (harness bench --slice): such a step is not sustained.
 	Degraded int64 `json:"degraded_decisions,omitempty"`
 	// Clients is how many distinct clients the run sent requests for.
-	Clients   int         `json:"clients,omitempty"`
+	Clients int `json:"clients,omitempty"`
+	// Seed is the seed the step's traffic was drawn with (a slice's: schedule.Slice.Seed),
+	// so that its schedule can be built again: a plan counts how many of its requests passed
+	// a node's budget.
+	Seed      uint64      `json:"seed,omitempty"`
 	Latency   Percentiles `json:"latency"`
 	Lateness  Percentiles `json:"lateness"`
 	Sustained bool        `json:"sustained"`
