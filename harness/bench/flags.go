@@ -35,6 +35,7 @@ func NewFlags(f *pflag.FlagSet, cfg *Config) *Flags {
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients each step draws from (HS1)")
 	f.IntVar(&cfg.MemoryClients, "memory-clients", cfg.MemoryClients, "clients loaded into each counter layout (HS1)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedules and samples")
+	f.DurationVar(&cfg.MaxLateness, "max-lateness", 0, "a step whose generator p99 lateness exceeds this is not sustained (0: the load test's 10ms); raise it only to measure costs on a machine shared with other work, which bench.json records")
 	f.BoolVar(&cfg.NoDecisions, "no-decisions", false, "skip figure 1 (in-process decisions)")
 	f.BoolVar(&cfg.NoMemory, "no-memory", false, "skip figure 5 (store memory)")
 	f.BoolVar(&cfg.NoFleet, "no-fleet", false, "skip the fleets (figures 2, 3, 4, 6)")

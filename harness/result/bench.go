@@ -39,6 +39,9 @@ type Bench struct {
 	Commit     string    `json:"commit,omitempty"`
 	Cores      int       `json:"cores"`
 	GoMaxProcs int       `json:"gomaxprocs"`
+	// MaxLateness is the generator's p99 lateness a step was allowed and still sustained
+	// (harness bench --max-lateness; 0 in files written before it was recorded: 10 ms).
+	MaxLateness time.Duration `json:"max_lateness_ns,omitempty"`
 	// Figures is the table: one row per figure, in the order of their numbers (Item).
 	Figures   []BenchFigure  `json:"figures"`
 	Decisions []DecisionCost `json:"decisions,omitempty"`
