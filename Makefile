@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan plan-reference lint clean
+.PHONY: results all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan plan-reference lint clean
 
 all: build
 
@@ -100,6 +100,17 @@ test-nginx: deps
 	scripts/ensure-gateways.sh nginx
 	$(GO) test -tags nginx -count=1 -v -timeout 3m -run TestNginx ./harness/loadtest
 
+# docs/results/peers.md: the table between its markers regenerated from the run directories of
+# make loadtest-peers, loadtest-traefik and loadtest-gateways that exist (RESULTS_DIRS), one
+# table (harness report --peer-table-md DIR...); the page's prose above the table stays.
+RESULTS_DIRS ?= $(PEERS_DIR) $(TRAEFIK_DIR) $(GATEWAYS_DIR)
+results: build
+	@dirs=; for d in $(RESULTS_DIRS); do if [ -f $$d/summary.json ]; then dirs="$$dirs $$d"; fi; done; \
+	if [ -z "$$dirs" ]; then echo "make results: none of $(RESULTS_DIRS) holds a summary.json; run make loadtest-peers, loadtest-traefik or loadtest-gateways first" >&2; exit 2; fi; \
+	$(BIN)/harness report --peer-table-md $$dirs > docs/results/.peers.table && \
+	{ sed '/<!-- peer-table:begin -->/q' docs/results/peers.md; cat docs/results/.peers.table; echo '<!-- peer-table:end -->'; } > docs/results/.peers.md && \
+	mv docs/results/.peers.md docs/results/peers.md && rm -f docs/results/.peers.table && echo "docs/results/peers.md: the table from$$dirs"
+
 model: build
 	$(BIN)/harness model ratelimit
 	$(BIN)/harness model autoscale
@@ -154,8 +165,7 @@ loadtest-hs2: hs2-kit
 # BATCHING and GLOBAL behaviours (8 nodes, no store) and ulule/limiter (a library's fixed
 # window in Redis, no fallback), each through the faults it can have (docs/faults.md): Redis
 # stopped, paused, slowed and restarted empty where the harness runs it, one node killed where
-# it has several. The README's peer table is `$(BIN)/harness report --peer-table-md $(PEERS_DIR)`
-# of this run. Before the store-slow, store-restart and replica-kill scenarios the old three
+# it has several. docs/results/peers.md's table is `make results` of this run and the others. Before the store-slow, store-restart and replica-kill scenarios the old three
 # took about 15 minutes on 2 cores, most of it envoy's, and gubernator's and ulule's six
 # scenarios about 4.5 more; the new ones add three scenarios a system with a store (envoy's
 # schedule alone is three minutes long at time scale 1) and one a gubernator, not timed as a
@@ -188,8 +198,8 @@ loadtest-traefik: build images images-traefik
 # (http_req_rate) and not (gpc0_rate); nginx 1.22 limit_req rate=10r/s burst=20 nodelay (x5:
 # 50r/s), one instance with 4 workers sharing a zone, and 8 independent instances. Each runs
 # the documents' traffic and, with several nodes, one node killed; the first is gated. The
-# README's gateway rows are `$(BIN)/harness report --peer-table-md $(GATEWAYS_DIR)` of this run
-# (5 min 33 s for its seven scenarios on 2 cores at 76929ba). GATEWAYS narrows the list.
+# gateway rows of docs/results/peers.md are this run's (make results; 5 min 33 s for its seven
+# scenarios on 2 cores). GATEWAYS narrows the list.
 GATEWAYS_DIR ?= runs/gateways
 GATEWAYS ?= targets/peers/haproxy-peers.yaml targets/peers/haproxy-peers-gpc.yaml targets/peers/nginx-workers.yaml targets/peers/nginx-independent.yaml
 loadtest-gateways: build

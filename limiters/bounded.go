@@ -473,7 +473,7 @@ func (n *BoundedSync) decision(s *bstate, t int64, allowed bool) Decision {
 	if s.fullUntil > t {
 		lenient, strict = max(lenient, bd.Limit), max(strict, bd.Cap)
 	}
-	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0)}
+	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0), At: time.UnixMicro(t)}
 	// The oldest request counted leaves at the store's ResetAt, or, of those this node
 	// admitted itself, at the newest of its oldest sub-slice plus the window less the margin.
 	reset := s.resetAt

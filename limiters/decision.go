@@ -18,6 +18,9 @@ type Decision struct {
 	ResetAfter time.Duration
 	// RetryAfter is, for a rejected request, the earliest time a retry could pass.
 	RetryAfter time.Duration
+	// At is the time the request was decided on the limiter's clock (zero where the limiter
+	// does not say): the instant its count was taken.
+	At time.Time
 }
 
 // Limiter decides requests. Implementations are safe for concurrent use.
@@ -32,7 +35,7 @@ type Limiter interface {
 func windowDecision(r *Rule, counts []int64, d int64, now time.Time, allowed bool) Decision {
 	n := int64(len(counts))
 	total := sum(counts)
-	dec := Decision{Allowed: allowed, Limit: r.Limit, Remaining: max(r.Limit-total, 0)}
+	dec := Decision{Allowed: allowed, Limit: r.Limit, Remaining: max(r.Limit-total, 0), At: now}
 	sl := int64(r.sliceLen())
 	nowNs := now.UnixNano()
 	// Walk slices oldest first: slice j leaves the window at (j+n)·sliceLen.
@@ -73,10 +76,10 @@ func windowBuf(buf *[maxStackSlices]int64, n int) []int64 {
 // maxStackSlices is the most slices a decision counts without allocating.
 const maxStackSlices = 64
 
-// bucketDecision builds the decision from the tokens left after the request.
-func bucketDecision(r *Rule, tokens float64, allowed bool) Decision {
+// bucketDecision builds the decision from the tokens left after the request, decided at now.
+func bucketDecision(r *Rule, tokens float64, allowed bool, now time.Time) Decision {
 	rate := r.refillPerSecond()
-	dec := Decision{Allowed: allowed, Limit: r.Limit, Remaining: max(int64(math.Floor(tokens)), 0)}
+	dec := Decision{Allowed: allowed, Limit: r.Limit, Remaining: max(int64(math.Floor(tokens)), 0), At: now}
 	dec.ResetAfter = secondsToDuration((float64(r.Burst) - tokens) / rate)
 	if !allowed {
 		dec.RetryAfter = secondsToDuration((1 - tokens) / rate)

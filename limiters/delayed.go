@@ -127,7 +127,7 @@ func (n *DelayedSync) Allow(_ context.Context, client string, rule *Rule, now ti
 			avail--
 			n.markDirty(k, s)
 		}
-		return bucketDecision(rule, avail, allowed), nil
+		return bucketDecision(rule, avail, allowed, now), nil
 	}
 	d := rule.sliceIndex(now)
 	// The shared view, the counts in flight and the unpushed ones, slice by slice.

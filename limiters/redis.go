@@ -219,7 +219,7 @@ func (s *RedisStore) Take(ctx context.Context, client string, rule *Rule, now ti
 		if err != nil {
 			return Decision{}, err
 		}
-		return bucketDecision(rule, tokens, allowed), nil
+		return bucketDecision(rule, tokens, allowed, now), nil
 	}
 	d := rule.sliceIndex(now)
 	res, err := windowScript.Run(ctx, s.rdb, key, d, rule.slices(), rule.Limit, windowTTL(rule)).Int64Slice()

@@ -130,7 +130,7 @@ func (s *state) take(now time.Time) Decision {
 		if allowed {
 			s.bucket.tokens--
 		}
-		return bucketDecision(r, s.bucket.tokens, allowed)
+		return bucketDecision(r, s.bucket.tokens, allowed, now)
 	}
 	d := r.sliceIndex(now)
 	var buf [maxStackSlices]int64

@@ -68,6 +68,8 @@ type Startup struct {
 	Round  int           `json:"round"`
 	Took   time.Duration `json:"took"`
 	Error  string        `json:"error,omitempty"`
+	// Unfinished is a start the run's end cut short: neither a start-up time nor a failure.
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 // AutoscaleTraffic is the generator's side of the run.

@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// PeerTableHeader is the first line of PeerTableMarkdown: the README's peer table starts
-// with it, so a test can tell that the table there was made by the generator.
+// PeerTableHeader is the first line of PeerTableMarkdown: docs/results/peers.md's table
+// starts with it, so a test can tell that the table there was made by the generator.
 const PeerTableHeader = "| system | window | boundary burst | worst client | false rejects | errors | p99 | store commands / request | store stopped | store paused | store slow | store restarted | node killed | verdict |"
 
 // PeerTableMarkdown is a run's systems side by side as a Markdown table (harness report
-// --peer-table-md): the README's peer table is this output for make loadtest-peers's
-// summary.json. A system without a store says so in the store columns instead of a zero
+// --peer-table-md): docs/results/peers.md's table is this output for the peers',
+// Traefik's and the gateways' summary.json (make results). A system without a store says so in the store columns instead of a zero
 // that would read as a measurement.
 func PeerTableMarkdown(rows []PeerRow) string {
 	var b strings.Builder

@@ -30,8 +30,12 @@ func WriteResult(w io.Writer, a result.Autoscale) error {
 	tw.Flush()
 
 	var took []time.Duration
-	failed := 0
+	failed, unfinished := 0, 0
 	for _, st := range a.Startups {
+		if st.Unfinished {
+			unfinished++
+			continue
+		}
 		if st.Error != "" {
 			failed++
 			continue
@@ -49,6 +53,9 @@ func WriteResult(w io.Writer, a result.Autoscale) error {
 			float64(mean)/float64(s.Round))
 		if failed > 0 {
 			fmt.Fprintf(w, "; %d failed", failed)
+		}
+		if unfinished > 0 {
+			fmt.Fprintf(w, "; %d cut short by the run's end", unfinished)
 		}
 		fmt.Fprintln(w)
 	}

@@ -104,6 +104,7 @@ func (s *scaler) reconcile(ctx context.Context, sl *slot, running bool) {
 			st := result.Startup{Member: member, Round: round, Took: time.Since(asked)}
 			if err != nil {
 				st.Error = err.Error()
+				st.Unfinished = ctx.Err() != nil
 			}
 			s.mu.Lock()
 			s.startups = append(s.startups, st)

@@ -15,8 +15,13 @@ import (
 // OutcomesFile is the name of the outcome file in a run directory.
 const OutcomesFile = "outcomes.csv"
 
-// outcomeHeader names the columns; durations are integer nanoseconds.
-const outcomeHeader = "index,code,err,sent_ns,latency_ns,lateness_ns"
+// outcomeHeader names the columns; durations are integer nanoseconds. decided_ns, the
+// limiter's decision time (Outcome.DecidedAt), is empty where the limiter did not say; a
+// file written before it was recorded (oldHeader) has no such column.
+const (
+	outcomeHeader = "index,code,err,sent_ns,latency_ns,lateness_ns,decided_ns"
+	oldHeader     = "index,code,err,sent_ns,latency_ns,lateness_ns"
+)
 
 // flushEvery bounds what a crash loses: at most this much wall time of
 // outcomes sits in the buffer.
@@ -78,6 +83,10 @@ func (w *Writer) Write(o Outcome) error {
 	b = strconv.AppendInt(b, int64(o.Latency), 10)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(o.Lateness), 10)
+	b = append(b, ',')
+	if o.Decided {
+		b = strconv.AppendInt(b, int64(o.DecidedAt), 10)
+	}
 	b = append(b, '\n')
 	w.line = b
 	if _, err := w.w.Write(b); err != nil {
@@ -138,7 +147,7 @@ func Read(r io.Reader, fn func(Outcome) error) (skipped int, err error) {
 			return 0, fmt.Errorf("%d: %w", n, err)
 		}
 		line = line[:len(line)-1]
-		if n == 1 && string(line) == outcomeHeader {
+		if n == 1 && (string(line) == outcomeHeader || string(line) == oldHeader) {
 			continue
 		}
 		o, err := parseOutcome(line)
@@ -151,18 +160,21 @@ func Read(r io.Reader, fn func(Outcome) error) (skipped int, err error) {
 	}
 }
 
+// parseOutcome reads one line: six fields (a file written before decided_ns) or seven.
 func parseOutcome(line []byte) (Outcome, error) {
-	var f [6][]byte
-	for i := range f {
-		if i == len(f)-1 {
-			f[i] = line
+	var f [7][]byte
+	n := 0
+	for ; n < len(f); n++ {
+		k := bytes.IndexByte(line, ',')
+		if k < 0 || n == len(f)-1 {
+			f[n] = line
+			n++
 			break
 		}
-		k := bytes.IndexByte(line, ',')
-		if k < 0 {
-			return Outcome{}, fmt.Errorf("%d fields, want %d (%s)", i+1, len(f), outcomeHeader)
-		}
-		f[i], line = line[:k], line[k+1:]
+		f[n], line = line[:k], line[k+1:]
+	}
+	if n < len(f)-1 {
+		return Outcome{}, fmt.Errorf("%d fields, want %d (%s)", n, len(f), outcomeHeader)
 	}
 	var nums [5]int64
 	for i, j := range []int{0, 1, 3, 4, 5} {
@@ -179,6 +191,14 @@ func parseOutcome(line []byte) (Outcome, error) {
 	if nums[0] < 0 || nums[1] < 0 || nums[1] > 999 {
 		return Outcome{}, fmt.Errorf("index %d or code %d out of range", nums[0], nums[1])
 	}
-	return Outcome{Index: int(nums[0]), Code: uint16(nums[1]), Err: kind,
-		Sent: time.Duration(nums[2]), Latency: time.Duration(nums[3]), Lateness: time.Duration(nums[4])}, nil
+	o := Outcome{Index: int(nums[0]), Code: uint16(nums[1]), Err: kind,
+		Sent: time.Duration(nums[2]), Latency: time.Duration(nums[3]), Lateness: time.Duration(nums[4])}
+	if n == len(f) && len(f[6]) > 0 {
+		v, err := strconv.ParseInt(string(f[6]), 10, 64)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("field 7: %w", err)
+		}
+		o.DecidedAt, o.Decided = time.Duration(v), true
+	}
+	return o, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,10 @@ type Outcome struct {
 	Sent     time.Duration // when the request was sent
 	Latency  time.Duration // from sending to the end of the response or failure
 	Lateness time.Duration // Sent − At: how far behind its schedule the generator sent it
+	// DecidedAt is when the limiter says it decided the request, on its own clock
+	// (Options.DecidedHeader), as an offset from Summary.Start; Decided says whether it said.
+	DecidedAt time.Duration
+	Decided   bool
 }
 
 // Defaults for Options' zero values.
@@ -139,6 +144,10 @@ type Options struct {
 	// urls[Replica]: for a replica set that changes while the run goes (autoscaling). The
 	// urls argument may then be empty. It is called from many goroutines.
 	Route func() string
+	// DecidedHeader, when set, is the response header in which the limiter says when it
+	// decided a request, in Unix nanoseconds on its clock (the built-in replica's
+	// X-RateLimit-Decided-At): each outcome's DecidedAt.
+	DecidedHeader string
 }
 
 func (o Options) withDefaults() Options {
@@ -257,7 +266,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	defer hard.Stop()
 	// No attack name: Vegeta would send it as one more header on every request.
 	results := atk.Attack(targeter, pacer, pacing, "")
-	return collect(ctx, runCtx, cancel, s, start, results, sink)
+	return collect(ctx, runCtx, cancel, s, start, http.CanonicalHeaderKey(opts.DecidedHeader), results, sink)
 }
 
 // checkRun says why s cannot be sent at urls, if it cannot.
@@ -324,8 +333,10 @@ func runOrigin(opts Options) time.Time {
 // collect attributes every result to its schedule entry and passes it to sink, draining the
 // results once sink fails (the error cancels the run), and sums the run up; its error is the
 // sink's, ctx's, or the hard deadline's.
+// decided names the header that carries the limiter's decision time (canonical form; empty:
+// none is read).
 func collect(ctx, runCtx context.Context, cancel context.CancelCauseFunc, s *schedule.Schedule, start time.Time,
-	results <-chan *vegeta.Result, sink func(Outcome) error) (Summary, error) {
+	decided string, results <-chan *vegeta.Result, sink func(Outcome) error) (Summary, error) {
 	sum := Summary{Scheduled: len(s.Requests), AskedRate: float64(len(s.Requests)) / s.Duration.Seconds()}
 	var sinkErr error
 	for res := range results {
@@ -341,6 +352,9 @@ func collect(ctx, runCtx context.Context, cancel context.CancelCauseFunc, s *sch
 		o := Outcome{Index: i, Code: res.Code, Sent: sent, Latency: res.Latency, Lateness: sent - s.Requests[i].At}
 		if o.Code == 0 {
 			o.Err = classify(res.Error)
+		}
+		if decided != "" {
+			o.DecidedAt, o.Decided = decidedAt(res.Headers[decided], start)
 		}
 		sum.Sent++
 		sum.LastSent = max(sum.LastSent, sent)
@@ -440,4 +454,17 @@ func (c cancelOnClose) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
 	return err
+}
+
+// decidedAt reads a decision time header's value (Unix nanoseconds) as an offset from start;
+// false when there is none or it is not a whole number.
+func decidedAt(vals []string, start time.Time) (time.Duration, bool) {
+	if len(vals) != 1 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(vals[0], 10, 64)
+	if err != nil || ns <= 0 {
+		return 0, false
+	}
+	return time.Unix(0, ns).Sub(start), true
 }

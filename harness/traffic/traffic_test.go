@@ -442,12 +442,53 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 }
 
+// A limiter that says when it decided (Options.DecidedHeader) gives each outcome its decision
+// time on the generator's clock; an answer without the header, or with one that is not a
+// Unix time in nanoseconds, gives none.
+func TestRunReadsTheDecisionTime(t *testing.T) {
+	const n = 200
+	s := testSchedule(n, 200*time.Millisecond, "said-1", "garbled-2", "silent-3")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch id := req.Header.Get("X-Client-ID"); {
+		case strings.HasPrefix(id, "said-"):
+			w.Header().Set("X-RateLimit-Decided-At", strconv.FormatInt(time.Now().UnixNano(), 10))
+		case strings.HasPrefix(id, "garbled-"):
+			w.Header().Set("X-RateLimit-Decided-At", time.Now().Format(time.RFC3339Nano))
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	said := 0
+	_, err := Run(context.Background(), s, []string{srv.URL, srv.URL}, Options{Workers: 8, DecidedHeader: "X-RateLimit-Decided-At"}, func(o Outcome) error {
+		id := s.Clients[s.Requests[o.Index].Client].ID
+		if !strings.HasPrefix(id, "said-") {
+			if o.Decided {
+				t.Errorf("request %d (%s): decided at %v from an answer without a Unix time", o.Index, id, o.DecidedAt)
+			}
+			return nil
+		}
+		said++
+		// The server decides after the request left and before its answer came back.
+		if !o.Decided || o.DecidedAt < o.Sent || o.DecidedAt > o.Sent+o.Latency {
+			t.Errorf("request %d: decided %v at %v, want within its send %v and answer %v", o.Index, o.Decided, o.DecidedAt, o.Sent, o.Sent+o.Latency)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if said != (n+2)/3 {
+		t.Errorf("%d answers said when they were decided, want %d", said, (n+2)/3)
+	}
+}
+
 func TestOutcomeFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run-1")
 	outs := []Outcome{
 		{Index: 0, Code: 200, Sent: 5, Latency: 1200, Lateness: -3},
 		{Index: 7, Code: 0, Err: ErrTimeout, Sent: 1e9, Latency: 5e9, Lateness: 12},
-		{Index: 3, Code: 429, Sent: 2e9, Latency: 800, Lateness: 0},
+		{Index: 3, Code: 429, Sent: 2e9, Latency: 800, Lateness: 0, DecidedAt: 2e9 + 300, Decided: true},
+		{Index: 4, Code: 200, Sent: 3, Latency: 900, Lateness: 0, DecidedAt: -20, Decided: true}, // a clock behind the generator's
 	}
 	// Two writers append to the same file, as a resumed run would; the
 	// header is written once.
@@ -486,8 +527,8 @@ func TestOutcomeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	back = back[:0]
-	if _, err := ReadFile(path, func(o Outcome) error { back = append(back, o); return nil }); err != nil || !slices.Equal(back, outs[2:]) {
-		t.Errorf("after Replace: read %+v (%v), want only %+v", back, err, outs[2:])
+	if _, err := ReadFile(path, func(o Outcome) error { back = append(back, o); return nil }); err != nil || !slices.Equal(back, outs[2:3]) {
+		t.Errorf("after Replace: read %+v (%v), want only %+v", back, err, outs[2:3])
 	}
 
 	reads := []struct {
@@ -501,7 +542,11 @@ func TestOutcomeFile(t *testing.T) {
 		{"no header", "0,200,,1,2,3\n", 1, 0, ""},
 		{"empty", "", 0, 0, ""},
 		{"bad kind", outcomeHeader + "\n0,0,oops,1,2,3\n", 0, 0, "2: field 3: unknown error kind"},
-		{"short line", outcomeHeader + "\n0,200,,1\n", 0, 0, "2: 4 fields, want 6"},
+		{"short line", outcomeHeader + "\n0,200,,1\n", 0, 0, "2: 4 fields, want 7"},
+		{"written before decided_ns", oldHeader + "\n0,200,,1,2,3\n1,429,,4,5,6\n", 2, 0, ""},
+		{"decision times", outcomeHeader + "\n0,200,,1,2,3,\n1,429,,4,5,6,5\n", 2, 0, ""},
+		{"bad decision time", outcomeHeader + "\n0,200,,1,2,3,x\n", 0, 0, "2: field 7"},
+		{"a field too many", outcomeHeader + "\n0,200,,1,2,3,4,5\n", 0, 0, "2: field 7"},
 		{"bad number", "0,200,,1,x,3\n", 0, 0, "1: field 5"},
 	}
 	for _, tc := range reads {

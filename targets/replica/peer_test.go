@@ -32,6 +32,10 @@ func TestPeerGCRADecidesInTheStore(t *testing.T) {
 		if i == 3 && a.header.Get("Retry-After") == "" {
 			t.Errorf("request %d: 429 without Retry-After", i+1)
 		}
+		// redis_rate decides on Redis's clock, which the replica does not learn: it says nothing.
+		if v := a.header.Get("X-RateLimit-Decided-At"); v != "" {
+			t.Errorf("request %d: X-RateLimit-Decided-At %q from a limiter deciding on the store's clock, want none", i+1, v)
+		}
 	}
 	if n, err := rdb.Exists(ctx, "rate:"+limiters.Key("peer-1", &rules.Default)).Result(); err != nil || n != 1 {
 		t.Errorf("redis_rate's key for peer-1: exists %d (%v), want 1", n, err)

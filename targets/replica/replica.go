@@ -250,6 +250,9 @@ func (r *Replica) decide(w http.ResponseWriter, req *http.Request) {
 	// policy's value is made once per rule. On the wire both are the same as before.
 	h := w.Header()
 	h[headerPolicy] = rules.policyHeader(rule)
+	if !dec.At.IsZero() {
+		h[DecidedAtHeader] = []string{strconv.FormatInt(dec.At.UnixNano(), 10)}
+	}
 	if dec.Allowed {
 		r.m.decisions.WithLabelValues(rule.Name, outcomeAllowed).Inc()
 		h.Set(headerLimit, limitField(rule.Name, dec.Remaining, ceilSeconds(dec.ResetAfter)))
@@ -370,6 +373,12 @@ const (
 	headerPolicy = "Ratelimit-Policy" // RateLimit-Policy
 	headerLimit  = "Ratelimit"        // RateLimit
 )
+
+// DecidedAtHeader carries when the limiter decided the request, on its own clock, in Unix
+// nanoseconds: the harness judges the promises on it (the decision clock) rather than on
+// the bounds of the request's send and answer. A limiter that does not say (the redis_rate
+// peer decides on Redis's clock) sends none.
+const DecidedAtHeader = "X-Ratelimit-Decided-At" // X-RateLimit-Decided-At
 
 // policyField is the RateLimit-Policy field value (draft-ietf-httpapi-ratelimit-headers-11
 // §3): the rule's name as an sf-string, its quota and window in seconds. Rule names are

@@ -77,6 +77,10 @@ func TestLimitThen429WithHeaders(t *testing.T) {
 					t.Errorf("%s: %d RateLimit %q Retry-After %q; want %d %q %q",
 						what, a.status, a.header.Get("RateLimit"), a.header.Get("Retry-After"), w.status, w.ratelimit, w.retryAfter)
 				}
+				// Admitted or refused, the answer says when the limiter decided, on its clock.
+				if got, want := a.header.Get("X-RateLimit-Decided-At"), fmt.Sprint(clock.Now().UnixNano()); got != want {
+					t.Errorf("%s: X-RateLimit-Decided-At %q, want the replica's clock then, %s", what, got, want)
+				}
 			}
 			for i, w := range w.first {
 				a := ask(t, ts.URL, client)
@@ -175,23 +179,27 @@ func TestHealthzAndMetrics(t *testing.T) {
 	for range 3 {
 		ask(t, ts.URL, "m")
 	}
-	if !eventually(2*time.Second, func() bool {
-		v, _ := metric(t, ts.URL, `rlreplica_store_round_trips_total{op="exchange"}`)
+	// A sync that outlives its 50 ms store timeout on a busy machine is counted as a timeout,
+	// not a fault of this test: what it asserts is an exchange that succeeded.
+	if !eventually(5*time.Second, func() bool {
+		v, _ := metric(t, ts.URL, `rlreplica_sync_exchanges_total{result="ok"}`)
 		return v > 0
 	}) {
-		t.Fatal("no exchange with the store")
+		t.Fatal("no exchange with the store succeeded in 5 s")
 	}
 	for series, want := range map[string]float64{
 		`rlreplica_decisions_total{outcome="allowed",rule="default"}`: 3,
 		"rlreplica_degraded":                                           0,
 		"rlreplica_degraded_decisions_total":                           0,
 		"rlreplica_tracked_clients":                                    1,
-		`rlreplica_store_errors_total{op="exchange",reason="timeout"}`: 0,
 		`rlreplica_info{mode="delayed",node_count="2",node_index="0"}`: 1,
 	} {
 		if v, ok := metric(t, ts.URL, series); !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
 		}
+	}
+	if _, ok := metric(t, ts.URL, `rlreplica_store_errors_total{op="exchange",reason="timeout"}`); !ok {
+		t.Error("no exchange timeout series")
 	}
 	if v, ok := metric(t, ts.URL, "rlreplica_sync_lag_seconds"); !ok || v > 1 {
 		t.Errorf("sync lag %v s (present %v), want well under 1 s", v, ok)

@@ -9,7 +9,7 @@ import (
 )
 
 // Exit codes of every command, the same for `harness loadtest`, `harness judge`, `harness
-// hunt`, `harness bench` and `harness report` (README, "Exit codes"). A generator-bound run
+// hunt`, `harness bench` and `harness report` (docs/verdict.md, "Exit codes"). A generator-bound run
 // has its own code, as k6 gives failed thresholds 99: CI can tell a small runner from a
 // broken promise, and both from a run that could not be made.
 const (

@@ -17,16 +17,16 @@ func newReportCmd() *cobra.Command {
 	var baseline, out string
 	var peerTable, history bool
 	cmd := &cobra.Command{
-		Use:   "report RUN_DIR | report --history RUN_DIR...",
+		Use:   "report RUN_DIR | report --history RUN_DIR... | report --peer-table-md RUN_DIR...",
 		Short: "Write report.html and junit.xml for a run directory from its saved results",
 		Long: `Reads RUN_DIR/summary.json and the scenarios' outcomes.csv and writes RUN_DIR/report.html
 (self-contained: charts inlined, nothing fetched) and RUN_DIR/junit.xml (one test case per
 gated check). With --baseline, compares with an earlier summary.json and exits 1 on a
 regression beyond tolerance: p99 latency +50 %, achieved/asked rate -10 %, overshoot +0.05.
 A directory of 'harness run claimcheck' (claimcheck.json) or 'harness run autoscale'
-(autoscale.json) gets its own section instead, and no JUnit file. With --peer-table-md it
-writes nothing and prints the run's systems side by side as a Markdown table instead (the
-README's peer table is this, for make loadtest-peers).
+(autoscale.json) gets its own section instead, and no JUnit file. With --peer-table-md RUN_DIR...
+it writes nothing and prints the runs' systems side by side as one Markdown table instead
+(docs/results/peers.md is this, for the peers', Traefik's and the gateways' runs: make results).
 
 With --history it reads the summary.json of every RUN_DIR given (the nightly workflow's
 artifacts; a summary.json file may stand for its directory), orders the runs by started_at and
@@ -36,7 +36,7 @@ marked as such and never counted as regressions, and a table of the first run wh
 crossed its gate. It exits with the newest run's code: 0 it passed, 1 a gate failed, 3 it was
 generator-bound; 2 when no RUN_DIR holds a summary.json.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if history {
+			if history || peerTable {
 				return cobra.MinimumNArgs(1)(cmd, args)
 			}
 			return cobra.ExactArgs(1)(cmd, args)
@@ -46,7 +46,7 @@ generator-bound; 2 when no RUN_DIR holds a summary.json.`,
 				return writeHistory(cmd.OutOrStdout(), args, out)
 			}
 			if peerTable {
-				return writePeerTable(cmd.OutOrStdout(), args[0])
+				return writePeerTable(cmd.OutOrStdout(), args...)
 			}
 			if left := loadtest.Unjudged(args[0]); len(left) > 0 {
 				return fmt.Errorf("%s: the run started %s but its %s does not hold it: it was killed before it finished (or it still runs); 'harness judge %s' judges the outcomes it wrote (marked incomplete) and writes the report",
@@ -104,16 +104,20 @@ func writeHistory(w io.Writer, dirs []string, out string) error {
 }
 
 // writePeerTable prints the peer table of the run in dir as Markdown.
-func writePeerTable(out io.Writer, dir string) error {
-	s, err := result.Read[result.Summary](dir, result.SummaryFile)
-	if err != nil {
-		return err
+func writePeerTable(out io.Writer, dirs ...string) error {
+	var rows []result.PeerRow
+	for _, dir := range dirs {
+		s, err := result.Read[result.Summary](dir, result.SummaryFile)
+		if err != nil {
+			return err
+		}
+		r := result.PeerTable(s.Scenarios)
+		if len(r) == 0 {
+			return fmt.Errorf("%s has no system to put side by side: run harness loadtest with --target (make loadtest-peers)", dir)
+		}
+		rows = append(rows, r...)
 	}
-	rows := result.PeerTable(s.Scenarios)
-	if len(rows) == 0 {
-		return fmt.Errorf("%s has no system to put side by side: run harness loadtest with --target (make loadtest-peers)", dir)
-	}
-	_, err = io.WriteString(out, result.PeerTableMarkdown(rows))
+	_, err := io.WriteString(out, result.PeerTableMarkdown(rows))
 	return err
 }
 
