@@ -225,8 +225,8 @@ func runSlice(ctx context.Context, cfg Config) (*result.SliceBench, error) {
 	defer collect()
 	var errs []error
 	var up []*member
-	fmt.Fprintf(cfg.Progress, "== slice: one replica as node %d of %d, %s req/s from %s clients and the probes' share, time scale %g, Redis held to %s of a core, %s networking\n",
-		sc.Node, sc.Nodes, result.Rate(sc.Rate), result.Rate(float64(sc.Clients)), sc.TimeScale, share(sc.StoreCPU), fleet.Networking(cfg.Provider, network))
+	fmt.Fprintf(cfg.Progress, "== slice: one replica as node %d of %d, %s req/s from %s clients and the probes' share, time scale %g, %s, %s networking\n",
+		sc.Node, sc.Nodes, result.Rate(sc.Rate), result.Rate(float64(sc.Clients)), sc.TimeScale, heldTo(sc.StoreCPU), fleet.Networking(cfg.Provider, network))
 	for _, m := range members {
 		if err := m.start(ctx, cfg, provider); err != nil {
 			errs = append(errs, err)
