@@ -272,32 +272,36 @@ bench-slice: build images-envoy
 	scripts/build-images.sh replica noop redis
 	flock $(BENCH_LOCK) $(BIN)/harness bench --slice --network host --out $(BENCH_SLICE_DIR) $(BENCH_SLICE_FLAGS)
 
-# The capacity plan from make bench-slice's figures: the cores the generator, the replicas
-# and Redis need at PLAN_RATE over PLAN_REPLICAS (HS2's 40,000 over 8), and the machine.
+# The capacity plan: the cores the generator, the replicas and Redis need at PLAN_RATE over
+# PLAN_REPLICAS (HS2's 40,000 over 8), and the machine, from the reference costs built in, or
+# from PLAN_FROM's slice runs (bench.json files or directories, comma-separated: make
+# bench-slice's $(BENCH_SLICE_DIR), make plan-reference's $(PLAN_REFERENCE_DIR)).
 PLAN_RATE ?= 40000
 PLAN_REPLICAS ?= 8
+PLAN_FROM ?=
 plan: build
-	$(BIN)/harness plan --from $(BENCH_SLICE_DIR)/bench.json --rate $(PLAN_RATE) --replicas $(PLAN_REPLICAS) $(PLAN_FLAGS)
+	$(BIN)/harness plan $(if $(PLAN_FROM),--from $(PLAN_FROM)) --rate $(PLAN_RATE) --replicas $(PLAN_REPLICAS) $(PLAN_FLAGS)
 
 # The reference costs harness plan uses when given no --from (harness/plan/reference, built
 # into the binary): the bounded design's slice, one system after the no-op target, at several
 # rates for each of HS1's two populations at one node (CLIENTS:RATE; 25,000 clients kept on
 # one node, 200,000 spread over the nodes), so that the plan fits fixed and per-request costs.
 # Local processes, Redis unheld: a plan adds up Redis's CPU for the whole fleet, where a Redis
-# held to 1/8 of a core stalls on its quota and the replica answers without it. The generator's
-# p99 lateness a steady run may have is PLAN_REFERENCE_LATENESS (bench.json records it): on a
-# machine shared with other work, sends run late long before a request's costs change. One run
-# at a time under $(BENCH_LOCK), each about 2 minutes; only bench.json is kept.
+# held to 1/8 of a core on a shared machine stalls on its quota and the replica answers
+# without it. The generator's p99 lateness a steady run may have is PLAN_REFERENCE_LATENESS
+# (bench.json records it): on a machine shared with other work, sends run late long before a
+# request's costs change. The runs hold $(BENCH_LOCK) together, about 2.5 minutes each; only
+# bench.json is kept.
 PLAN_REFERENCE_DIR ?= harness/plan/reference
-PLAN_REFERENCE_RUNS ?= 25000:1000 200000:1000 25000:4000 200000:5000 25000:2000 200000:2500 25000:3000 200000:4000
+PLAN_REFERENCE_RUNS ?= 200000:1000 25000:4000 200000:5000 25000:2500 200000:3000 25000:1000
 PLAN_REFERENCE_LATENESS ?= 250ms
 plan-reference: build
-	for run in $(PLAN_REFERENCE_RUNS); do \
+	flock $(BENCH_LOCK) sh -c 'for run in $(PLAN_REFERENCE_RUNS); do \
 	  c=$${run%%:*}; r=$${run##*:}; out=$(PLAN_REFERENCE_DIR)/clients$$c-rate$$r; \
-	  flock $(BENCH_LOCK) $(BIN)/harness bench --slice --provider local --store-cpu 0 --systems bounded --rate $$r --clients $$c \
+	  $(BIN)/harness bench --slice --provider local --store-cpu 0 --systems bounded --rate $$r --clients $$c \
 	    --max-steps 1 --max-lateness $(PLAN_REFERENCE_LATENESS) --out $$out || echo "plan-reference: $$out: harness bench exited $$?"; \
 	  find $$out -type f ! -name bench.json -delete; \
-	done
+	done'
 
 clean:
 	rm -rf $(BIN) runs
