@@ -290,16 +290,16 @@ plan: build
 # held to 1/8 of a core on a shared machine stalls on its quota and the replica answers
 # without it. The generator's p99 lateness a steady run may have is PLAN_REFERENCE_LATENESS
 # (bench.json records it): on a machine shared with other work, sends run late long before a
-# request's costs change. The runs hold $(BENCH_LOCK) together, about 2.5 minutes each; only
-# bench.json is kept.
+# request's costs change. Steady runs only (--steady-only). The runs hold $(BENCH_LOCK)
+# together, about a minute each; only bench.json is kept.
 PLAN_REFERENCE_DIR ?= harness/plan/reference
-PLAN_REFERENCE_RUNS ?= 200000:1000 25000:4000 200000:5000 25000:2500 200000:3000 25000:1000
+PLAN_REFERENCE_RUNS ?= 25000:1000 200000:1000 25000:4000 200000:5000 25000:2500 200000:3000
 PLAN_REFERENCE_LATENESS ?= 250ms
 plan-reference: build
 	flock $(BENCH_LOCK) sh -c 'for run in $(PLAN_REFERENCE_RUNS); do \
 	  c=$${run%%:*}; r=$${run##*:}; out=$(PLAN_REFERENCE_DIR)/clients$$c-rate$$r; \
 	  $(BIN)/harness bench --slice --provider local --store-cpu 0 --systems bounded --rate $$r --clients $$c \
-	    --max-steps 1 --max-lateness $(PLAN_REFERENCE_LATENESS) --out $$out || echo "plan-reference: $$out: harness bench exited $$?"; \
+	    --steady-only --max-lateness $(PLAN_REFERENCE_LATENESS) --out $$out || echo "plan-reference: $$out: harness bench exited $$?"; \
 	  find $$out -type f ! -name bench.json -delete; \
 	done'
 

@@ -53,12 +53,13 @@ func NewFlags(f *pflag.FlagSet, cfg *Config) *Flags {
 	loadtest.TimeScaleFlag(f, &b.sliceCfg.TimeScale, "--slice only, as make loadtest (window 12 s at 0.2)")
 	f.Float64Var(&b.sliceCfg.StoreCPU, "store-cpu", b.sliceCfg.StoreCPU, "--slice: the share of a core each system's Redis is held to (docker: its CPU quota), 1/HS4 so it is as busy per request as with HS4 nodes; 0: not held")
 	f.DurationVar(&b.sliceCfg.Steady, "steady", b.sliceCfg.Steady, "--slice: length of each system's steady run (one window at time scale 0.2)")
+	f.BoolVar(&b.sliceCfg.SteadyOnly, "steady-only", false, "--slice: only the steady runs, the costs harness plan fits: no latency rounds, no ceiling search")
 	f.StringSliceVar(&b.sliceCfg.Systems, "systems", b.sliceCfg.Systems, "--slice: the systems after the no-op replica: bounded, document, redis_rate, or a target file with a store the harness runs")
 	return b
 }
 
 // sliceOnly are --slice's own flags, refused without it.
-var sliceOnly = []string{"rate", "node", "nodes", "time-scale", "store-cpu", "steady", "systems"}
+var sliceOnly = []string{"rate", "node", "nodes", "time-scale", "store-cpu", "steady", "systems", "steady-only"}
 
 // Apply puts the parsed flags into the config: the networks, and with --slice its settings:
 // the clients default to HS1 / HS4, the steps to one window and the search to one from the
