@@ -57,6 +57,8 @@ test: deps images lint
 	@# replays x2 through loadtest --schedule and its gate), store-stop and store-pause (the
 	@# gates of store-slow and store-restart are theirs), two shards (the merge and the judge
 	@# are unit-tested) and the Redis Cluster design (make test-cluster).
+	@# TestLoadtestZones runs the design with half the replicas 80 ms (round trip) from the store,
+	@# without a fault and with that zone partitioned (about two minutes; docs/zones.md).
 	$(GO) test -tags loadtest -count=1 -p 1 -timeout 20m -run '$(LIVE_TESTS)' -skip '$(LIVE_SKIP)' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
 
 LIVE_TESTS := TestLoadtest|TestTwoShards|TestClusterDesign|TestHuntLive

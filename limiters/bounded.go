@@ -19,16 +19,17 @@ import (
 // its limit costs it one call per admission, and none per rejection while the node's last
 // view of it says it is full.
 //
-// Two counts decide, over sub-slices of a quarter of the margin, each with its newest
-// request's time: a lenient one of what is surely inside the window (sub-slices that start
-// inside it), kept under the limit, so a client within its limit is never refused; and a
-// strict one of what may be inside (sub-slices whose newest request is), kept under
-// Cap = ⌊1.1 × limit⌋ − nodes × budget, so that with every node's unseen budget the fleet
-// admits at most ⌊1.1 × limit⌋ in any window-long interval. The window is taken Margin (a
-// hundredth of it, at most 25 ms) short, so that a client bursting its limit on
-// window-aligned instants, whose requests arrive a few ms apart, is not refused for its
-// previous burst; the price is that two bursts spaced between window − margin and window
-// apart are taken to be a window apart.
+// The store keeps each client's admissions as a log of their decision times, exact to the
+// µs, and a clock of its own per client: a request is decided, and counted, at the later of
+// its arrival at its node and the newest decision time of its client, so every node's calls
+// of a client are decided in one order on one clock, each at an instant between the request's
+// send and its answer. The store admits a request while its log holds fewer than the limit in
+// the half-open window-long interval that ends at the request's decision time; so the store's
+// admissions of a client number at most the limit in any window-long interval of decision
+// times, and with every node's unseen budget the fleet admits at most limit + nodes × budget
+// (1.05 × limit) there, the whole window counted, with no margin: two bursts whose decision
+// times are less than a window apart are never both admitted whole. A refusal counts only
+// admissions decided within a window before it, each between its own send and answer.
 //
 // While the store is known down (a call's error wraps ErrStoreDown: its connections are
 // refused or reset, or the replica's breaker is open) a node falls back on its own count: at
@@ -68,7 +69,8 @@ type BoundedStore interface {
 	Epoch(ctx context.Context) (string, error)
 }
 
-// SubCount is one sub-slice's count and the arrival time of its newest request (Unix µs).
+// SubCount is a count of a client's admissions decided at one instant (Index and Newest,
+// Unix µs: the bounded design's sub-slice is one µs, so the store's log is exact).
 type SubCount struct {
 	Index, Count, Newest int64
 }
@@ -86,22 +88,25 @@ type SettleEntry struct {
 	// whose call failed after the store decided, and which then decided those requests
 	// alone and pushes them, is not counted twice for them.
 	Mark PushMark
-	// Decide are the arrival times (Unix µs, ascending) of the requests the store decides,
-	// one after the other; At is the call's time: the last of them, or the sync's.
+	// Decide are the arrival times (Unix µs) of the requests the store decides, one after
+	// the other, in order; At is the call's time: the last of them, or the sync's.
 	Decide []int64
 	At     int64
 
 	// Filled by the store.
 	Allowed []bool // one per Decide
+	// DecidedAt are the decision times (Unix µs), one per Decide: the later of its arrival
+	// and the client's store clock, the newest decision time before it.
+	DecidedAt []int64
 	// Reset: the store has lost this node's earlier pushes (it restarted empty); nothing
 	// was applied, and the node must push again everything it admitted in the window.
 	Reset bool
-	// Lenient and Strict are the store's counts of the client after the call, at At;
-	// FullUntil, when the client is full, is the first instant (Unix µs) at which both
-	// counts are under their bounds again with no further admission (0: not full);
-	// ResetAt is when its oldest counted request leaves the strict count (Unix µs; 0: it
-	// holds none).
-	Lenient, Strict, FullUntil, ResetAt int64
+	// Count is the store's count of the client after the call, over the window-long
+	// interval that ends at Clock, the client's store clock then (the later of At and its
+	// newest decision time); FullUntil, when the client is full, is the first instant (Unix
+	// µs) at which the count is under the limit again with no further admission (0: not
+	// full); ResetAt is when its oldest counted admission leaves (Unix µs; 0: it holds none).
+	Count, Clock, FullUntil, ResetAt int64
 }
 
 // admitted is how many requests of Decide the store admitted.
@@ -117,50 +122,36 @@ func (e *SettleEntry) admitted() int64 {
 
 // Bounds are the figures a bounded decision runs on, in µs and requests.
 type Bounds struct {
-	Sub, Window, Margin int64 // sub-slice, window, margin (µs)
-	Limit, Cap          int64
-	Budget              int64 // each node's unsynced admissions per window
+	Sub, Window int64 // the counts' resolution (1 µs: exact) and the window (µs)
+	Limit       int64 // the store admits while a client's log holds fewer in the window
+	Budget      int64 // each node's unsynced admissions per window
 	// Share is ⌈limit / nodes⌉: what a node may admit of a client alone in a window while
 	// the store is slow but not known down (ErrStoreDown).
 	Share int64
-	Subs  int // sub-slices a node keeps: those of a window and the leaving one
+	Subs  int // how many µs back a node keeps: a window's and one more
 }
 
 // Figures of the bound (docs/design-bound.md).
 const (
-	// subsPerMargin divides the margin into sub-slices for the strict and lenient counts:
-	// the strict one over-counts only the sub-slice straddling the window's edge, whose
-	// requests arrived at most window − margin + sub-slice ago, so a client within its
-	// limit whose arrivals jitter by less than margin − sub-slice (¾ of the margin) is never
-	// refused however its requests bunch.
-	subsPerMargin = 4
-	// overshootTenths is the bound: the fleet admits at most limit + limit × 1/10.
-	overshootTenths = 1
 	// unseenTwentieths is the share of the limit that all nodes together may admit without
-	// the store: limit / 20, split over the nodes.
+	// the store: limit / 20, split over the nodes; the fleet's bound is limit + nodes × budget.
 	unseenTwentieths = 1
-	// marginHundredths and maxMargin say how much of the window the counts forget early:
-	// a hundredth of it, at most 25 ms, for the arrival jitter of a burst (its requests
-	// arrive a few ms apart, and its next, a window later, as much).
-	marginHundredths = 1
-	maxMargin        = 25 * time.Millisecond
 )
 
 // BoundsFor returns the figures for rule on a fleet of nodes.
 func BoundsFor(r *Rule, nodes int) Bounds {
 	nodes = max(nodes, 1)
 	win := r.Window.Microseconds()
-	margin := min(win*marginHundredths/100, maxMargin.Microseconds())
-	b := Bounds{Sub: max(margin/subsPerMargin, 1), Window: win, Margin: margin, Limit: r.Limit}
+	b := Bounds{Sub: 1, Window: win, Limit: r.Limit}
 	b.Share = (r.Limit + int64(nodes) - 1) / int64(nodes)
 	b.Budget = r.Limit * unseenTwentieths / 20 / int64(nodes)
-	b.Cap = r.Limit + r.Limit*overshootTenths/10 - int64(nodes)*b.Budget
-	b.Subs = int(win/b.Sub) + 2
+	b.Subs = int(win) + 2
 	return b
 }
 
-// edge is the oldest arrival time (µs) the counts at t still hold.
-func (b Bounds) edge(t int64) int64 { return t - b.Window + b.Margin }
+// edge is the newest decision time (µs) that the counts at t no longer hold: they hold the
+// half-open interval (t − window, t].
+func (b Bounds) edge(t int64) int64 { return t - b.Window }
 
 // BoundedOption adjusts a BoundedSync.
 type BoundedOption func(*BoundedSync)
@@ -205,11 +196,11 @@ type bstate struct {
 	// unpushed: admitted by this node alone, not yet pushed; local: admitted within the
 	// budget (the budget's count); own: everything this node admitted (fallback, re-push).
 	unpushed, local, own subRing
-	// The store's last answer (SettleEntry): its counts at viewT (Unix µs), when the client
-	// is full until, when its oldest counted request leaves.
-	viewLen, viewStr, fullUntil, resetAt, viewT int64
-	viewAt, seen                                int64 // Unix ns
-	storeAt                                     int64 // Unix µs of the last store contact: 0 never
+	// The store's last answer (SettleEntry): its count at viewT (Unix µs, the client's store
+	// clock), when the client is full until, when its oldest counted admission leaves.
+	viewCount, fullUntil, resetAt, viewT int64
+	viewAt, seen                         int64 // Unix ns
+	storeAt                              int64 // Unix µs of the last store contact: 0 never
 	// counted is what this node's push mark stands at: what it pushed, and what the store
 	// admitted of its requests; inc is the mark's incarnation; calls numbers its store
 	// calls (PushMark.Call).
@@ -237,6 +228,9 @@ type bstate struct {
 type waiter struct {
 	at  int64     // arrival, Unix µs
 	res chan bool // allowed
+	// decided is the decision time (Unix µs): the store's (SettleEntry.DecidedAt) or, when
+	// the node decided alone, the arrival. Written before res is sent.
+	decided int64
 }
 
 // maxBatch bounds the requests of one client a store call decides.
@@ -278,7 +272,7 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 		n.mu.Unlock()
 		return dec, nil
 	}
-	if _, used := s.local.counts(bd.edge(t), bd.Sub); used < bd.Budget {
+	if used := s.local.count(bd.edge(t)); used < bd.Budget {
 		d := floorDiv(t, bd.Sub)
 		s.unpushed.add(d, 1, t)
 		s.local.add(d, 1, t)
@@ -301,7 +295,7 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 	allowed := <-w.res
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.decision(s, t, allowed), nil
+	return n.decision(s, max(w.decided, t), allowed), nil
 }
 
 // decideQueued sends the client's queued requests (at most maxBatch) to the store in one
@@ -357,7 +351,7 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 		alone := fallbackLimit(bd, err)
 		s.alone = alone
 		for _, w := range batch {
-			ownLen, _ := s.own.counts(bd.edge(w.at), bd.Sub)
+			ownLen := s.own.count(bd.edge(w.at))
 			ok := ownLen < alone
 			if ok {
 				d := floorDiv(w.at, bd.Sub)
@@ -366,14 +360,16 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 				s.counted++
 				n.markDirty(k, s)
 			}
+			w.decided = w.at
 			w.res <- ok
 		}
 	} else {
 		n.settled(s, &e, time.Now().UnixNano())
 		s.counted += e.admitted()
 		for i, w := range batch {
-			if e.Allowed[i] {
-				s.own.add(floorDiv(w.at, bd.Sub), 1, w.at)
+			w.decided = e.DecidedAt[i]
+			if e.Allowed[i] { // counted at its decision time, as the store counts it
+				s.own.add(floorDiv(w.decided, bd.Sub), 1, w.decided)
 			}
 			w.res <- e.Allowed[i]
 		}
@@ -454,8 +450,8 @@ func (n *BoundedSync) putBack(s *bstate, e *SettleEntry) {
 
 // settled installs the store's answer after a successful Settle. Caller holds n.mu.
 func (n *BoundedSync) settled(s *bstate, e *SettleEntry, nowNs int64) {
-	s.viewLen, s.viewStr, s.fullUntil, s.resetAt = e.Lenient, e.Strict, e.FullUntil, e.ResetAt
-	s.viewT = e.At
+	s.viewCount, s.fullUntil, s.resetAt = e.Count, e.FullUntil, e.ResetAt
+	s.viewT = e.Clock
 	s.viewAt = nowNs
 	s.storeAt = e.At
 	s.repushing = false // the incarnation's mark is in the store
@@ -466,19 +462,19 @@ func (n *BoundedSync) settled(s *bstate, e *SettleEntry, nowNs int64) {
 func (n *BoundedSync) decision(s *bstate, t int64, allowed bool) Decision {
 	bd := s.bd
 	e := bd.edge(t)
-	lenient, strict := s.unpushed.counts(e, bd.Sub)
-	if s.viewT != 0 && s.viewT+bd.Window-bd.Margin > t { // the store's counts of a window ago have left
-		lenient, strict = lenient+s.viewLen, strict+s.viewStr
+	count := s.unpushed.count(e)
+	if s.viewT != 0 && s.viewT+bd.Window > t { // the store's count of a window ago has left
+		count += s.viewCount
 	}
 	if s.fullUntil > t {
-		lenient, strict = max(lenient, bd.Limit), max(strict, bd.Cap)
+		count = max(count, bd.Limit)
 	}
-	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(min(bd.Limit-lenient, bd.Cap-strict), 0), At: time.UnixMicro(t)}
+	dec := Decision{Allowed: allowed, Limit: bd.Limit, Remaining: max(bd.Limit-count, 0), At: time.UnixMicro(t)}
 	// The oldest request counted leaves at the store's ResetAt, or, of those this node
-	// admitted itself, at the newest of its oldest sub-slice plus the window less the margin.
+	// admitted itself, at its oldest admission's time plus the window.
 	reset := s.resetAt
-	if o, ok := s.own.oldest(e); ok && (reset <= t || o.Newest+bd.Window-bd.Margin < reset) {
-		reset = o.Newest + bd.Window - bd.Margin
+	if o, ok := s.own.oldest(e); ok && (reset <= t || o.Newest+bd.Window < reset) {
+		reset = o.Newest + bd.Window
 	}
 	dec.ResetAfter = time.Duration(bd.Sub) * time.Microsecond
 	if reset > t {
@@ -663,7 +659,7 @@ func (n *BoundedSync) Flush(ctx context.Context, now time.Time) error {
 	t := now.UnixMicro()
 	n.mu.Lock()
 	for k, s := range n.clients {
-		if _, unpushed := s.unpushed.counts(s.bd.edge(t), s.bd.Sub); unpushed > 0 && !s.dirty {
+		if s.unpushed.count(s.bd.edge(t)) > 0 && !s.dirty {
 			s.dirty = true
 			n.dirty = append(n.dirty, k)
 		}
@@ -740,21 +736,15 @@ func (w *subRing) add(j, c, newest int64) {
 	}
 }
 
-// counts is the lenient count (sub-slices that start after edge: surely inside) and the
-// strict count (sub-slices whose newest arrival is after edge: maybe inside).
-func (w *subRing) counts(edge, sub int64) (lenient, strict int64) {
+// count is how many admissions the ring holds after edge.
+func (w *subRing) count(edge int64) int64 {
+	var n int64
 	for _, x := range w.subs {
-		if x.Count == 0 {
-			continue
-		}
-		if x.Index*sub > edge {
-			lenient += x.Count
-		}
 		if x.Newest > edge {
-			strict += x.Count
+			n += x.Count
 		}
 	}
-	return lenient, strict
+	return n
 }
 
 // at returns sub-slice j's count and newest arrival (0, 0 if it holds none).
@@ -786,7 +776,7 @@ func (w *subRing) appendPush(dst []SubCount, d int64, n int) []SubCount {
 
 func (w *subRing) reset() { w.subs = w.subs[:0] }
 
-// oldest is the oldest sub-slice still in the strict count at edge.
+// oldest is the oldest admission the ring holds after edge.
 func (w *subRing) oldest(edge int64) (SubCount, bool) {
 	for _, x := range w.subs {
 		if x.Count != 0 && x.Newest > edge {
@@ -796,20 +786,20 @@ func (w *subRing) oldest(edge int64) (SubCount, bool) {
 	return SubCount{}, false
 }
 
-// until is the first instant (Unix µs) at which the ring's lenient count is under limit,
-// with nothing added: a sub-slice leaves it once its start is a window (less the margin) old.
+// until is the first instant (Unix µs) at which the ring's count after edge is under limit,
+// with nothing added: an admission leaves it once it is a window old.
 func (w *subRing) until(edge, limit int64, bd Bounds) int64 {
-	lenient, _ := w.counts(edge, bd.Sub)
+	n := w.count(edge)
 	for _, x := range w.subs {
-		if x.Count == 0 || x.Index*bd.Sub <= edge {
+		if x.Count == 0 || x.Newest <= edge {
 			continue
 		}
-		if lenient < limit {
+		if n < limit {
 			break
 		}
-		lenient -= x.Count
-		if lenient < limit {
-			return x.Index*bd.Sub + bd.Window - bd.Margin
+		n -= x.Count
+		if n < limit {
+			return x.Newest + bd.Window
 		}
 	}
 	return 0

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// boundedMemory is MemoryStore's side for BoundedSync: per client, sub-slice counts with
-// their newest arrival and the nodes' push marks, as the Redis script keeps them.
+// boundedMemory is MemoryStore's side for BoundedSync: per client, the log of its
+// admissions' decision times, its store clock and the nodes' push marks, as the Redis script
+// keeps them.
 type boundedMemory struct {
 	mu      sync.Mutex
 	epoch   int
@@ -17,8 +18,9 @@ type boundedMemory struct {
 }
 
 type boundedHash struct {
-	subs  map[int64]*SubCount
-	marks map[string]PushMark // node → its mark (Inc, Total)
+	log   []int64 // decision times (Unix µs), ascending
+	clock int64   // the newest decision time (Unix µs; 0: none yet)
+	marks map[string]PushMark
 }
 
 // Settle implements BoundedStore: what the Redis script does, under one lock.
@@ -35,24 +37,20 @@ func (m *MemoryStore) Settle(_ context.Context, now time.Time, entries []SettleE
 		k := stateKey{e.Client, e.Rule.Name}
 		h := b.clients[k]
 		if h == nil {
-			h = &boundedHash{subs: map[int64]*SubCount{}, marks: map[string]PushMark{}}
+			h = &boundedHash{marks: map[string]PushMark{}}
 			b.clients[k] = h
 		}
-		settleHash(h, e, now.UnixMicro())
+		settleHash(h, e)
 	}
 	return nil
 }
 
-// settleHash is one entry of a Settle on one client's hash: what the Redis script does
-// (luaSettle), on every sub-slice at once instead of its moving pointer.
-func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
-	e.Allowed, e.Reset = make([]bool, len(e.Decide)), false
-	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = 0, 0, 0, 0
+// settleHash is one entry of a Settle on one client's log: what the Redis script does
+// (luaSettle).
+func settleHash(h *boundedHash, e *SettleEntry) {
+	e.Allowed, e.DecidedAt, e.Reset = make([]bool, len(e.Decide)), make([]int64, len(e.Decide)), false
+	e.Count, e.Clock, e.FullUntil, e.ResetAt = 0, 0, 0, 0
 	bd := e.Bounds
-	at := e.At
-	if at == 0 {
-		at = nowUs
-	}
 	skip, mark, marked, stale, call := int64(0), int64(0), false, false, e.Mark.Call
 	if mk := e.Mark; mk.Node != "" && (mk.Total > mk.Base || len(e.Decide) > 0) {
 		have, ok := h.marks[mk.Node]
@@ -76,50 +74,30 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 		// call at its timeout and decided its requests alone, so the store admits none.
 		stale, call = have.Call > mk.Call, max(have.Call, mk.Call)
 	}
-	advance := func(edge int64) {
-		for j, x := range h.subs {
-			if j < floorDiv(edge, bd.Sub) || x.Newest <= edge {
-				delete(h.subs, j)
-			}
-		}
+	trim := func(edge int64) { // what no decision from now on counts: at or before edge
+		k, _ := slices.BinarySearch(h.log, edge+1)
+		h.log = append(h.log[:0], h.log[k:]...)
 	}
-	counts := func(edge int64) (lenient, strict int64) {
-		for j, x := range h.subs {
-			strict += x.Count
-			if j*bd.Sub > edge {
-				lenient += x.Count
-			}
-		}
-		return lenient, strict
+	add := func(t int64, c int64) {
+		k, _ := slices.BinarySearch(h.log, t+1)
+		h.log = slices.Insert(h.log, k, slices.Repeat([]int64{t}, int(c))...)
 	}
-	add := func(j, c, newest int64) {
-		x := h.subs[j]
-		if x == nil {
-			x = &SubCount{Index: j}
-			h.subs[j] = x
-		}
-		x.Count += c
-		x.Newest = max(x.Newest, newest)
-	}
-	t0 := at
-	if len(e.Decide) > 0 {
-		t0 = e.Decide[0]
-	}
-	edge := bd.edge(t0)
-	advance(edge)
+	trim(bd.edge(h.clock))
 	for _, c := range e.Push {
-		s := min(skip, c.Count)
-		n := c.Count - s
-		skip -= s
-		if n > 0 && c.Index >= floorDiv(edge, bd.Sub) && c.Newest > edge { // else out of both counts already
-			add(c.Index, n, c.Newest)
+		sk := min(skip, c.Count)
+		n := c.Count - sk
+		skip -= sk
+		if n > 0 && c.Newest > bd.edge(h.clock) { // else out of every count from now on
+			add(c.Newest, n)
 		}
 	}
 	var admitted int64
 	for i, ti := range e.Decide {
-		advance(bd.edge(ti))
-		if lenient, strict := counts(bd.edge(ti)); !stale && lenient < bd.Limit && strict < bd.Cap {
-			add(floorDiv(ti, bd.Sub), 1, ti)
+		h.clock = max(h.clock, ti)
+		e.DecidedAt[i] = h.clock
+		trim(bd.edge(h.clock))
+		if !stale && int64(len(h.log)) < bd.Limit {
+			add(h.clock, 1)
 			e.Allowed[i] = true
 			admitted++
 		}
@@ -127,45 +105,13 @@ func settleHash(h *boundedHash, e *SettleEntry, nowUs int64) {
 	if marked {
 		h.marks[e.Mark.Node] = PushMark{Inc: e.Mark.Inc, Total: mark + admitted, Call: call}
 	}
-	edge = bd.edge(at)
-	advance(edge)
-	lenient, strict := counts(edge)
-	e.Lenient, e.Strict = lenient, strict
-	idx := make([]int64, 0, len(h.subs))
-	for j := range h.subs {
-		idx = append(idx, j)
+	e.Count, e.Clock = int64(len(h.log)), h.clock
+	if len(h.log) > 0 {
+		e.ResetAt = h.log[0] + bd.Window
 	}
-	slices.Sort(idx)
-	if len(idx) > 0 {
-		e.ResetAt = h.subs[idx[0]].Newest + bd.Window - bd.Margin
+	if e.Count >= bd.Limit {
+		e.FullUntil = h.log[e.Count-bd.Limit] + bd.Window
 	}
-	e.FullUntil = fullUntil(idx, func(j int64) (int64, int64) { return h.subs[j].Count, h.subs[j].Newest }, lenient, strict, bd)
-}
-
-// fullUntil is when a client whose counts are lenient and strict is under both bounds again
-// with nothing added (0: it is now): the lenient count loses a sub-slice once its start is
-// a window (less the margin) old, the strict one once its newest request is. idx are the
-// client's sub-slices, oldest first; at gives each one's count and newest arrival.
-func fullUntil(idx []int64, at func(int64) (count, newest int64), lenient, strict int64, bd Bounds) int64 {
-	if lenient < bd.Limit && strict < bd.Cap {
-		return 0
-	}
-	var tl, tc int64
-	total := strict // every sub-slice held is in the strict count
-	for _, j := range idx {
-		c, nw := at(j)
-		total -= c
-		if tl == 0 && lenient >= bd.Limit && total < bd.Limit {
-			tl = j*bd.Sub + bd.Window - bd.Margin
-		}
-		if tc == 0 && strict >= bd.Cap && total < bd.Cap {
-			tc = nw + bd.Window - bd.Margin
-		}
-		if (tl != 0 || lenient < bd.Limit) && (tc != 0 || strict < bd.Cap) {
-			break
-		}
-	}
-	return max(tl, tc)
 }
 
 // Epoch implements BoundedStore.

@@ -1,54 +1,53 @@
 package limiters
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// BoundedKey is the Redis key of client's counts under rule for BoundedSync: beside the
-// document's layout (Key), since its hash holds sub-slices with their newest arrival.
-// Fields: "c<sub-slice>" count, "t<sub-slice>" newest arrival (µs), "_tot" the total of the
-// sub-slices held, "_lo" the oldest sub-slice still counted, "n:<node>" push marks
+// BoundedKey is the Redis hash of client's store state under rule for BoundedSync, beside
+// its log (BoundedLogKey) and the document's layout (Key): "_clk" the client's store clock
+// (the newest decision time, Unix µs), "_seq" the log's member counter, "n:<node>" push marks
 // ("<inc>:<total>:<call>", PushMark).
 func BoundedKey(client string, rule *Rule) string { return Key(client, rule) + ":b" }
+
+// BoundedLogKey is the Redis sorted set of client's admissions under rule for BoundedSync:
+// one member per admission, scored by its decision time (Unix µs), those of the last window
+// only. It shares BoundedKey's hash tag, so on a Redis Cluster one script reaches both.
+func BoundedLogKey(client string, rule *Rule) string { return Key(client, rule) + ":log" }
 
 // epochKey holds the store's epoch: set by the first node that finds it missing, so it
 // changes when the store comes back empty.
 const epochKey = "rl:epoch"
 
-// luaSettle is one client's part of a Settle: settle(key, a) reads its arguments from
-// ARGV[a] on (mark field, inc, base, total, call, repush, sub, window, margin, limit, cap, decisions,
-// at, push count, then sub-slice, count, newest per push, then the decisions' arrival
-// times) and returns {-1} when the store lost the node's earlier pushes (nothing applied),
-// else {admitted, lenient, strict, full until, reset at, then 1 or 0 per decision}
+// luaSettle is one client's part of a Settle: settle(key, log, a) reads its arguments from
+// ARGV[a] on (mark field, inc, base, total, call, repush, window, limit, decisions, push
+// count, then count and time per push, then the decisions' arrival times) and returns {-1}
+// when the store lost the node's earlier pushes (nothing applied), else {admitted, count,
+// clock, full until, reset at, the clock before the decisions, then 1 or 0 per decision}
 // (SettleEntry), and the index of the next key's arguments.
 //
-// Its work does not grow with the client's traffic: the hash keeps the total of what it
-// holds and a pointer to the oldest sub-slice still counted; each call moves the pointer
-// over what has left the window (deleting it), and each sub-slice is passed once in the
-// key's life. Only a full client's call walks on from the pointer, to the sub-slice whose
-// leaving puts it under its bounds again: a few, for a client at or over its limit.
+// Each decision is taken at the later of its arrival and the client's store clock, which it
+// then becomes, and admits while the log holds fewer than the limit after the window-long
+// interval before it. Its work does not grow with the client's history: the log is trimmed to
+// the window at each call (each admission leaves once), the admissions that leave during a
+// batch are read once, and a batch's admissions are added in one command.
 const luaSettle = `
 local function fmt(j) return string.format('%d', j) end
-local function settle(key, a)
+local function settle(key, logkey, a)
   local field, inc = ARGV[a], ARGV[a+1]
   local base, total, call = tonumber(ARGV[a+2]), tonumber(ARGV[a+3]), tonumber(ARGV[a+4])
   local repush = ARGV[a+5] == '1'
-  local sub, win, margin = tonumber(ARGV[a+6]), tonumber(ARGV[a+7]), tonumber(ARGV[a+8])
-  local limit, cap = tonumber(ARGV[a+9]), tonumber(ARGV[a+10])
-  local nd, at = tonumber(ARGV[a+11]), tonumber(ARGV[a+12])
-  local np = tonumber(ARGV[a+13])
-  local p = a + 14
-  local q = p + 3 * np
+  local win, limit = tonumber(ARGV[a+6]), tonumber(ARGV[a+7])
+  local nd, np = tonumber(ARGV[a+8]), tonumber(ARGV[a+9])
+  local p = a + 10
+  local q = p + 2 * np
   local nexta = q + nd
   local skip, mark, stale, adopt = 0, nil, false, false
   if field ~= '' and (total > base or nd > 0) then
@@ -77,159 +76,72 @@ local function settle(key, a)
     mark = math.max(have, total)
     if adopt then mark = total end
   end
-  local reach = 2 * (math.floor(win / sub) + 2)
-  local hm = redis.call('HMGET', key, '_lo', '_tot')
-  local lo, tot = tonumber(hm[1]), tonumber(hm[2]) or 0
-  if lo == nil or tot <= 0 then lo, tot = 0, 0 end
-  -- What left both counts by edge goes; the pointer stops at the oldest sub-slice still counted.
-  -- held: the sub-slices the hash holds, ascending, read (HKEYS) only when a walk meets
-  -- more than a few empty sub-slices in a row, so that a walk costs what the hash holds,
-  -- not the time it spans (a window is thousands of sub-slices).
-  local held = nil
-  local function heldFrom(j)
-    if held == nil then
-      held = {}
-      for _, f in ipairs(redis.call('HKEYS', key)) do
-        if string.sub(f, 1, 1) == 'c' then held[#held+1] = tonumber(string.sub(f, 2)) end
-      end
-      table.sort(held)
+  local hm = redis.call('HMGET', key, '_clk', '_seq')
+  local clock, seq = tonumber(hm[1]) or 0, tonumber(hm[2]) or 0
+  redis.call('ZREMRANGEBYSCORE', logkey, '-inf', fmt(clock - win))
+  local zargs = {}
+  local function add(t, c)
+    for _ = 1, c do
+      seq = seq + 1
+      zargs[#zargs+1] = fmt(t)
+      zargs[#zargs+1] = fmt(seq)
     end
-    local l, h = 1, #held + 1
-    while l < h do
-      local m = math.floor((l + h) / 2)
-      if held[m] < j then l = m + 1 else h = m end
+  end
+  local function flush()
+    for i = 1, #zargs, 1000 do
+      redis.call('ZADD', logkey, unpack(zargs, i, math.min(i + 999, #zargs)))
     end
-    return held[l]
+    zargs = {}
   end
-  local function hold(j)
-    if held == nil then return end
-    local l, h = 1, #held + 1
-    while l < h do
-      local m = math.floor((l + h) / 2)
-      if held[m] < j then l = m + 1 else h = m end
-    end
-    if held[l] ~= j then table.insert(held, l, j) end
-  end
-  local maxEmpty = 16
-  local function advance(edge)
-    local j0 = math.floor(edge / sub)
-    local steps, empty = 0, 0
-    while tot > 0 and steps <= reach do
-      local f = redis.call('HMGET', key, 'c' .. fmt(lo), 't' .. fmt(lo))
-      local c = tonumber(f[1])
-      if c then
-        if lo > j0 or tonumber(f[2]) > edge then break end
-        tot = tot - c
-        redis.call('HDEL', key, 'c' .. fmt(lo), 't' .. fmt(lo))
-        empty = 0
-        lo = lo + 1
-      else
-        empty = empty + 1
-        lo = lo + 1
-        if empty > maxEmpty then
-          local nx = heldFrom(lo)
-          if nx == nil then tot = 0 else lo = nx end
-          empty = 0
-        end
-      end
-      steps = steps + 1
-    end
-    if tot < 0 then tot = 0 end
-  end
-  local function counts(edge)
-    local j0 = math.floor(edge / sub)
-    if tot > 0 and lo == j0 then -- the oldest counted sub-slice straddles the edge: in the strict count only
-      return tot - (tonumber(redis.call('HGET', key, 'c' .. fmt(j0))) or 0), tot
-    end
-    return tot, tot
-  end
-  local function add(j, c, n)
-    local js = fmt(j)
-    redis.call('HINCRBY', key, 'c' .. js, c)
-    hold(j)
-    local old = tonumber(redis.call('HGET', key, 't' .. js)) or 0
-    if n > old then redis.call('HSET', key, 't' .. js, fmt(n)) end
-    if tot == 0 or j < lo then lo = j end
-    tot = tot + c
-  end
-  local t0 = at
-  if nd > 0 then t0 = tonumber(ARGV[q]) end
-  local edge = t0 - win + margin
-  advance(edge)
   for i = 0, np - 1 do
-    local j, c, n = tonumber(ARGV[p+3*i]), tonumber(ARGV[p+3*i+1]), tonumber(ARGV[p+3*i+2])
+    local c, n = tonumber(ARGV[p+2*i]), tonumber(ARGV[p+2*i+1])
     local s = math.min(skip, c)
     c, skip = c - s, skip - s
-    if c > 0 and j >= math.floor(edge / sub) and n > edge then -- else out of both counts already
-      add(j, c, n)
-    end
+    if c > 0 and n > clock - win then add(n, c) end -- else out of every count from now on
   end
-  -- The decisions, in order, a run at a time: while the requests fall in one sub-slice and
-  -- the window's edge in one too, without the straddling sub-slice's newest leaving it,
-  -- the counts change only by what the run admits, so a burst costs what one request does.
-  local admitted, flags = 0, {}
-  local i = 0
-  while i < nd do
-    local ti = tonumber(ARGV[q+i])
-    local ei = ti - win + margin
-    advance(ei)
-    local len, str = counts(ei)
-    local d, j0 = math.floor(ti / sub), math.floor(ei / sub)
-    local n0 = nil
-    if tot > 0 and lo == j0 then n0 = tonumber(redis.call('HGET', key, 't' .. fmt(j0))) end
-    local k = i + 1
-    while k < nd do
-      local tk = tonumber(ARGV[q+k])
-      local ek = tk - win + margin
-      if math.floor(tk / sub) ~= d or math.floor(ek / sub) ~= j0 or (n0 ~= nil and n0 <= ek) then break end
-      k = k + 1
+  flush()
+  local count = redis.call('ZCARD', logkey)
+  local clock0, admitted, flags = clock, 0, {}
+  if nd > 0 then
+    local last = clock
+    for i = 0, nd - 1 do last = math.max(last, tonumber(ARGV[q+i])) end
+    -- What leaves the count during the batch: read once, passed once.
+    local leaving = {}
+    if last > clock then
+      leaving = redis.call('ZRANGEBYSCORE', logkey, '-inf', fmt(last - win), 'WITHSCORES')
     end
-    local a = math.max(0, math.min(k - i, limit - len, cap - str))
-    if stale then a = 0 end
-    if a > 0 then add(d, a, tonumber(ARGV[q+i+a-1])) end
-    for m = i, k - 1 do
-      if m < i + a then flags[m+1] = 1 else flags[m+1] = 0 end
+    local li, ai, adm = 2, 1, {}
+    for i = 0, nd - 1 do
+      clock = math.max(clock, tonumber(ARGV[q+i]))
+      local edge = clock - win
+      while li <= #leaving and tonumber(leaving[li]) <= edge do count, li = count - 1, li + 2 end
+      while ai <= #adm and adm[ai] <= edge do count, ai = count - 1, ai + 1 end
+      if not stale and count < limit then
+        adm[#adm+1] = clock
+        count, admitted, flags[i+1] = count + 1, admitted + 1, 1
+      else
+        flags[i+1] = 0
+      end
     end
-    admitted = admitted + a
-    i = k
+    for _, t in ipairs(adm) do add(t, 1) end
+    flush()
+    redis.call('ZREMRANGEBYSCORE', logkey, '-inf', fmt(clock - win))
   end
   if mark ~= nil then redis.call('HSET', key, field, inc .. ':' .. fmt(mark + admitted) .. ':' .. fmt(call)) end
-  edge = at - win + margin
-  advance(edge)
-  local len, str = counts(edge)
-  redis.call('HSET', key, '_lo', fmt(lo), '_tot', fmt(tot))
-  redis.call('PEXPIRE', key, math.floor((win + sub) / 1000) + 1)
-  local resetAt = 0
-  if tot > 0 then resetAt = (tonumber(redis.call('HGET', key, 't' .. fmt(lo))) or at) + win - margin end
-  local full = 0
-  if len >= limit or str >= cap then
-    local left, tl, tc, j = str, 0, 0, lo
-    local steps, empty = 0, 0
-    while left > 0 and steps <= reach do
-      local f = redis.call('HMGET', key, 'c' .. fmt(j), 't' .. fmt(j))
-      local c = tonumber(f[1])
-      if c then
-        empty = 0
-        left = left - c
-        if tl == 0 and len >= limit and left < limit then tl = j * sub + win - margin end
-        if tc == 0 and str >= cap and left < cap then tc = tonumber(f[2]) + win - margin end
-        if (tl ~= 0 or len < limit) and (tc ~= 0 or str < cap) then break end
-        j = j + 1
-      else
-        empty = empty + 1
-        j = j + 1
-        if empty > maxEmpty then
-          local nx = heldFrom(j)
-          if nx == nil then break end
-          j, empty = nx, 0
-        end
-      end
-      steps = steps + 1
-    end
-    full = math.max(tl, tc)
+  redis.call('HSET', key, '_clk', fmt(clock), '_seq', fmt(seq))
+  local ttl = math.floor(win / 1000) + 1000
+  redis.call('PEXPIRE', key, ttl)
+  redis.call('PEXPIRE', logkey, ttl)
+  count = redis.call('ZCARD', logkey)
+  local resetAt, full = 0, 0
+  if count > 0 then
+    resetAt = tonumber(redis.call('ZRANGE', logkey, 0, 0, 'WITHSCORES')[2]) + win
   end
-  local out = {admitted, len, str, full, resetAt}
-  for i = 1, nd do out[5+i] = flags[i] end
+  if count >= limit then
+    full = tonumber(redis.call('ZRANGE', logkey, count - limit, count - limit, 'WITHSCORES')[2]) + win
+  end
+  local out = {admitted, count, clock, full, resetAt, clock0}
+  for i = 1, nd do out[6+i] = flags[i] end
   return out, nexta
 end
 `
@@ -238,8 +150,8 @@ end
 var settleScript = redis.NewScript(luaSettle + `
 local a = 1
 local res = {}
-for k = 1, #KEYS do
-  res[k], a = settle(KEYS[k], a)
+for k = 1, #KEYS / 2 do
+  res[k], a = settle(KEYS[2*k-1], KEYS[2*k], a)
 end
 return res
 `)
@@ -265,10 +177,10 @@ func (s *RedisStore) Settle(ctx context.Context, now time.Time, entries []Settle
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
 		return s.settleCluster(ctx, cc, now, entries)
 	}
-	keys := make([]string, len(entries))
+	keys := make([]string, 0, 2*len(entries))
 	args := make([]any, 0, 16*len(entries))
 	for i := range entries {
-		keys[i] = BoundedKey(entries[i].Client, entries[i].Rule)
+		keys = append(keys, BoundedKey(entries[i].Client, entries[i].Rule), BoundedLogKey(entries[i].Client, entries[i].Rule))
 		args = appendSettleArgs(args, &entries[i], now)
 	}
 	res, err := settleScript.Run(ctx, s.rdb, keys, args...).Slice()
@@ -289,10 +201,10 @@ func (s *RedisStore) Settle(ctx context.Context, now time.Time, entries []Settle
 // settleCluster is Settle on a Redis Cluster: one script per entry, in one pipeline; a
 // script a node has not cached yet (NOSCRIPT) is sent again whole.
 func (s *RedisStore) settleCluster(ctx context.Context, cc *redis.ClusterClient, now time.Time, entries []SettleEntry) error {
-	keys := make([]string, len(entries))
+	keys := make([][]string, len(entries))
 	args := make([][]any, len(entries))
 	for i := range entries {
-		keys[i] = BoundedKey(entries[i].Client, entries[i].Rule)
+		keys[i] = []string{BoundedKey(entries[i].Client, entries[i].Rule), BoundedLogKey(entries[i].Client, entries[i].Rule)}
 		args[i] = appendSettleArgs(make([]any, 0, 16), &entries[i], now)
 	}
 	run := func(idx []int, eval bool) []*redis.Cmd {
@@ -300,9 +212,9 @@ func (s *RedisStore) settleCluster(ctx context.Context, cc *redis.ClusterClient,
 		cmds := make([]*redis.Cmd, len(idx))
 		for k, i := range idx {
 			if eval {
-				cmds[k] = settleScript.Eval(ctx, pipe, keys[i:i+1], args[i]...)
+				cmds[k] = settleScript.Eval(ctx, pipe, keys[i], args[i]...)
 			} else {
-				cmds[k] = settleScript.EvalSha(ctx, pipe, keys[i:i+1], args[i]...)
+				cmds[k] = settleScript.EvalSha(ctx, pipe, keys[i], args[i]...)
 			}
 		}
 		_, _ = pipe.Exec(ctx) // each command's own error is read below
@@ -349,24 +261,20 @@ func (s *RedisStore) settleCluster(ctx context.Context, cc *redis.ClusterClient,
 }
 
 // appendSettleArgs appends one entry's arguments to the settle script.
-func appendSettleArgs(args []any, e *SettleEntry, now time.Time) []any {
+func appendSettleArgs(args []any, e *SettleEntry, _ time.Time) []any {
 	field := ""
 	if e.Mark.Node != "" {
 		field = "n:" + e.Mark.Node
-	}
-	at := e.At
-	if at == 0 {
-		at = now.UnixMicro()
 	}
 	b := e.Bounds
 	repush := 0
 	if e.Mark.Repush {
 		repush = 1
 	}
-	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, e.Mark.Call, repush, b.Sub, b.Window, b.Margin, b.Limit, b.Cap,
-		len(e.Decide), at, len(e.Push))
+	args = append(args, field, e.Mark.Inc, e.Mark.Base, e.Mark.Total, e.Mark.Call, repush, b.Window, b.Limit,
+		len(e.Decide), len(e.Push))
 	for _, c := range e.Push {
-		args = append(args, c.Index, c.Count, c.Newest)
+		args = append(args, c.Count, c.Newest)
 	}
 	for _, t := range e.Decide {
 		args = append(args, t)
@@ -374,12 +282,12 @@ func appendSettleArgs(args []any, e *SettleEntry, now time.Time) []any {
 	return args
 }
 
-// fillSettle reads one entry's reply: {-1}, or {admitted, lenient, strict, full until,
-// reset at, then 1 or 0 per decision}.
+// fillSettle reads one entry's reply: {-1}, or {admitted, count, clock, full until, reset
+// at, the clock before the decisions, then 1 or 0 per decision}.
 func fillSettle(e *SettleEntry, reply any) error {
 	r, _ := reply.([]any)
-	e.Allowed, e.Reset = e.Allowed[:0], false
-	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = 0, 0, 0, 0
+	e.Allowed, e.DecidedAt, e.Reset = e.Allowed[:0], e.DecidedAt[:0], false
+	e.Count, e.Clock, e.FullUntil, e.ResetAt = 0, 0, 0, 0
 	if len(r) == 0 {
 		return fmt.Errorf("redis settle: empty reply for %q", e.Client)
 	}
@@ -387,8 +295,8 @@ func fillSettle(e *SettleEntry, reply any) error {
 		e.Reset = true
 		return nil
 	}
-	if len(r) != 5+len(e.Decide) {
-		return fmt.Errorf("redis settle: %d numbers for %q, want %d", len(r), e.Client, 5+len(e.Decide))
+	if len(r) != 6+len(e.Decide) {
+		return fmt.Errorf("redis settle: %d numbers for %q, want %d", len(r), e.Client, 6+len(e.Decide))
 	}
 	v := make([]int64, len(r))
 	for i := range v {
@@ -398,9 +306,12 @@ func fillSettle(e *SettleEntry, reply any) error {
 		}
 		v[i] = n
 	}
-	e.Lenient, e.Strict, e.FullUntil, e.ResetAt = v[1], v[2], v[3], v[4]
-	for _, f := range v[5:] {
+	e.Count, e.Clock, e.FullUntil, e.ResetAt = v[1], v[2], v[3], v[4]
+	clock := v[5] // each decision at the later of its arrival and the one before
+	for i, f := range v[6:] {
+		clock = max(clock, e.Decide[i])
 		e.Allowed = append(e.Allowed, f == 1)
+		e.DecidedAt = append(e.DecidedAt, clock)
 	}
 	return nil
 }
@@ -414,40 +325,21 @@ func (s *RedisStore) Epoch(ctx context.Context) (string, error) {
 	return v, nil
 }
 
-// BoundedHash reads a BoundedKey hash as HGETALL returns it: its sub-slices, oldest first,
-// without the nodes' push marks.
-func BoundedHash(h map[string]string) ([]SubCount, error) {
-	by := map[int64]*SubCount{}
-	for k, v := range h {
-		if strings.HasPrefix(k, "n:") || strings.HasPrefix(k, "_") || len(k) < 2 {
-			continue // push marks, the total and the pointer
-		}
-		idx, err := strconv.ParseInt(k[1:], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("bounded hash field %q is not a sub-slice: %w", k, err)
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("bounded hash field %q holds %q, not a number: %w", k, v, err)
-		}
-		x := by[idx]
-		if x == nil {
-			x = &SubCount{Index: idx}
-			by[idx] = x
-		}
-		switch k[0] {
-		case 'c':
-			x.Count = n
-		case 't':
-			x.Newest = n
-		default:
-			return nil, fmt.Errorf("bounded hash field %q is neither a count nor a time", k)
-		}
+// BoundedLog reads client's admissions under rule as the bounded design's store holds them
+// (BoundedLogKey): a count per decision time, oldest first.
+func BoundedLog(ctx context.Context, rdb redis.Cmdable, client string, rule *Rule) ([]SubCount, error) {
+	zs, err := rdb.ZRangeWithScores(ctx, BoundedLogKey(client, rule), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", BoundedLogKey(client, rule), err)
 	}
-	out := make([]SubCount, 0, len(by))
-	for _, x := range by {
-		out = append(out, *x)
+	var out []SubCount
+	for _, z := range zs {
+		t := int64(z.Score)
+		if k := len(out); k > 0 && out[k-1].Index == t {
+			out[k-1].Count++
+			continue
+		}
+		out = append(out, SubCount{Index: t, Count: 1, Newest: t})
 	}
-	slices.SortFunc(out, func(a, b SubCount) int { return cmp.Compare(a.Index, b.Index) })
 	return out, nil
 }

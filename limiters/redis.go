@@ -197,7 +197,8 @@ func WindowHash(h map[string]string) ([]SliceCount, error) {
 // settle and epoch scripts). INFO
 // commandstats counts each beside the EVALSHA that ran it: they are the store's work, not
 // round trips, and a harness that counts round trips leaves them out.
-var ScriptCommands = []string{"hincrby", "hgetall", "hdel", "hkeys", "pexpire", "hmget", "hset", "hget", "exists", "get", "set"}
+var ScriptCommands = []string{"hincrby", "hgetall", "hdel", "pexpire", "hmget", "hset", "hget", "exists", "get", "set",
+	"zadd", "zcard", "zrange", "zrangebyscore", "zremrangebyscore"}
 
 // windowTTL keeps a window's hash until its newest slice has left the window.
 func windowTTL(r *Rule) int64 { return (r.Window + r.sliceLen()).Milliseconds() + 1 }

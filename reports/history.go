@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // HistoryFile is the trend page's default name.
@@ -48,22 +49,7 @@ func (r HistoryRun) Commit() string {
 }
 
 // Verdict is the run's verdict in one word, as its report heads it.
-func (r HistoryRun) Verdict() string {
-	s := r.Summary
-	switch {
-	case s.Incomplete:
-		return "INCOMPLETE"
-	case s.Interrupted:
-		return "INTERRUPTED"
-	case s.IsNotMade():
-		return "NOT MADE"
-	case s.GeneratorBound:
-		return "GENERATOR-BOUND"
-	case s.Pass:
-		return "PASS"
-	}
-	return "FAIL"
-}
+func (r HistoryRun) Verdict() string { return r.Summary.Outcome.Word() }
 
 // ReadHistory reads the summary.json of every path (a run directory or a summary.json file) and
 // orders the runs by started_at, those that started together in the order given. A path that
@@ -103,8 +89,10 @@ type Point struct {
 	Pass      bool
 	// Bound says the scenario was generator-bound in that run: its figure describes other
 	// traffic than the schedule, and a crossing there is not a regression.
-	Bound  bool
-	Detail string
+	Bound bool
+	// Outcome is the scenario's in that run.
+	Outcome outcome.Outcome
+	Detail  string
 }
 
 // Series is one gated check of one scenario over the runs that have it.
@@ -163,7 +151,7 @@ func BuildHistory(runs []HistoryRun, missing []string, now time.Time) History {
 			for _, c := range sc.Checks {
 				s := &h.Series[index[[2]string{c.Name, sc.Name}]]
 				s.Points = append(s.Points, Point{Run: i, Figure: c.Figure, Threshold: c.Threshold, Op: c.Op, Pass: c.Pass,
-					Bound: sc.GeneratorBound, Detail: c.Detail})
+					Bound: sc.GeneratorBound, Outcome: sc.Outcome, Detail: c.Detail})
 			}
 		}
 	}
@@ -269,6 +257,19 @@ func WriteHistory(path string, h History) error {
 	return err
 }
 
+// segments splits a series' points into runs that follow one another: a run without the
+// series' scenario ends one.
+func segments(pts []Point) [][]Point {
+	var out [][]Point
+	for i, pt := range pts {
+		if i == 0 || pt.Run != pts[i-1].Run+1 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], pt)
+	}
+	return out
+}
+
 // trendChart is one series over the runs: its figure (within the gate, past it, or
 // generator-bound) and the gate's threshold, run by run, each run's commit under it.
 func trendChart(h History, s Series) (string, error) {
@@ -278,14 +279,22 @@ func trendChart(h History, s Series) (string, error) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	n := len(h.Runs)
-	var line, thr plotter.XYs
+	// The line and the gate are drawn in segments of consecutive runs: a run where the
+	// scenario did not run (or the system was not in it) breaks them, rather than a line
+	// drawn across it as if it had been measured.
+	var lines, thrs []plotter.XYs
+	for _, seg := range segments(s.Points) {
+		var line, thr plotter.XYs
+		for _, pt := range seg {
+			line = append(line, plotter.XY{X: float64(pt.Run + 1), Y: pt.Figure})
+			thr = append(thr, plotter.XY{X: float64(pt.Run + 1), Y: pt.Threshold})
+		}
+		lines, thrs = append(lines, line), append(thrs, thr)
+	}
 	var within, past, bound plotter.XYs
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, pt := range s.Points {
-		x := float64(pt.Run + 1)
-		xy := plotter.XY{X: x, Y: pt.Figure}
-		line = append(line, xy)
-		thr = append(thr, plotter.XY{X: x, Y: pt.Threshold})
+		xy := plotter.XY{X: float64(pt.Run + 1), Y: pt.Figure}
 		switch {
 		case pt.Bound:
 			bound = append(bound, xy)
@@ -296,7 +305,10 @@ func trendChart(h History, s Series) (string, error) {
 		}
 		ymin, ymax = min(ymin, pt.Figure, pt.Threshold), max(ymax, pt.Figure, pt.Threshold)
 	}
-	if len(s.Points) > 1 {
+	for _, line := range lines {
+		if len(line) < 2 {
+			continue
+		}
 		l, err := plotter.NewLine(line)
 		if err != nil {
 			return "", err
@@ -304,16 +316,20 @@ func trendChart(h History, s Series) (string, error) {
 		l.Color = gray
 		p.Add(l)
 	}
-	t, err := plotter.NewLine(thr)
-	if err != nil {
-		return "", err
+	for k, thr := range thrs {
+		t, err := plotter.NewLine(thr)
+		if err != nil {
+			return "", err
+		}
+		t.Color, t.Dashes, t.StepStyle = red, []vg.Length{vg.Points(4), vg.Points(3)}, plotter.MidStep
+		if len(thr) == 1 { // one run: a short line across its point
+			t.XYs = plotter.XYs{{X: thr[0].X - 0.4, Y: thr[0].Y}, {X: thr[0].X + 0.4, Y: thr[0].Y}}
+		}
+		p.Add(t)
+		if k == 0 {
+			p.Legend.Add("gate ("+s.Points[0].Op+")", t)
+		}
 	}
-	t.Color, t.Dashes, t.StepStyle = red, []vg.Length{vg.Points(4), vg.Points(3)}, plotter.MidStep
-	if len(thr) == 1 { // one run: a short line across its point
-		t.XYs = plotter.XYs{{X: thr[0].X - 0.4, Y: thr[0].Y}, {X: thr[0].X + 0.4, Y: thr[0].Y}}
-	}
-	p.Add(t)
-	p.Legend.Add("gate ("+s.Points[0].Op+")", t)
 	if err := addMarks(p, vg.Points(3.5),
 		marks{"within the gate", within, palette[0], draw.CircleGlyph{}},
 		marks{"past the gate", past, red, draw.CircleGlyph{}},
@@ -322,7 +338,7 @@ func trendChart(h History, s Series) (string, error) {
 		return "", err
 	}
 	// The runs' commits under the axis; every k-th where there are too many to read.
-	every := max(1, (n+23)/24)
+	every := max(1, (n+15)/16)
 	var ticks []plot.Tick
 	for i, r := range h.Runs {
 		t := plot.Tick{Value: float64(i + 1)}
@@ -335,7 +351,11 @@ func trendChart(h History, s Series) (string, error) {
 	p.X.Tick.Label.Rotation = math.Pi / 2
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
-	p.X.Tick.Label.Font.Size = vg.Points(7)
+	// Labels a reader can read at the page's size.
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	p.X.Label.TextStyle.Font.Size, p.Y.Label.TextStyle.Font.Size = vg.Points(11), vg.Points(11)
+	p.Title.TextStyle.Font.Size = vg.Points(12)
 	p.X.Min, p.X.Max = 0.5, float64(n)+0.5
 	pad := (ymax - ymin) * 0.15
 	if pad == 0 {
@@ -364,23 +384,15 @@ var historyTmpl = template.Must(newTemplate("history").Funcs(template.FuncMap{
 		}
 		return s.Points[i]
 	},
-	"add1":        func(i int) int { return i + 1 },
-	"promiseName": promiseName,
-	"verdictClass": func(v string) string {
-		switch v {
-		case "PASS":
-			return "pass"
-		case "GENERATOR-BOUND", "NOT MADE":
-			return "bound"
-		}
-		return "fail"
-	},
+	"add1":         func(i int) int { return i + 1 },
+	"promiseName":  promiseName,
+	"outcomeClass": outcomeClass,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Load test trend, {{len .Runs}} runs</title>
 <style>{{styleSheet}}</style></head><body>
 <h1>Load test trend</h1>
-{{$h := .History}}{{with .Runs}}<p id="span">{{len .}} runs, from {{date (index . 0).Summary.StartedAt}} ({{(index . 0).Commit}}) to {{date $h.Newest.Summary.StartedAt}} ({{$h.Newest.Commit}}); the newest: <span class="{{verdictClass $h.Newest.Verdict}}">{{$h.Newest.Verdict}}</span>.
+{{$h := .History}}{{with .Runs}}<p id="span">{{len .}} runs, from {{date (index . 0).Summary.StartedAt}} ({{(index . 0).Commit}}) to {{date $h.Newest.Summary.StartedAt}} ({{$h.Newest.Commit}}); the newest: <span class="{{outcomeClass $h.Newest.Summary.Outcome}}">{{$h.Newest.Verdict}}</span>.
 A point in a generator-bound run (hollow) is the runner's, not the limiter's: it is shown and never counted as a regression.</p>{{end}}
 {{with .Missing}}<p id="missing">Not in the trend: {{range .}}<br>{{.}}{{end}}</p>{{end}}
 
@@ -397,7 +409,7 @@ A point in a generator-bound run (hollow) is the runner's, not the limiter's: it
 
 <h2>Runs</h2>
 <table id="runs"><tr><th>run</th><th>started</th><th>commit</th><th>verdict</th><th>provider, network, time scale</th><th>read from</th></tr>
-{{range $i, $r := .Runs}}<tr class="run"><td class="n">{{add1 $i}}</td><td>{{date .Summary.StartedAt}}</td><td>{{.Commit}}</td><td><span class="{{verdictClass .Verdict}}">{{.Verdict}}</span></td><td>{{.Summary.Config.Provider}}, {{.Summary.Config.Network}}, {{printf "%.3g" .Summary.Config.TimeScale}}</td><td>{{.Path}}</td></tr>
+{{range $i, $r := .Runs}}<tr class="run"><td class="n">{{add1 $i}}</td><td>{{date .Summary.StartedAt}}</td><td>{{.Commit}}</td><td><span class="{{outcomeClass .Summary.Outcome}}">{{.Verdict}}</span></td><td>{{.Summary.Config.Provider}}, {{.Summary.Config.Network}}, {{printf "%.3g" .Summary.Config.TimeScale}}</td><td>{{.Path}}</td></tr>
 {{end}}</table>
 
 {{range .Checks}}<section class="trend-check">

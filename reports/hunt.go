@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // GenerateHunt reads dir/hunt.json (harness hunt) and writes dir/report.html: per system what
@@ -32,7 +33,7 @@ func GenerateHunt(dir string) (string, error) {
 		Hunt    result.Hunt
 		Verdict string
 		Systems []system
-	}{Hunt: h, Verdict: huntVerdict(h)}
+	}{Hunt: h, Verdict: h.Outcome.Word()}
 	for _, s := range h.Systems {
 		chart, err := huntChart(s)
 		if err != nil {
@@ -45,19 +46,6 @@ func GenerateHunt(dir string) (string, error) {
 		data.Systems = append(data.Systems, system{HuntSystem: s, Name: name, Chart: template.HTML(chart)})
 	}
 	return writeHTML(dir, huntTmpl, data)
-}
-
-// huntVerdict is the hunt's result in a word, as the command's exit code says it.
-func huntVerdict(h result.Hunt) string {
-	switch {
-	case h.IsNotMade():
-		return "NOT MADE"
-	case h.GeneratorBound:
-		return "GENERATOR-BOUND"
-	case h.Pass:
-		return "PASS"
-	}
-	return "FAIL"
 }
 
 // huntChart is every variant's overshoot by family (faults: after the store returned), the
@@ -126,15 +114,15 @@ var huntTmpl = template.Must(newTemplate("hunt").Funcs(template.FuncMap{
 		return ""
 	},
 	"cls": func(f result.HuntFamily) string {
-		switch {
-		case f.NotRun != "" || f.Worst == nil:
+		switch f.Outcome {
+		case "":
 			return ""
-		case f.GeneratorBound:
+		case outcome.Pass:
+			return "PASS"
+		case outcome.GeneratorBound, outcome.NotMade:
 			return "bound"
-		case f.Breaks:
-			return "FAIL"
 		}
-		return "PASS"
+		return "FAIL"
 	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -24,12 +24,21 @@ type JUnitSuites struct {
 
 // JUnitSuite is one scenario.
 type JUnitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Time     float64     `xml:"time,attr"`
-	Cases    []JUnitCase `xml:"testcase"`
+	Name     string  `xml:"name,attr"`
+	Tests    int     `xml:"tests,attr"`
+	Failures int     `xml:"failures,attr"`
+	Errors   int     `xml:"errors,attr"`
+	Time     float64 `xml:"time,attr"`
+	// Properties hold the scenario's outcome and the run's (outcome.Outcome), so that a CI
+	// step can tell a failure on schedule from one on late traffic without re-judging.
+	Properties []JUnitProperty `xml:"properties>property"`
+	Cases      []JUnitCase     `xml:"testcase"`
+}
+
+// JUnitProperty is a name and a value of a suite.
+type JUnitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 // JUnitCase is one gated check.
@@ -57,7 +66,8 @@ func JUnit(s result.Summary) JUnitSuites {
 		if !sc.Gated {
 			continue
 		}
-		suite := JUnitSuite{Name: sc.Name, Time: sc.Duration.Seconds()}
+		suite := JUnitSuite{Name: sc.Name, Time: sc.Duration.Seconds(),
+			Properties: []JUnitProperty{{"outcome", string(sc.Outcome)}, {"run outcome", string(s.Outcome)}}}
 		for _, c := range sc.Checks {
 			tc := JUnitCase{Name: c.Name, ClassName: "loadtest." + sc.Name, SystemOut: c.Detail}
 			if !c.Pass {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // runDir copies the committed run (testdata/run) where the report may be written.
@@ -115,14 +116,20 @@ func generateEdited(t *testing.T, change func(*result.Summary)) string {
 }
 
 func TestReportGeneratorBound(t *testing.T) {
-	html := generateEdited(t, func(s *result.Summary) { s.GeneratorBound = true })
+	html := generateEdited(t, func(s *result.Summary) { s.Outcome = outcome.GeneratorBound })
 	if !strings.Contains(html, `<p class="verdict bound" id="verdict">GENERATOR-BOUND`) {
 		t.Error("a generator-bound run is not shown as such")
 	}
 }
 
 func TestReportInterrupted(t *testing.T) {
-	html := generateEdited(t, func(s *result.Summary) { s.Interrupted, s.GeneratorBound = true, true })
+	html := generateEdited(t, func(s *result.Summary) {
+		for i := range s.Scenarios {
+			s.Scenarios[i].Outcome = outcome.GeneratorBound
+		}
+		s.Interrupted = true
+		s.Settle()
+	})
 	if !strings.Contains(html, `<p class="verdict fail" id="verdict">INTERRUPTED`) {
 		t.Error("an interrupted run is not shown as such")
 	}
@@ -269,7 +276,11 @@ func TestJUnitOneCasePerGatedCheck(t *testing.T) {
 	}
 	cases, failures := 0, 0
 	var msg string
+	outcomes := map[string]string{}
 	for _, s := range doc.Suites {
+		for _, p := range s.Properties {
+			outcomes[s.Name+" "+p.Name] = p.Value
+		}
 		for _, c := range s.Cases {
 			cases++
 			if c.Failure != nil {
@@ -283,6 +294,10 @@ func TestJUnitOneCasePerGatedCheck(t *testing.T) {
 	}
 	if want := "overshoot after recovery: figure 1.3, want <= 1.1"; msg != want {
 		t.Errorf("failure message %q, want %q", msg, want)
+	}
+	// The suites carry the outcomes summary.json stores: the failing scenario's and the run's.
+	if n := len(outcomes); n != 4 || outcomes[doc.Suites[1].Name+" outcome"] != "fail" || outcomes[doc.Suites[0].Name+" run outcome"] != "fail" {
+		t.Errorf("suite properties %v: want each suite's outcome and the run's, fail for the failing one", outcomes)
 	}
 }
 
@@ -372,11 +387,46 @@ func TestReportClocksLine(t *testing.T) {
 		s.Scenarios[0].Clocks = &result.Clocks{Gate: result.ClockArrival, OvershootClient: 1.05, OvershootArrival: 1.0, FalseRejectsClient: 2,
 			ExcusedSkew: result.Percentiles{Count: 2, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond}}
 	})
-	want := `<p class="clocks">clocks: gated on arrival bounds; overshoot x1.000 (arrival) x1.050 (client); false rejects 0 (arrival) 2 (client); 2 rejections excused only by arrival skew: p99 3ms, max 4ms.`
+	want := `<p class="clocks">clocks: gated on arrival bounds; overshoot x1.000 (arrival ±0s p99) x1.050 (client); false rejects 0 (arrival ±0s p99) 2 (client); no exact clock: the target gives no decision time and runs behind no recording backend; 2 rejections excused only by arrival skew: p99 3ms, max 4ms.`
 	if !strings.Contains(html, want) {
 		t.Errorf("report lacks the clocks line %q", want)
 	}
 	if n := strings.Count(html, `class="clocks"`); n != 1 {
 		t.Errorf("%d clocks lines, want the one scenario's that has clocks", n)
+	}
+}
+
+// The window table's "same verdict" agrees with the lock-out gate: a client the fleet locked
+// out is not the model's verdict, whatever its overshoot; a scenario with no claim says so
+// instead of an empty table.
+func TestReportWindowVerdictAndNoClaims(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) {
+		sc := &s.Scenarios[0]
+		for i := range sc.Probes {
+			if strings.HasSuffix(sc.Probes[i].ID, "uniform2x") {
+				sc.Probes[i].SteadyWindows, sc.Probes[i].SteadyShareArrival, sc.Probes[i].SteadyShare = 3, 0.523, 0.523
+			}
+		}
+		sc.Claims = nil
+	})
+	if !strings.Contains(html, "no: the fleet locked the client out (x0.523 of its limit in a window)") {
+		t.Error("a locked-out client's window row does not say the verdicts differ")
+	}
+	if !strings.Contains(html, `<p class="noclaims">The document makes no claim about this scenario`) {
+		t.Error("a scenario without claims shows no note")
+	}
+}
+
+// In a run of several systems the side-by-side answer comes first, before the gated
+// system's promises and gates.
+func TestReportSystemsSideBySideFirst(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) {
+		for i := range s.Scenarios {
+			s.Scenarios[i].Target = "envoy"
+		}
+	})
+	peers, promises := strings.Index(html, `<table id="peers">`), strings.Index(html, `<table id="promises">`)
+	if peers < 0 || promises < 0 || peers > promises {
+		t.Errorf("systems side by side at %d, promises at %d: want the systems first", peers, promises)
 	}
 }

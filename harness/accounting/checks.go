@@ -47,31 +47,57 @@ func NewCheck(name string, figure float64, op string, threshold float64, detail 
 // declared limit through in any window-long interval, on the clock named
 // (result.ClockArrival, the default, or result.ClockClient).
 func CheckOvershoot(r *Report, limit float64, clock string) result.Check {
+	if c, void := exactVoid(r, "max overshoot", limit, OpAtMost, clock); void {
+		return c
+	}
 	fig, who := r.Overshoot(clock)
 	detail := "no client had an acceptance"
 	if who != "" {
 		c := r.client(who)
 		n, how := c.BusiestArrived, "that must have arrived"
-		if clock == result.ClockClient {
+		switch clock {
+		case result.ClockClient:
 			n, how = c.BusiestAccepted, "sent"
+		case result.ClockDecision:
+			n, how = c.BusiestExact, "decided, by the limiter's clock"
+		case result.ClockBackend:
+			n, how = c.BusiestExact, "that reached the backend, by its clock"
 		}
 		detail = fmt.Sprintf("client %s: %d accepted in one %v interval, limit %d (%s in it)", c.ID, n, c.Window, c.Limit, how)
 	}
 	return NewCheck("max overshoot", fig, OpAtMost, limit, detail)
 }
 
+// exactVoid is the check named, not measured, when clock is an exact clock the run's
+// outcomes do not carry (a limiter that did not say when it decided, no recording backend):
+// its promise cannot be judged there, and is neither met nor broken.
+func exactVoid(r *Report, name string, threshold float64, op, clock string) (result.Check, bool) {
+	if !result.Exact(clock) || (r.Exact == clock && r.ExactTimes > 0) {
+		return result.Check{}, false
+	}
+	c := NewCheck(name, 0, op, threshold, fmt.Sprintf("not measured: gated on the %s clock, but no request has a time on it (give the target's clock, or --gate-clock auto or arrival)", clock))
+	c.Pass, c.NotMeasured = true, true
+	return c, true
+}
+
 // CheckFalseRejects is requirement 2: a client is never rejected while its own traffic in
 // the window before the request is within its limit, on the clock named (see
 // ClientReport.FalseRejects and FalseRejectsSent).
 func CheckFalseRejects(r *Report, clock string) result.Check {
+	if c, void := exactVoid(r, "false rejects", 0, OpEqual, clock); void {
+		return c
+	}
 	n, clients := r.FalseRejectsOn(clock)
 	detail := fmt.Sprintf("%d clients over their limit; every rejection was earned by the client's own traffic", r.OverLimitClients)
 	if n > 0 {
 		first := ""
 		for _, c := range r.Clients {
 			k := c.FalseRejects
-			if clock == result.ClockClient {
+			switch {
+			case clock == result.ClockClient:
 				k = c.FalseRejectsSent
+			case result.Exact(clock):
+				k = c.FalseRejectsExact
 			}
 			if k > 0 {
 				first = fmt.Sprintf("; first: %s, %d rejected, busiest %d of %d", c.ID, k, c.BusiestOffered, c.Limit)
@@ -98,7 +124,7 @@ func CheckErrorsOutsideFaults(r *Report) result.Check {
 func CheckLateness(r *Report, tolerance time.Duration) result.Check {
 	l := r.Lateness
 	detail := fmt.Sprintf("p50 %v, p99 %v, max %v over %d sends", l.P50, l.P99, l.Max, l.Count)
-	return NewCheck("generator lateness p99 (ms)", millis(l.P99), OpAtMost, millis(tolerance), detail)
+	return NewCheck(CheckLatenessName, millis(l.P99), OpAtMost, millis(tolerance), detail)
 }
 
 // CheckRate gates the generator: it achieved at least minRatio of the asked
@@ -109,8 +135,18 @@ func CheckRate(r *Report, minRatio float64) result.Check {
 		ratio = r.AchievedRate / r.AskedRate
 	}
 	detail := fmt.Sprintf("achieved %s of %s req/s asked; %d of %d requests sent", result.Number(r.AchievedRate), result.Number(r.AskedRate), r.Outcomes, r.Scheduled)
-	return NewCheck("achieved / asked rate", ratio, OpAtLeast, minRatio, detail)
+	return NewCheck(CheckRateName, ratio, OpAtLeast, minRatio, detail)
 }
+
+// The generator's own gates (CheckLateness, CheckRate): one that fails says the traffic was
+// not the schedule, not that the limiter broke a promise.
+const (
+	CheckLatenessName = "generator lateness p99 (ms)"
+	CheckRateName     = "achieved / asked rate"
+)
+
+// IsGeneratorCheck says a check is one of the generator's own gates.
+func IsGeneratorCheck(name string) bool { return name == CheckLatenessName || name == CheckRateName }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -131,15 +167,17 @@ type Gates struct {
 	// MinShare is the least share of its limit a client sending steadily over it is admitted
 	// in a window (DefaultMinShare; 0: the default).
 	MinShare float64
-	// Clock is the clock both promises are gated on: result.ClockArrival (empty: the
-	// default) or result.ClockClient. The other is shown beside it (Report.Clocks).
+	// Clock is the clock both promises are gated on: result.ClockAuto (the default: the
+	// target's exact clock where it gives one, arrival bounds otherwise; see
+	// Report.GateClock), ClockDecision, ClockBackend, ClockArrival (empty: the same) or
+	// ClockClient. The others are shown beside it (Report.Clocks). Evaluate takes it concrete.
 	Clock string
 }
 
 // DefaultGates are the requirements' thresholds and the default generator
 // tolerances.
 func DefaultGates() Gates {
-	return Gates{MaxOvershoot: OvershootLimit, LatenessP99: DefaultLatenessP99, MinRateRatio: DefaultMinRateRatio, MinShare: DefaultMinShare, Clock: result.ClockArrival}
+	return Gates{MaxOvershoot: OvershootLimit, LatenessP99: DefaultLatenessP99, MinRateRatio: DefaultMinRateRatio, MinShare: DefaultMinShare, Clock: result.ClockAuto}
 }
 
 // Verdict is a run judged.

@@ -154,44 +154,87 @@ func neededSkew(spans []span, r rejection, window time.Duration, k, hi, lo int, 
 	return d, true
 }
 
-// Overshoot is the run's worst overshoot on the clock named (result.ClockArrival or
-// result.ClockClient; empty is arrival), and the client that had it.
+// Overshoot is the run's worst overshoot on the clock named (result.ClockArrival,
+// ClockClient, or the run's exact clock, ClockDecision or ClockBackend; empty is arrival),
+// and the client that had it. An exact clock the run does not have reads 0 and no client.
 func (r *Report) Overshoot(clock string) (float64, string) {
-	if clock == result.ClockClient {
+	switch {
+	case clock == result.ClockClient:
 		return r.MaxOvershoot, r.MaxOvershootClient
+	case result.Exact(clock):
+		if clock != r.Exact {
+			return 0, ""
+		}
+		return r.OvershootExact, r.OvershootExactClient
 	}
 	return r.OvershootArrival, r.OvershootArrivalClient
 }
 
 // FalseRejectsOn is the run's false rejects on the clock named, and how many clients had one.
 func (r *Report) FalseRejectsOn(clock string) (int, int) {
-	if clock == result.ClockClient {
+	switch {
+	case clock == result.ClockClient:
 		return r.FalseRejectsSent, r.FalseRejectSentClients
+	case result.Exact(clock):
+		if clock != r.Exact {
+			return 0, 0
+		}
+		return r.FalseRejectsExact, r.FalseRejectExactClients
 	}
 	return r.FalseRejects, r.FalseRejectClients
 }
 
-// Clocks is both promises on both clocks, with gate the clock that gates them.
+// Clocks is both promises on every clock the run has, with gate the clock that gates them
+// and the arrival bounds' width (the p99 of answer minus send) beside them.
 func (r *Report) Clocks(gate string) result.Clocks {
 	if gate == "" {
 		gate = result.ClockArrival
 	}
-	return result.Clocks{
+	c := result.Clocks{
 		Gate:               gate,
 		OvershootClient:    r.MaxOvershoot,
 		OvershootArrival:   r.OvershootArrival,
 		FalseRejectsClient: r.FalseRejectsSent, FalseRejectsArrival: r.FalseRejects,
-		ExcusedSkew: r.ExcusedSkew,
+		ExcusedSkew:  r.ExcusedSkew,
+		ArrivalWidth: r.Latency.P99,
 	}
+	if r.Exact != "" {
+		c.Exact, c.OvershootExact, c.FalseRejectsExact = r.Exact, r.OvershootExact, r.FalseRejectsExact
+		c.ExactTimes, c.ExactMissing, c.ExactOutside, c.ExactOutsideMax = r.ExactTimes, r.ExactMissing, r.ExactOutside, r.ExactOutsideMax
+	}
+	return c
 }
 
-// ParseClock reads a gate clock: "arrival" or "client".
+// ParseClock reads a gate clock: auto, decision, backend, arrival or client.
 func ParseClock(s string) (string, error) {
 	switch s {
-	case result.ClockArrival, result.ClockClient:
+	case result.ClockAuto, result.ClockDecision, result.ClockBackend, result.ClockArrival, result.ClockClient:
 		return s, nil
 	}
-	return "", fmt.Errorf("gate clock %q: use %s (what a limiter could know: arrival bounds) or %s (the client's send times)", s, result.ClockArrival, result.ClockClient)
+	return "", fmt.Errorf("gate clock %q: use %s (the target's exact clock where it gives one, else arrival bounds), %s (the limiter's own decision times), %s (when admissions reached a recording backend), %s (what a limiter could know: arrival bounds) or %s (the client's send times)",
+		s, result.ClockAuto, result.ClockDecision, result.ClockBackend, result.ClockArrival, result.ClockClient)
+}
+
+// GateClock is the clock a run asked to gate on (asked: auto, an exact clock, arrival or
+// client; empty: arrival) made concrete for the exact clock the target declares (declared:
+// ClockDecision, ClockBackend or empty) and the one the outcomes carry (r.Exact). auto gates
+// on the declared exact clock where the outcomes carry it, and on arrival bounds otherwise,
+// why saying what was missing. An exact clock asked for by name is returned as it is: where
+// the outcomes lack it, its promises are not measured (CheckOvershoot says so).
+func (r *Report) GateClock(asked, declared string) (clock, why string) {
+	switch {
+	case asked == "":
+		return result.ClockArrival, ""
+	case asked != result.ClockAuto:
+		return asked, ""
+	case declared == "":
+		return result.ClockArrival, ""
+	case r.Exact == declared && r.ExactTimes > 0:
+		return declared, ""
+	case declared == result.ClockDecision:
+		return result.ClockArrival, "gated on arrival bounds: the target names a decision time header, but no answer carried one"
+	}
+	return result.ClockArrival, "gated on arrival bounds: the target runs behind a recording backend, but no request reached it"
 }
 
 // BusiestArrived is the most acceptances that must have arrived in one window-long interval,

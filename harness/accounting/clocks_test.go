@@ -83,6 +83,10 @@ func TestClocks(t *testing.T) {
 			}
 			rep := a.Report()
 			got := rep.Clocks(result.ClockArrival)
+			if got.ArrivalWidth != rep.Latency.P99 {
+				t.Errorf("arrival width %v, want the p99 of answer minus send, %v", got.ArrivalWidth, rep.Latency.P99)
+			}
+			got.ArrivalWidth = 0
 			want := tc.want
 			want.Gate = result.ClockArrival
 			if got.ExcusedSkew.Count == 0 {
@@ -111,18 +115,33 @@ func TestClocks(t *testing.T) {
 	}
 }
 
-// The clocks line says which clock gates and shows the other beside it.
+// The clocks line says which clock gates and shows the others beside it, the arrival bounds'
+// width beside each promise on them; without an exact clock it says there is none.
 func TestClocksLine(t *testing.T) {
 	c := result.Clocks{Gate: result.ClockArrival, OvershootClient: 1.2, OvershootArrival: 1.05, FalseRejectsClient: 2,
-		ExcusedSkew: result.Percentiles{Count: 2, P99: 3 * ms, Max: 4 * ms}}
-	want := "clocks: gated on arrival bounds; overshoot x1.050 (arrival) x1.200 (client); false rejects 0 (arrival) 2 (client); 2 rejections excused only by arrival skew: p99 3ms, max 4ms"
-	if got := c.String(); got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-	c.Gate = result.ClockClient
-	want = "clocks: gated on the client's send times; overshoot x1.200 (client) x1.050 (arrival); false rejects 2 (client) 0 (arrival); 2 rejections excused only by arrival skew: p99 3ms, max 4ms"
-	if got := c.String(); got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
+		ExcusedSkew: result.Percentiles{Count: 2, P99: 3 * ms, Max: 4 * ms}, ArrivalWidth: 12 * ms}
+	exact := c
+	exact.Exact, exact.OvershootExact, exact.FalseRejectsExact, exact.ExactTimes = result.ClockDecision, 1.1, 1, 900
+	missing := exact
+	missing.ExactMissing, missing.ExactOutside, missing.ExactOutsideMax = 3, 2, 250*time.Microsecond
+	for _, tc := range []struct {
+		c    result.Clocks
+		gate string
+		want string
+	}{
+		{c, result.ClockArrival, "clocks: gated on arrival bounds; overshoot x1.050 (arrival ±12ms p99) x1.200 (client); false rejects 0 (arrival ±12ms p99) 2 (client); " +
+			"no exact clock: the target gives no decision time and runs behind no recording backend; 2 rejections excused only by arrival skew: p99 3ms, max 4ms"},
+		{c, result.ClockClient, "clocks: gated on the client's send times; overshoot x1.200 (client) x1.050 (arrival ±12ms p99); false rejects 2 (client) 0 (arrival ±12ms p99); " +
+			"no exact clock: the target gives no decision time and runs behind no recording backend; 2 rejections excused only by arrival skew: p99 3ms, max 4ms"},
+		{exact, result.ClockDecision, "clocks: gated on the limiter's decision clock; overshoot x1.100 (decision) x1.050 (arrival ±12ms p99) x1.200 (client); false rejects 1 (decision) 0 (arrival ±12ms p99) 2 (client); " +
+			"decision clock: 900 times; 2 rejections excused only by arrival skew: p99 3ms, max 4ms"},
+		{missing, result.ClockArrival, "clocks: gated on arrival bounds; overshoot x1.050 (arrival ±12ms p99) x1.100 (decision) x1.200 (client); false rejects 0 (arrival ±12ms p99) 1 (decision) 2 (client); " +
+			"decision clock: 900 times, 3 answers without one (on their arrival bounds), 2 outside their send and answer (by up to 250µs); 2 rejections excused only by arrival skew: p99 3ms, max 4ms"},
+	} {
+		tc.c.Gate = tc.gate
+		if got := tc.c.String(); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
 	}
 }
 

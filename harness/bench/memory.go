@@ -152,7 +152,9 @@ func layouts() []layout {
 		return limiters.Key(id, &sliding) + ":" + strconv.FormatInt(idx, 10)
 	}
 	bd := limiters.BoundsFor(&sliding, limiters.DefaultNodes)
-	boundedKeys := func(id string, _ time.Time) []string { return []string{limiters.BoundedKey(id, &sliding)} }
+	boundedKeys := func(id string, _ time.Time) []string {
+		return []string{limiters.BoundedKey(id, &sliding), limiters.BoundedLogKey(id, &sliding)}
+	}
 	return []layout{
 		{name: "fixed_window (ours: one hash per client)", keys: "rl:{client}:default:fixed_window → {window: count}",
 			records: 1, load: ours(&fixed, 1), keysOf: oursKeys(&fixed)},
@@ -166,8 +168,9 @@ func layouts() []layout {
 		{name: "sliding_window, the bounded design: clients within their budgets (HS2's: about 1.5 requests per node and window)",
 			keys:    "nothing: a client a node decides within its unsynced budget is never pushed; only rl:epoch",
 			records: 0, load: boundedWithin(&sliding), keysOf: func(string, time.Time) []string { return nil }},
-		{name: fmt.Sprintf("sliding_window, the bounded design: a client at its limit (%d evenly over the window, one a sub-slice, pushed by 8 replicas)", sliding.Limit),
-			keys:    fmt.Sprintf("rl:{client}:default:sliding_window:b → {c<sub>: count, t<sub>: newest µs} × %d, _lo, _tot, {n:<node>: inc:total:call} × 8", sliding.Limit),
+		{name: fmt.Sprintf("sliding_window, the bounded design: a client at its limit (%d evenly over the window, pushed by 8 replicas)", sliding.Limit),
+			keys: fmt.Sprintf("rl:{client}:default:sliding_window:log → {seq: decision µs} × %d; rl:{client}:default:sliding_window:b → _clk, _seq, {n:<node>: inc:total:call} × 8",
+				sliding.Limit),
 			records: int(sliding.Limit), clients: boundedHotClients, load: boundedAtLimit(&sliding, bd), keysOf: boundedKeys},
 		{name: "sliding_window, 12 slices (the document's: one key per slice)", keys: "rl:{client}:default:sliding_window:<slice> → count, × 12 keys",
 			records: sliding.Slices,
@@ -314,8 +317,8 @@ func boundedWithin(r *limiters.Rule) func(ctx context.Context, rdb redis.Univers
 }
 
 // boundedAtLimit loads every client as the bounded design's store holds a client at its
-// limit, evenly over the window: its requests a window / limit apart, each in a sub-slice of
-// its own (a sub-slice is a few ms), pushed by the 8 replicas in turn under their push
+// limit, evenly over the window: its requests a window / limit apart, each an entry of its
+// log at its own µs, pushed by the 8 replicas in turn under their push
 // marks, through the settle script the replicas use.
 func boundedAtLimit(r *limiters.Rule, bd limiters.Bounds) func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
 	return func(ctx context.Context, rdb redis.UniversalClient, ids []string, now time.Time) error {
@@ -333,7 +336,7 @@ func boundedAtLimit(r *limiters.Rule, bd limiters.Bounds) func(ctx context.Conte
 					var total int64
 					for k := node; k < int(r.Limit); k += limiters.DefaultNodes {
 						j := d - int64(subs-1) + int64(k)*int64(subs)/r.Limit
-						e.Push = append(e.Push, limiters.SubCount{Index: j, Count: 1, Newest: j*bd.Sub + bd.Sub/2})
+						e.Push = append(e.Push, limiters.SubCount{Index: j, Count: 1, Newest: j * bd.Sub})
 						total++
 					}
 					e.Mark = limiters.PushMark{Node: strconv.Itoa(node) + "-ABCDEF", Inc: 1, Total: total}

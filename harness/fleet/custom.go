@@ -44,6 +44,11 @@ func (s Spec) customFor(provider, kind string) error {
 		return fmt.Errorf("the target file starts a %s target, which the %s provider cannot: use --provider %s",
 			s.Custom.Kind, provider, map[string]string{target.StartDocker: "docker", target.StartProcess: "local"}[s.Custom.Kind])
 	}
+	// The recording backend listens on this host's loopback, which a container on a bridge
+	// network does not reach.
+	if s.RecordBackend && s.Custom != nil && s.Custom.Kind == target.StartDocker && s.Network == NetworkBridge {
+		return fmt.Errorf("the target file proxies to the recording backend (%s), which runs on this host's loopback: use --network host", target.VarBackend)
+	}
 	return nil
 }
 
@@ -51,7 +56,7 @@ func (s Spec) customFor(provider, kind string) error {
 // bridge network, else on its own host port on 127.0.0.1; its peers reach it by its
 // container's name on a bridge network, else on 127.0.0.1.
 func (s Spec) customVars(i int, at layout, redis string) target.Vars {
-	v := target.Vars{Port: at.ports[i], Host: "127.0.0.1", Listen: loopback(at.ports[i]), Redis: redis, Node: i, Nodes: cmp.Or(s.NodeCount, s.Replicas)}
+	v := target.Vars{Port: at.ports[i], Host: "127.0.0.1", Listen: loopback(at.ports[i]), Redis: redis, Backend: at.backend, Node: i, Nodes: cmp.Or(s.NodeCount, s.Replicas)}
 	bridge := s.Network == NetworkBridge && s.Custom.Kind == target.StartDocker
 	if bridge {
 		v.Port, v.Host, v.Listen = s.Custom.Port, "0.0.0.0", ":"+strconv.Itoa(s.Custom.Port)

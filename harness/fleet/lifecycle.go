@@ -3,11 +3,13 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 )
 
@@ -61,7 +63,16 @@ type fleet struct {
 	masters int
 	// proxy is the store proxy (Spec.StoreProxy); nil without one.
 	proxy *storeProxy
+	// rec is the recording backend (Spec.RecordBackend); nil without one.
+	rec *recorder.Recorder
+	// zones and links are the replicas' zones and each zone's link to the store
+	// (Spec.Zones), in the same order; empty without zones.
+	zones topology.Topology
+	links []*storeProxy
 }
+
+// Backend implements Recorded.
+func (f *fleet) Backend() *recorder.Recorder { return f.rec }
 
 func newFleet(log *slog.Logger, cond result.Conditions, replicas int) *fleet {
 	f := &fleet{

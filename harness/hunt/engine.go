@@ -16,6 +16,8 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/harness/verdict"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // Sender sends a round's schedule at the system under test from start (every offset counts
@@ -48,6 +50,11 @@ type Config struct {
 	Outage         time.Duration
 	// Gates are loadtest's, its lateness tolerance already set for the time scale.
 	Gates accounting.Gates
+	// Judging is the rest of what loadtest judges the system's scenarios with
+	// (loadtest.System.Judging: the store's timeout and wait, the shards, who owns a killed
+	// node's refusals); its gates are Gates, and the window, replicas, sync interval, grace
+	// and fault are each round's.
+	Judging verdict.Judging
 	// Pressure is the pressure ladder's top level (0: no pressure search); PressureShare
 	// the factor each level puts on an attack's bursts (default 2); PressureRequests sizes a
 	// pressure round (default DefaultPressureRequests): half of it one pass of a variant's
@@ -64,6 +71,14 @@ type Config struct {
 	OutDir, RunDir string
 	Now            func() time.Time
 	Progress       io.Writer
+}
+
+// judging is what a round's variants are judged with besides the round's own: Judging with
+// the gates.
+func (c Config) judging() verdict.Judging {
+	j := c.Judging
+	j.Gates = c.Gates
+	return j
 }
 
 func (c *Config) defaults() error {
@@ -456,7 +471,7 @@ func (e *engine) judge(s layout, r *Round, hr result.HuntRound, plan *learnPlan)
 		e.out.Learned = e.learned.result()
 		fmt.Fprintf(cfg.Progress, "   learned: %s; %s\n", e.learned.edge, e.learned.tickNote)
 	}
-	hv, ms := r.judge(cfg.Gates)
+	hv, ms := r.judge(cfg.judging())
 	phase := time.Duration(s.origin.UnixNano() % int64(cfg.Env.Window))
 	for i, sv := range r.sent {
 		if ms[i].GeneratorBound {
@@ -563,6 +578,16 @@ func (e *engine) printBest(w io.Writer) {
 	}
 }
 
+// worse says a family's variant a did more harm than b: one that broke a promise on traffic
+// sent on schedule (by any check: a 5xx, an error or a client locked out as much as 1.1x)
+// before one that did not, then the search's measure (Measured.better).
+func worse(a, b record) bool {
+	if fa, fb := a.h.Outcome == outcome.Fail, b.h.Outcome == outcome.Fail; fa != fb {
+		return fa
+	}
+	return a.m.better(b.m)
+}
+
 // finish fills in every family's result and writes its worst schedule.
 func (e *engine) finish() {
 	cfg := e.cfg
@@ -588,15 +613,15 @@ func (e *engine) finish() {
 		worst := -1
 		for k, r := range recs {
 			hf.Tried = append(hf.Tried, r.h)
-			if worst < 0 || r.m.better(recs[worst].m) {
+			if worst < 0 || worse(r, recs[worst]) {
 				worst = k
 			}
 		}
 		if worst >= 0 {
 			w := recs[worst]
 			hf.Worst = &w.h
-			hf.GeneratorBound = w.m.GeneratorBound
-			hf.Breaks = !w.m.GeneratorBound && breaks(f.Kind, w.h, cfg.Gates.MaxOvershoot)
+			hf.GeneratorBound = w.h.Outcome == outcome.GeneratorBound
+			hf.Breaks = w.h.Outcome == outcome.Fail
 			file := e.replayFile(f.Name, fmt.Sprintf("harness hunt round %d: %s", w.h.Round, hf.Verdict()), w.sched, w.phase)
 			for k, p := range space {
 				file.Params = append(file.Params, schedule.Param{Name: p.Name, Value: w.v.Values[k], Unit: p.Unit})
@@ -614,6 +639,7 @@ func (e *engine) finish() {
 			}
 		}
 		e.finishPressure(i, f, &hf)
+		hf.Outcome = result.FamilyOutcome(hf)
 		e.out.Families = append(e.out.Families, hf)
 	}
 }

@@ -135,45 +135,13 @@ func Run(ctx context.Context, rc RunConfig) (result.Hunt, error) {
 	return h, result.Write(rc.OutDir, result.HuntFile, h)
 }
 
-// Verdict judges the hunt: it fails when a family broke a promise on traffic sent
-// faithfully, or a system could not be hunted; it is generator-bound when nothing broke and
-// some family has no faithfully sent variant.
-func Verdict(h *result.Hunt) {
-	h.Pass, h.GeneratorBound, h.Failed, h.NotMade = true, false, nil, nil
-	bound := false
-	for _, s := range h.Systems {
-		name := systemName(s)
-		if s.Error != "" {
-			h.Pass = false
-			h.Failed = append(h.Failed, name+": "+s.Error)
-			h.NotMade = append(h.NotMade, name+": "+s.Error)
-		}
-		for _, f := range s.Families {
-			if f.Breaks {
-				h.Pass = false
-				h.Failed = append(h.Failed, name+" "+f.Name+": "+f.Verdict())
-			}
-			if f.BrokeUnderPressure {
-				h.Pass = false
-				h.Failed = append(h.Failed, name+" "+f.Name+" under pressure: "+f.PressureVerdict)
-			}
-			bound = bound || f.GeneratorBound && f.NotRun == ""
-		}
-	}
-	if h.Interrupted {
-		h.Pass = false
-		h.Failed = append(h.Failed, "interrupted")
-	}
-	h.GeneratorBound = h.Pass && bound
-}
+// Verdict judges the hunt (result.Hunt.Settle): it fails when a family broke a promise on
+// traffic sent on schedule; it is not made when a system could not be hunted and none did,
+// generator-bound when nothing broke and some family has no variant sent on schedule.
+func Verdict(h *result.Hunt) { h.Settle() }
 
 // systemName is the system and, for the built-in replica, its design.
-func systemName(s result.HuntSystem) string {
-	if s.Design != "" {
-		return s.System + " (design " + s.Design + ")"
-	}
-	return s.System
-}
+func systemName(s result.HuntSystem) string { return s.Label() }
 
 // dirName is a system's directory under the run directory.
 func dirName(s result.HuntSystem) string {
@@ -262,7 +230,7 @@ func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Targ
 			Interval: sys.SyncInterval(), MaxRate: rc.MaxRate, Grace: grace},
 		Families: fams, Budget: rc.Budget, Requests: rc.Requests, Coarse: rc.Coarse, Levels: rc.Levels, Seed: rc.Seed,
 		Pressure: rc.Pressure, PressureShare: rc.PressureShare, PressureRequests: rc.PressureRequests,
-		Fault: rc.Fault, Outage: outage, Gates: sys.Gates(),
+		Fault: rc.Fault, Outage: outage, Gates: sys.Gates(), Judging: sys.Judging(),
 		OutDir: filepath.Join(rc.OutDir, dirName(out)), RunDir: rc.OutDir, Progress: rc.Progress,
 	}
 	if rc.Fault == FaultNone {

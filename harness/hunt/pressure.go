@@ -492,7 +492,7 @@ func (e *engine) storeLoad() (StoreLoad, bool) {
 // judgePressure judges a pressure round's variants as any round's and climbs each ladder.
 func (e *engine) judgePressure(s layout, r *Round, hr result.HuntRound, load StoreLoad, read bool) {
 	cfg := e.cfg
-	hv, ms := r.judge(cfg.Gates)
+	hv, ms := r.judge(cfg.judging())
 	phase := time.Duration(s.origin.UnixNano() % int64(cfg.Env.Window))
 	for i, sv := range r.sent {
 		if ms[i].GeneratorBound {
@@ -503,7 +503,7 @@ func (e *engine) judgePressure(s layout, r *Round, hr result.HuntRound, load Sto
 		for _, q := range sv.sched.Requests {
 			asked = append(asked, q.At)
 		}
-		st := pressureStep{level: applied, measured: len(sv.sent) > 0, broke: breaks(sv.fam.Kind, hv[i], cfg.Gates.MaxOvershoot),
+		st := pressureStep{level: applied, measured: len(sv.sent) > 0, broke: hv[i].PromiseBroken,
 			asked: peakRate(asked), achieved: peakRate(sv.sent), store: load, storeRead: read}
 		l := e.ladders[sv.v.Family]
 		l.record(st)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // WriteSummary prints what the hunt found: per system, per family, the worst case, its
@@ -55,16 +56,20 @@ func WriteSummary(w io.Writer, h result.Hunt, dir string) {
 			}
 		}
 	}
-	switch {
-	case h.IsNotMade():
-		fmt.Fprintf(w, "RESULT: NOT MADE: %s\n", strings.Join(h.NotMade, "; "))
-	case h.GeneratorBound:
-		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: nothing broke, and some family's every variant was sent late or slow; lower --max-rate\n")
-	case h.Pass:
-		fmt.Fprintf(w, "RESULT: PASS: no family broke 1.1x or rejected a client within its limit\n")
-	default:
-		fmt.Fprintf(w, "RESULT: FAIL: %s\n", strings.Join(h.Failed, "; "))
+	fmt.Fprintln(w, h.Outcome.Line(huntWhy(h)))
+}
+
+// huntWhy is what the RESULT line says beside the hunt's outcome.
+func huntWhy(h result.Hunt) string {
+	switch h.Outcome {
+	case outcome.NotMade:
+		return strings.Join(h.NotMade, "; ")
+	case outcome.GeneratorBound:
+		return "nothing broke, and some family's every variant was sent late or slow; lower --max-rate"
+	case outcome.Pass:
+		return "no family broke 1.1x or rejected a client within its limit"
 	}
+	return strings.Join(h.Failed, "; ")
 }
 
 // replayFlags are the flags a replay of a system's schedule needs besides the file: the

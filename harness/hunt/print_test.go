@@ -3,6 +3,7 @@ package hunt
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
 )
@@ -15,10 +16,10 @@ func TestWriteSummaryShowsBothClocks(t *testing.T) {
 		clocks *result.Clocks
 		want   string
 	}{
-		{"arrival gate", &result.Clocks{Gate: result.ClockArrival, OvershootArrival: 1.05, OvershootClient: 1.25, FalseRejectsArrival: 0, FalseRejectsClient: 7},
-			"clocks: gated on arrival bounds; overshoot x1.050 (arrival) x1.250 (client); false rejects 0 (arrival) 7 (client)"},
-		{"client gate", &result.Clocks{Gate: result.ClockClient, OvershootArrival: 1.05, OvershootClient: 1.25, FalseRejectsClient: 7},
-			"clocks: gated on the client's send times; overshoot x1.250 (client) x1.050 (arrival); false rejects 7 (client) 0 (arrival)"},
+		{"arrival gate", &result.Clocks{Gate: result.ClockArrival, OvershootArrival: 1.05, OvershootClient: 1.25, FalseRejectsArrival: 0, FalseRejectsClient: 7, ArrivalWidth: 30 * time.Millisecond},
+			"clocks: gated on arrival bounds; overshoot x1.050 (arrival ±30ms p99) x1.250 (client); false rejects 0 (arrival ±30ms p99) 7 (client)"},
+		{"client gate", &result.Clocks{Gate: result.ClockClient, OvershootArrival: 1.05, OvershootClient: 1.25, FalseRejectsClient: 7, ArrivalWidth: 30 * time.Millisecond},
+			"clocks: gated on the client's send times; overshoot x1.250 (client) x1.050 (arrival ±30ms p99); false rejects 7 (client) 0 (arrival ±30ms p99)"},
 		{"no clocks", nil, ""},
 	} {
 		h := result.Hunt{Systems: []result.HuntSystem{{System: "replica", Families: []result.HuntFamily{

@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -216,30 +217,38 @@ func (r *Round) Add(o traffic.Outcome) error {
 	return sv.acc.Add(o)
 }
 
-// judge is every variant's account, judged as loadtest judges, and the search's
-// measurement of it.
-func (r *Round) judge(gates accounting.Gates) ([]result.HuntVariant, []Measured) {
+// judge is every variant's account, judged as loadtest judges (base: what loadtest judges
+// the system's scenarios with), and the search's measurement of it.
+func (r *Round) judge(base judging.Judging) ([]result.HuntVariant, []Measured) {
 	var hv []result.HuntVariant
 	var ms []Measured
+	fault := ""
+	if r.Fault != nil {
+		fault = r.Fault.Kind
+	}
 	for _, sv := range r.sent {
-		h, m := judgeVariant(sv, r.N, r.Env, r.recovered, gates)
+		h, m := judgeVariant(sv, r.N, r.Env, fault, r.recovered, base)
 		hv, ms = append(hv, h), append(ms, m)
 	}
 	return hv, ms
 }
 
 // judgeVariant is one variant's account: loadtest's figures and gates for its client, judged
-// by harness/verdict as loadtest judges, and for a fault variant loadtest's fault gates (one
-// limit per node while the store is away, 1.1x after it returned and the recovery grace
-// passed, no 5xx, no error while the store is away).
-func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, gates accounting.Gates) (result.HuntVariant, Measured) {
+// by harness/verdict exactly as loadtest judges a scenario (every check: 1.1x, false rejects,
+// errors and 5xx, lock-out, the generator's), and for a fault variant loadtest's fault gates
+// for the round's fault (one limit per node while the store is away, 1.1x after it returned
+// and the recovery grace passed, no 5xx, no error while the store is away). base is what
+// loadtest judges the system with (its gates, the store's timeout and wait, the shards); the
+// window, replicas, sync interval and grace are the round's.
+func judgeVariant(sv *sentVariant, round int, env Env, fault string, recovered time.Duration, base judging.Judging) (result.HuntVariant, Measured) {
 	rep := sv.acc.Report()
-	j := judging.Judging{Gates: gates, Window: env.Window, Sync: env.Interval, Replicas: env.Replicas, Grace: env.Grace}
+	j := base
+	j.Window, j.Sync, j.Replicas, j.Grace = env.Window, env.Interval, env.Replicas, env.Grace
 	var ev judging.Evidence
 	if sv.fam.Kind == Fault {
-		// The hunt's store faults (stop, pause) have the same gates; the outage ends the grace
-		// before recovered, as measured.
-		j.Fault, j.Outage = result.FaultStop, result.Interval{From: env.Outage.From, To: recovered - env.Grace}
+		// The round's fault (store-stop, store-pause) with its own gates; the outage ends the
+		// grace before recovered, as measured.
+		j.Fault, j.Outage = cmp.Or(fault, result.FaultStop), result.Interval{From: env.Outage.From, To: recovered - env.Grace}
 		p := result.ProbeResult{ClientReport: result.ClientReport{Limit: env.Limit}}
 		for _, a := range sv.accepted {
 			p.AcceptedAt, p.AnsweredAt = append(p.AcceptedAt, a.sent), append(p.AnsweredAt, a.answered)
@@ -257,8 +266,8 @@ func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, 
 	falseRejects, _ := rep.FalseRejectsOn(j.Clock())
 	h := result.HuntVariant{
 		Round: round, Level: sv.v.Level, Accepted: rep.Accepted, Rejected: rep.Rejected, Errors: rep.Errors.Total(),
-		Overshoot: over, FalseRejects: falseRejects, GeneratorBound: v.GeneratorBound,
-		Checks: v.Checks, Clocks: &clocks,
+		Overshoot: over, FalseRejects: falseRejects, Outcome: v.Outcome(), GeneratorBound: v.GeneratorBound,
+		PromiseBroken: v.Broken, Checks: v.Checks, Clocks: &clocks,
 	}
 	for i, p := range sv.space {
 		h.Params = append(h.Params, result.HuntParam{Name: p.Name, Value: sv.v.Values[i], Unit: p.Unit})
@@ -282,18 +291,7 @@ func judgeVariant(sv *sentVariant, round int, env Env, recovered time.Duration, 
 		h.ErrorsInFault = rep.ErrorsInFault
 		// An error while the store is away is a broken promise as a false reject is: each
 		// counts a whole bound, so a variant that met them is the family's worst.
-		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/gates.MaxOvershoot) + float64(h.FalseRejects) + float64(h.ErrorsInFault)
+		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/j.Gates.MaxOvershoot) + float64(h.FalseRejects) + float64(h.ErrorsInFault)
 	}
 	return h, m
-}
-
-// breaks says whether a judged variant broke a promise, by its family's kind.
-func breaks(kind Kind, h result.HuntVariant, maxOvershoot float64) bool {
-	switch kind {
-	case AtLimit:
-		return h.FalseRejects > 0
-	case Fault:
-		return h.Overshoot > float64(h.Replicas) || h.AfterRecovery > maxOvershoot || h.FalseRejects > 0 || h.ErrorsInFault > 0
-	}
-	return h.Overshoot > maxOvershoot || h.FalseRejects > 0
 }

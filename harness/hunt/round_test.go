@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/harness/verdict"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // A store-fault variant is judged as loadtest judges a fail-open scenario: a limiter that
@@ -73,7 +76,7 @@ func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
 			gates := accounting.DefaultGates()
 			gates.LatenessP99 = 20 * time.Millisecond
 			gates.MaxOvershoot = 1.25 // the run's gate, not the document's constant
-			h, m := judgeVariant(sv, 1, env, outage.To+env.Grace, gates)
+			h, m := judgeVariant(sv, 1, env, result.FaultStop, outage.To+env.Grace, verdict.Judging{Gates: gates})
 			// loadtest's fault gates, from the one judge: 5xx counted apart, the run's 1.1x gate.
 			for _, c := range h.Checks {
 				switch c.Name {
@@ -105,14 +108,71 @@ func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
 			if !found {
 				t.Errorf("no check \"errors while the store is away\" among %d", len(h.Checks))
 			}
-			if got := breaks(Fault, h, accounting.OvershootLimit); got != tc.breaks {
-				t.Errorf("breaks: %v, want %v (x%.3f while away, x%.3f after, %d errors)", got, tc.breaks, h.Overshoot, h.AfterRecovery, h.ErrorsInFault)
+			if got := h.Outcome == outcome.Fail; got != tc.breaks {
+				t.Errorf("outcome %s, breaks %v, want %v (x%.3f while away, x%.3f after, %d errors)", h.Outcome, got, tc.breaks, h.Overshoot, h.AfterRecovery, h.ErrorsInFault)
 			}
 			if tc.breaks && m.Score < float64(tc.errors) {
 				t.Errorf("score %.3f: a variant with %d errors while the store is away must rank above any without", m.Score, tc.errors)
 			}
 			f := result.HuntFamily{Kind: "fault", Worst: &h, Breaks: tc.breaks}
 			t.Logf("%s", f.Verdict())
+		})
+	}
+}
+
+// An attack variant is judged by every check a load test's scenario is: one that stays
+// within 1.1x and rejects no client within its limit, but answers 500 to some of its
+// requests, breaks the promise (round.go's old breaks() called it "holds"), and the family's
+// verdict names the check its figures do not show.
+func TestAttackVariantJudgedByEveryCheck(t *testing.T) {
+	const limit = 600
+	window := 12 * time.Second
+	env := modelEnv(8, 0)
+	var fam Family
+	for _, f := range Families() {
+		if f.Name == FamilyEdge {
+			fam = f
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		errors int // the first requests answered 500
+		want   outcome.Outcome
+	}{
+		{"every request answered", 0, outcome.Pass},
+		{"five 500s", 5, outcome.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sched := schedule.Schedule{Clients: []schedule.Client{{ID: "v", Limit: limit, Window: window, Probe: true}}, Duration: 12 * time.Second}
+			for i := range 600 { // its limit, one every 20 ms: within it
+				sched.Requests = append(sched.Requests, schedule.Request{At: time.Duration(i) * 20 * time.Millisecond, Replica: int16(i % 8)})
+			}
+			acc, err := accounting.New(&sched, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sv := &sentVariant{fam: fam, sched: sched, acc: acc}
+			for i, q := range sched.Requests {
+				code := uint16(200)
+				if i < tc.errors {
+					code = 500
+				} else {
+					sv.accepted = append(sv.accepted, acceptance{q.At, q.At + time.Millisecond})
+				}
+				if err := acc.Add(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gates := accounting.DefaultGates()
+			gates.LatenessP99 = 20 * time.Millisecond
+			h, _ := judgeVariant(sv, 1, env, "", 0, verdict.Judging{Gates: gates})
+			if h.Outcome != tc.want || h.Overshoot > 1.1 || h.FalseRejects != 0 {
+				t.Fatalf("outcome %s (x%.3f, %d false rejects), want %s", h.Outcome, h.Overshoot, h.FalseRejects, tc.want)
+			}
+			f := result.HuntFamily{Name: fam.Name, Kind: string(fam.Kind), Worst: &h, Breaks: h.Outcome == outcome.Fail}
+			if got := f.Verdict(); tc.errors > 0 && !strings.Contains(got, "also failed: errors outside fault windows (5)") {
+				t.Errorf("verdict %q: want it to name the errors check", got)
+			}
 		})
 	}
 }

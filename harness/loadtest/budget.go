@@ -23,7 +23,7 @@ func budgetLoad(s *schedule.Schedule, nodes int) *result.BudgetLoad {
 	for i, c := range s.Clients {
 		r := limiters.Rule{Name: "default", Algorithm: limiters.SlidingWindow, Limit: int64(c.Limit), Window: c.Window, Slices: limiters.DefaultSlices}
 		bd := limiters.BoundsFor(&r, nodes)
-		bounds[i] = bound{bd.Budget, time.Duration(bd.Window-bd.Margin) * time.Microsecond}
+		bounds[i] = bound{bd.Budget, time.Duration(bd.Window) * time.Microsecond}
 		if i == 0 {
 			out.Budget = bd.Budget
 		}

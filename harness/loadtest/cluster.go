@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,7 +30,16 @@ func faultMember(fault string) string {
 // and, with fail-open, its two master faults in place of the whole-store ones.
 func (c Config) scenarios() []result.Scenario {
 	if c.Store != fleet.StoreCluster {
-		return Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), c.FailOpen, c.Matrix)
+		out := Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), c.FailOpen, c.Matrix)
+		if !c.FailOpen || c.Zones.IsZero() {
+			return out
+		}
+		n := 1 + len(FailOpenFaults)
+		zoned := slices.Clone(out[:n])
+		for _, f := range ZoneFaults {
+			zoned = append(zoned, result.Scenario{Name: out[0].Name + "/" + f, Algorithm: out[0].Algorithm, Mode: out[0].Mode, Design: out[0].Design, Fault: f, Gated: true})
+		}
+		return append(zoned, out[n:]...)
 	}
 	all := Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), false, c.Matrix)
 	out := []result.Scenario{all[0]}
@@ -203,9 +213,9 @@ const agreementGuard = 100 * time.Millisecond
 // replica (asynchronous replication): those acceptances are the allowance, and so are the
 // ones sent within agreementGuard of the oldest slice's edge.
 //
-// The bounded design's store holds sub-slices (limiters.BoundedHash) and, by design, not
-// what a node admitted within its unsynced budget of a client it never asked the store
-// about: up to nodes × budget per window less the margin is allowed missing. A decision
+// The bounded design's store holds a log of decision times (limiters.BoundedLog) and, by
+// design, not what a node admitted within its unsynced budget of a client it never asked the
+// store about: up to nodes × budget per window is allowed missing. A decision
 // whose store call failed or timed out may have been counted by the store and again by the
 // node's fallback: the store may hold up to those (the replicas' store decisions failed,
 // res.Sync) more.
@@ -271,7 +281,7 @@ func storeAgreement(ctx context.Context, fl fleet.Fleet, cfg Config, sc result.S
 		}
 		if bd.Budget > 0 && first != math.MaxInt64 {
 			span := (last - first + 1) * unit
-			perSpan := (bd.Window - bd.Margin) * int64(time.Microsecond)
+			perSpan := bd.Window * int64(time.Microsecond)
 			missing = int64(cfg.Spec.Replicas) * bd.Budget * ((span + perSpan - 1) / perSpan)
 		}
 		stored, accepted, allowance, unseen = stored+got, accepted+want, allowance+slack, unseen+missing
@@ -318,15 +328,11 @@ func documentLayout(window time.Duration) counterLayout {
 		}}
 }
 
-// boundedLayout is the bounded design's: a hash of sub-slice counts with their newest
-// arrival (limiters.BoundedKey, BoundedHash).
-var boundedLayout = counterLayout{what: "sub-slices",
+// boundedLayout is the bounded design's: a log of admissions by decision time
+// (limiters.BoundedLogKey, BoundedLog).
+var boundedLayout = counterLayout{what: "decision times",
 	read: func(ctx context.Context, rdb redis.UniversalClient, client string, rule *limiters.Rule) (int64, int64, int64, error) {
-		h, err := rdb.HGetAll(ctx, limiters.BoundedKey(client, rule)).Result()
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		subs, err := limiters.BoundedHash(h)
+		subs, err := limiters.BoundedLog(ctx, rdb, client, rule)
 		if err != nil {
 			return 0, 0, 0, err
 		}

@@ -41,7 +41,30 @@ func startGateway(t *testing.T, ctx context.Context, file string, replicas int, 
 	if a := fl.RedisAddr(); a != "" {
 		t.Errorf("a Redis was started at %s for a target without a store", a)
 	}
+	if rec := backendOf(fl); rec == nil {
+		t.Fatalf("%s proxies to the recording backend, but the fleet runs none", file)
+	} else {
+		rec.Record()
+	}
 	return tg, fl
+}
+
+// checkReached wants exactly the admissions among codes to have reached the recording
+// backend behind fl since the gateway started (or the last check): what a limiter that
+// proxies lets through is what the protected service sees, and a refusal never reaches it.
+func checkReached(t *testing.T, fl fleet.Fleet, codes []int) {
+	t.Helper()
+	rec := backendOf(fl)
+	admitted := 0
+	for _, c := range codes {
+		if c == http.StatusOK {
+			admitted++
+		}
+	}
+	if got := len(rec.Take()); got != admitted {
+		t.Errorf("%d requests reached the backend for answers %v, want the %d admitted", got, codes, admitted)
+	}
+	rec.Record()
 }
 
 // decide sends one request of client to the replica at url, as the target file says, and

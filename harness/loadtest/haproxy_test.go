@@ -37,6 +37,7 @@ func TestHaproxyStartsAndDecides(t *testing.T) {
 			if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
 				t.Fatalf("node 0 answered %v, want %v", codes, want)
 			}
+			checkReached(t, fl, codes)
 			if v := tg.Responses.Of(codes[3]); v != target.Rejected {
 				t.Errorf("429 reads as %v, want rejected", v)
 			}

@@ -12,8 +12,10 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/harness/verdict"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -63,6 +65,9 @@ func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judg
 		Fault: sc.Fault, Outage: outage, Grace: c.RecoveryGrace, StoreTimeout: c.StoreTimeout,
 		LimiterOwnsKilledNode: c.killedNodeRefusals() == target.BlameLimiter,
 		StoreWait:             c.storeWait(sc),
+		Exact:                 c.exactClock,
+		CutNodes:              c.cutNodes(sc.Fault),
+		LinkRTT:               c.farRTT(),
 	}
 }
 
@@ -83,9 +88,7 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	j := cfg.judging(sc, outage)
 	res.Requests, res.Accepted, res.Rejected, res.Errors = rep.Scheduled, rep.Accepted, rep.Rejected, rep.Errors
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
-	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
-	res.MaxOvershoot, _ = rep.Overshoot(j.Clock())
-	res.FalseRejects, _ = rep.FalseRejectsOn(j.Clock())
+	res.Lateness, res.Latency, res.ReplicaLatency, res.Zones = rep.Lateness, rep.Latency, rep.ReplicaLatency, rep.Zones
 	res.OverLimit = rep.OverLimitClients
 	recovered := j.Recovered()
 	res.PeakRatios = make([]int, result.PeakRatioBins)
@@ -111,6 +114,8 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	res.GeneratorBound, res.Checks, res.Pass = v.GeneratorBound, v.Checks, v.Pass
 	clocks := v.Clocks
 	res.Clocks = &clocks
+	res.MaxOvershoot, _ = rep.Overshoot(clocks.Gate)
+	res.FalseRejects, _ = rep.FalseRejectsOn(clocks.Gate)
 	if cfg.Schedule == nil { // the documents' claims are about the documents' traffic
 		res.Claims = verdict.Claims(res, j, sc)
 	}
@@ -135,14 +140,12 @@ func printScenario(w io.Writer, r result.ScenarioResult) {
 	if r.Gated {
 		kind = "GATED"
 	}
-	verdict := "PASS"
-	switch {
-	case r.Error != "":
-		verdict = "ERROR: " + r.Error
-	case r.GeneratorBound:
-		verdict = "GENERATOR-BOUND (the figures are not evidence either way)"
-	case !r.Pass:
-		verdict = "FAIL"
+	verdict := r.Outcome.Word()
+	switch r.Outcome {
+	case outcome.NotMade:
+		verdict += ": " + r.Error
+	case outcome.GeneratorBound:
+		verdict += " (the figures are not evidence either way)"
 	}
 	fmt.Fprintf(w, "   %s %s: %s; %d requests, %s of %s req/s, store %s cmd/s, p99 %v\n", kind, r.Name, verdict,
 		r.Requests, result.Rate(r.AchievedRate), result.Rate(r.AskedRate), result.Rate(r.StoreCmdPerSec), r.Latency.P99)
@@ -151,6 +154,9 @@ func printScenario(w io.Writer, r result.ScenarioResult) {
 	}
 	if r.Clocks != nil {
 		fmt.Fprintf(w, "     %s\n", r.Clocks)
+	}
+	for _, z := range r.Zones {
+		fmt.Fprintf(w, "     %s\n", z.Line())
 	}
 	if r.Error == "" {
 		fmt.Fprintf(w, "     %s\n", storeCost(r))
@@ -200,8 +206,12 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 	if s.Config.NetworkNote != "" {
 		network += " (" + s.Config.NetworkNote + ")"
 	}
-	fmt.Fprintf(w, "\nVerdict (%s provider, %s, %d replicas%s, time scale %g, %d cores)\n",
-		s.Config.Provider, network, s.Config.Replicas, design, s.Config.TimeScale, s.Cores)
+	zones := ""
+	if len(s.Config.Zones) > 0 {
+		zones = ", zones " + topology.Topology{Zones: s.Config.Zones}.String()
+	}
+	fmt.Fprintf(w, "\nVerdict (%s provider, %s, %d replicas%s%s, time scale %g, %d cores)\n",
+		s.Config.Provider, network, s.Config.Replicas, design, zones, s.Config.TimeScale, s.Cores)
 	fmt.Fprintf(w, "%-44s %-34s %12s %4s %10s  %s\n", "scenario", "check", "figure", "op", "threshold", "result")
 	for _, c := range s.Checks {
 		if !c.Gated {
@@ -227,21 +237,32 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 		}
 	}
 	for _, r := range s.Scenarios {
+		for _, z := range r.Zones {
+			if r.Gated {
+				fmt.Fprintf(w, "%-44s %s\n", r.Name, z.Line())
+			}
+		}
+	}
+	for _, r := range s.Scenarios {
 		for _, c := range r.Claims {
 			fmt.Fprintf(w, "%-44s claim %s: %s [%s]\n", r.Name, c.Verdict(), c.Text, c.Figure)
 		}
 	}
 	WritePeers(w, s)
-	switch {
-	case s.Incomplete:
-		fmt.Fprintf(w, "RESULT: INCOMPLETE: %s; %s\n", s.IncompleteWhy, strings.Join(s.Failed, "; "))
-	case s.IsNotMade():
-		fmt.Fprintf(w, "RESULT: NOT MADE: %s\n", strings.Join(s.NotMade, "; "))
-	case s.GeneratorBound:
-		fmt.Fprintf(w, "RESULT: GENERATOR-BOUND: the generator fell behind its schedule; lower --rate or use more cores\n")
-	case s.Pass:
-		fmt.Fprintf(w, "RESULT: PASS\n")
-	default:
-		fmt.Fprintf(w, "RESULT: FAIL: %s\n", strings.Join(s.Failed, "; "))
+	fmt.Fprintln(w, s.Outcome.Line(resultWhy(s)))
+}
+
+// resultWhy is what the RESULT line says beside the run's outcome.
+func resultWhy(s result.Summary) string {
+	switch s.Outcome {
+	case outcome.Pass:
+		return ""
+	case outcome.Incomplete:
+		return s.IncompleteWhy + "; " + strings.Join(s.Failed, "; ")
+	case outcome.NotMade:
+		return strings.Join(s.NotMade, "; ")
+	case outcome.GeneratorBound:
+		return "the generator fell behind its schedule; lower --rate or use more cores"
 	}
+	return strings.Join(s.Failed, "; ")
 }

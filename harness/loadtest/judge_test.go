@@ -365,13 +365,13 @@ func TestDecisionsWithoutTheStoreVoidTheAlgorithmsClaims(t *testing.T) {
 // The verdict and each scenario's rows carry the clocks line: both clocks of both promises,
 // the gated one named, so the client's view is printed whichever clock gates.
 func TestVerdictPrintsTheClocksLine(t *testing.T) {
-	clocks := &result.Clocks{Gate: result.ClockClient, OvershootClient: 1.2, OvershootArrival: 1.05, FalseRejectsArrival: 1, FalseRejectsClient: 3}
+	clocks := &result.Clocks{Gate: result.ClockClient, OvershootClient: 1.2, OvershootArrival: 1.05, FalseRejectsArrival: 1, FalseRejectsClient: 3, ArrivalWidth: 20 * time.Millisecond}
 	sum := result.Summary{Config: result.ConfigSummary{Provider: "local", Network: "loopback"}, Pass: true,
 		Scenarios: []result.ScenarioResult{{Scenario: result.Scenario{Name: "sliding_window/delayed", Gated: true}, Clocks: clocks}}}
 	var b strings.Builder
 	WriteVerdict(&b, sum)
 	printScenario(&b, sum.Scenarios[0])
-	want := "clocks: gated on the client's send times; overshoot x1.200 (client) x1.050 (arrival); false rejects 3 (client) 1 (arrival)"
+	want := "clocks: gated on the client's send times; overshoot x1.200 (client) x1.050 (arrival ±20ms p99); false rejects 3 (client) 1 (arrival ±20ms p99)"
 	if n := strings.Count(b.String(), want); n != 2 {
 		t.Errorf("%d clocks lines %q, want one in the verdict and one in the scenario's rows:\n%s", n, want, b.String())
 	}

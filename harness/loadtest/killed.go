@@ -16,6 +16,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -24,7 +25,7 @@ import (
 func writeStarted(dir string, cfg Config, sc result.Scenario, sys sut, origin time.Time, faults []result.Interval, outage result.Interval, cond result.Conditions) error {
 	st := result.Started{
 		Run: cfg.started, Scenario: sc, Schedule: cfg.Spec, Start: origin, Faults: faults, Outage: outage,
-		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, GateClock: cfg.Gates.Clock, KilledNode: cfg.killedNode, Shards: cfg.shardCount(),
+		Lateness: cfg.Gates.LatenessP99, MinRateRatio: cfg.Gates.MinRateRatio, GateClock: cfg.Gates.Clock, ExactClock: cfg.exactClock, KilledNode: cfg.killedNode, Shards: cfg.shardCount(),
 		SyncInterval: cfg.SyncInterval, OutageAsked: cfg.Outage,
 		Config:     cfg.configSummary(sc.Algorithm, sc.Mode, sys.classes()[0].Limit),
 		Conditions: cond, Commit: cfg.Commit, Cores: runtime.NumCPU(),
@@ -169,10 +170,11 @@ func JudgeKilled(dir string, jc JudgeConfig) (result.Summary, error) {
 	if len(again) == 0 {
 		return sum, fmt.Errorf("%s/summary.json holds every scenario the run started: it finished; harness report %s renders it", dir, dir)
 	}
-	sum.Pass, sum.Incomplete = false, true
+	sum.Incomplete = true
 	sum.IncompleteWhy = fmt.Sprintf("the run was killed before it finished: %s judged afterwards by harness judge from the outcomes written before the kill (store and sync figures not measured)",
 		strings.Join(again, ", "))
 	sum.Failed = append(sum.Failed, "incomplete: the run was killed during "+again[len(again)-1])
+	sum.Settle()
 	if jc.Commit != "" && sum.Commit == "" {
 		sum.Commit = jc.Commit
 	}
@@ -193,7 +195,7 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 	if !ok {
 		return result.ScenarioResult{}, fmt.Errorf("%s: no request has an outcome: the run was killed before this scenario's traffic was written", dir)
 	}
-	acc, err := accounting.New(&sched, st.Faults)
+	acc, err := cfg.accumulator(&sched, st.Faults)
 	if err != nil {
 		return result.ScenarioResult{}, err
 	}
@@ -212,6 +214,9 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 		if err := acc.Add(o); err != nil {
 			return result.ScenarioResult{}, err
 		}
+	}
+	if err := readBackend(dir, st, acc); err != nil {
+		return result.ScenarioResult{}, err
 	}
 	if a := st.Schedule.Away; a != nil && cfg.killedNodeRefusals() == target.BlameHarness {
 		// The planned outage stands for the measured one, which went with the run.
@@ -258,7 +263,7 @@ func startedConfig(st result.Started, jc JudgeConfig) Config {
 	cfg := DefaultConfig()
 	c := st.Config
 	cfg.Spec = st.Schedule
-	cfg.Provider, cfg.Network, cfg.StoreTimeout, cfg.killedNode = c.Provider, c.Network, c.StoreTimeout, st.KilledNode
+	cfg.Provider, cfg.Network, cfg.StoreTimeout, cfg.killedNode, cfg.exactClock = c.Provider, c.Network, c.StoreTimeout, st.KilledNode, st.ExactClock
 	if c.Store != "" {
 		cfg.Store = c.Store
 	}
@@ -266,6 +271,7 @@ func startedConfig(st result.Started, jc JudgeConfig) Config {
 		cfg.SyncInterval, cfg.Outage = st.SyncInterval, st.OutageAsked
 	}
 	cfg.RecoveryGrace, cfg.Shards = c.RecoveryGrace, st.Shards
+	cfg.Zones = topology.Topology{Zones: c.Zones}
 	cfg.Gates.LatenessP99, cfg.Gates.MinRateRatio, cfg.Gates.Clock = st.Lateness, st.MinRateRatio, st.GateClock
 	if jc.Gates != (accounting.Gates{}) {
 		cfg.Gates = jc.Gates

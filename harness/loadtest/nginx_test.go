@@ -41,6 +41,7 @@ func TestNginxStartsAndDecides(t *testing.T) {
 			if !slices.Equal(codes, tt.want) {
 				t.Fatalf("answers %v, want %v", codes, tt.want)
 			}
+			checkReached(t, fl, codes)
 			if v := tg.Responses.Of(codes[len(codes)-1]); v != target.Rejected {
 				t.Errorf("429 reads as %v, want rejected", v)
 			}

@@ -1,10 +1,15 @@
 package loadtest
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
+	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
@@ -68,9 +73,7 @@ func Rejudge(dir string, jc JudgeConfig) (result.Summary, error) {
 		}
 		addScenario(&sum, res)
 	}
-	if old.Interrupted {
-		sum.Pass = false
-	}
+	sum.Settle() // an interrupted run stays interrupted
 	return sum, writeSummary(jc.OutDir, sum)
 }
 
@@ -86,7 +89,7 @@ func rejudgeScenario(st result.Started, dir string, old result.ScenarioResult, j
 	if faults == nil {
 		faults = st.Faults
 	}
-	acc, err := accounting.New(&sched, faults)
+	acc, err := cfg.accumulator(&sched, faults)
 	if err != nil {
 		return old, err
 	}
@@ -96,6 +99,9 @@ func rejudgeScenario(st result.Started, dir string, old result.ScenarioResult, j
 		if err := acc.Add(o); err != nil {
 			return old, err
 		}
+	}
+	if err := readBackend(dir, st, acc); err != nil {
+		return old, err
 	}
 	outage := st.Outage
 	if t := old.FaultTiming; t != nil { // as measuredFault measured it
@@ -135,4 +141,21 @@ func rejudgeScenario(st result.Started, dir string, old result.ScenarioResult, j
 // shards' records, not the outcomes.
 func liveOnly(name string) bool {
 	return name == "store agrees with the accepted" || name == "shard clock skew (ms)"
+}
+
+// readBackend gives acc what reached the recording backend of a scenario that ran behind
+// one (its backend.csv); a run killed before the scenario's traffic was over has none, and
+// its promises are then counted without the backend's clock.
+func readBackend(dir string, st result.Started, acc *accounting.Accumulator) error {
+	if st.ExactClock != result.ClockBackend {
+		return nil
+	}
+	err := recorder.ReadFile(filepath.Join(dir, recorder.File), func(i int, at time.Duration) { acc.AddBackend(i, at) })
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		acc.UseBackend()
+	}
+	return err
 }

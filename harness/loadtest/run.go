@@ -19,10 +19,12 @@ import (
 	"github.com/edgeproof/rlharness/harness/fault"
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/model"
+	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/synchealth"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/internal/commandstats"
 	"github.com/edgeproof/rlharness/limiters"
@@ -53,6 +55,9 @@ type Config struct {
 	// StoreCPU, when set, gives the one Redis that share of a core (Docker only): a slow
 	// store, whose calls take time in proportion to their work, as a busy Redis thread's do.
 	StoreCPU float64
+	// Zones places the replicas in zones, each with its own link to the store (--zones,
+	// --topology, a target file's topology section); zero is no topology.
+	Zones topology.Topology
 	// Outage is how long the store stays down in a fail-open scenario, before scaling.
 	Outage time.Duration
 	// RecoveryGrace is how long after the store returns before the 1.1× gate applies again
@@ -93,6 +98,9 @@ type Config struct {
 	// killedNode is who answers for a refused connection to a killed node: a target file's
 	// faults.killed_node (forTarget); empty is the harness.
 	killedNode string
+	// exactClock is the exact clock the scenarios' system gives (sut.exactClock, set by
+	// forTarget): what --gate-clock auto gates on where the outcomes carry it.
+	exactClock string
 }
 
 // latenessShare is how late, as a share of one slice at the run's time scale, the generator
@@ -136,12 +144,19 @@ func (c Config) check() error {
 		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
 	case c.Design != "" && !slices.Contains(limiters.Designs(), limiters.Design(c.Design)):
 		return fmt.Errorf("--design %q: use %s (the default, docs/design-bound.md) or %s (the document's delayed sync)", c.Design, limiters.DesignBounded, limiters.DesignDocument)
+	case !c.Zones.IsZero() && c.Zones.Replicas() != c.Spec.Replicas && (len(c.Targets) == 0 || slices.Contains(c.Targets, nil)):
+		return fmt.Errorf("--zones %s hold %d replicas, but --replicas is %d: make them agree", c.Zones, c.Zones.Replicas(), c.Spec.Replicas)
+	case !c.Zones.IsZero() && c.Store == fleet.StoreCluster:
+		return errors.New("--zones gives each zone a link to one Redis; a Redis Cluster's nodes announce their own addresses: leave --store cluster off")
 	case c.Shards < 1:
 		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
 	case c.Shards > 1 && slices.ContainsFunc(c.Targets, func(t *target.Target) bool { return t != nil }):
 		return errors.New("--shards sends the built-in replica's schedule only: a target file's classes and request shape do not travel to the shards yet; run a --target without --shards")
 	case c.ShardRunner != RunnerProcess && c.ShardRunner != RunnerContainer && c.ShardRunner != "":
 		return fmt.Errorf("--shard-runner %q: use %s or %s", c.ShardRunner, RunnerProcess, RunnerContainer)
+	}
+	if err := c.zoneFaultsAlone(); err != nil {
+		return err
 	}
 	if err := checkClock(c.Gates.Clock); err != nil {
 		return err
@@ -222,7 +237,7 @@ func Run(ctx context.Context, cfg Config) (result.Summary, error) {
 			res.Pass = false
 			cfg.Logger.Error("scenario failed to run", "scenario", sc.Name, "err", err)
 		}
-		addScenario(&sum, res)
+		res = addScenario(&sum, res)
 		printScenario(cfg.Progress, res)
 		printCluster(cfg.Progress, res.Cluster)
 		if err := writeSummary(cfg.OutDir, sum); err != nil { // a crash keeps what was measured
@@ -233,8 +248,9 @@ func Run(ctx context.Context, cfg Config) (result.Summary, error) {
 		return sum, fmt.Errorf("no scenario matches --only %q", cfg.Only)
 	}
 	if ctx.Err() != nil {
-		sum.Pass, sum.Interrupted = false, true
+		sum.Interrupted = true
 		sum.Failed = append(sum.Failed, "interrupted")
+		sum.Settle()
 	}
 	sum.FinishedAt = time.Now().UTC()
 	return sum, writeSummary(cfg.OutDir, sum)
@@ -264,7 +280,7 @@ func (c Config) configSummary(algorithm, mode string, limit int) result.ConfigSu
 		Algorithm: algorithm, Mode: mode, Design: c.designSummary(limiters.Mode(mode)), SyncInterval: c.scaled(c.SyncInterval),
 		StoreTimeout: c.StoreTimeout, TimeScale: c.Spec.TimeScale, Window: c.Spec.Window(), Limit: limit,
 		Rate: c.Spec.Rate, Clients: c.Spec.Clients, Seed: c.Spec.Seed, Outage: c.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
-		Store: c.clusterStore()}
+		Store: c.clusterStore(), Zones: c.Zones.Zones}
 }
 
 // designSummary is the summary's design: delayed mode's design under test, empty in other modes.
@@ -306,9 +322,11 @@ func (c Config) newSummary(askedLateness time.Duration) (result.Summary, error) 
 	return sum, nil
 }
 
-// addScenario adds a judged scenario to the summary: its checks, and, when it is gated, its
-// verdict.
-func addScenario(sum *result.Summary, res result.ScenarioResult) {
+// addScenario adds a judged scenario to the summary with its outcome (result.ScenarioOutcome,
+// once every check is in: the cluster store's, the shards' clock skew): its checks, and the
+// run's outcome settled again. It returns the scenario as added.
+func addScenario(sum *result.Summary, res result.ScenarioResult) result.ScenarioResult {
+	res.Outcome = result.ScenarioOutcome(res)
 	sum.Scenarios = append(sum.Scenarios, res)
 	for _, c := range res.Checks {
 		sum.Checks = append(sum.Checks, result.GateCheck{Scenario: res.Name, Gated: res.Gated, Check: c})
@@ -316,14 +334,12 @@ func addScenario(sum *result.Summary, res result.ScenarioResult) {
 			sum.Failed = append(sum.Failed, res.Name+": "+c.Name)
 		}
 	}
-	if res.Gated {
-		sum.Pass = sum.Pass && res.Pass
-		sum.GeneratorBound = sum.GeneratorBound || res.GeneratorBound
-	}
 	if res.Error != "" && res.Gated {
 		sum.Failed = append(sum.Failed, res.Name+": "+res.Error)
 		sum.NotMade = append(sum.NotMade, res.Name+": "+res.Error)
 	}
+	sum.Settle()
+	return res
 }
 
 func writeSummary(dir string, s result.Summary) error {
@@ -372,7 +388,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc re
 	r.plan = cfg.faultPlan(sc, sys.t)
 	r.outage = r.plan.outage
 	res.Faults = r.plan.windows
-	if r.col, err = newCollector(&r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
+	if r.col, err = newCollector(cfg, &r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
 		return res, err
 	}
 	defer r.col.close()
@@ -462,6 +478,9 @@ func (r *scenarioRun) send(ctx context.Context, res *result.ScenarioResult) ([]r
 // cluster watch, the progress lines and the fault.
 func (r *scenarioRun) begin(ctx, runCtx context.Context, origin time.Time) error {
 	r.start = origin
+	if rec := backendOf(r.fl); rec != nil {
+		rec.Record()
+	}
 	// What a judge needs of the scenario if the run dies before summary.json: harness
 	// judge rebuilds the schedule from it and judges outcomes.csv.
 	if err := writeStarted(r.sc.Dir(r.cfg.OutDir), r.cfg, r.sc, r.sys, origin, r.plan.windows, r.plan.outage, r.fl.Conditions()); err != nil {
@@ -509,7 +528,25 @@ func (r *scenarioRun) end(ctx context.Context, res *result.ScenarioResult) error
 		}
 	}
 	res.Cluster = r.stopWatch()
+	if rec := backendOf(r.fl); rec != nil && !r.start.IsZero() {
+		arrivals := rec.Take()
+		if werr := recorder.WriteFile(r.sc.Dir(r.cfg.OutDir), r.start, arrivals); werr != nil && err == nil {
+			err = werr
+		}
+		r.col.acc.UseBackend()
+		for _, a := range arrivals {
+			r.col.acc.AddBackend(a.Index, a.At.Sub(r.start))
+		}
+	}
 	return err
+}
+
+// backendOf is the recording backend behind fl's replicas; nil without one.
+func backendOf(fl fleet.Fleet) *recorder.Recorder {
+	if f, ok := fl.(fleet.Recorded); ok {
+		return f.Backend()
+	}
+	return nil
 }
 
 // judge accounts for the outcomes and judges them: the gates and the document's claims, on a
@@ -566,8 +603,8 @@ type collector struct {
 	sent, errs atomic.Int64
 }
 
-func newCollector(sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
-	acc, err := accounting.New(sched, faults)
+func newCollector(cfg Config, sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
+	acc, err := cfg.accumulator(sched, faults)
 	if err != nil {
 		return nil, err
 	}

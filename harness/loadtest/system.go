@@ -15,6 +15,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
 	"github.com/edgeproof/rlharness/harness/traffic"
+	"github.com/edgeproof/rlharness/harness/verdict"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -98,6 +99,14 @@ func (s *System) SyncInterval() time.Duration {
 
 // Gates are the load test's gates, the lateness tolerance set for the time scale.
 func (s *System) Gates() accounting.Gates { return s.cfg.Gates }
+
+// Judging is what the system's scenarios are judged with before their fault: the gates, the
+// window, sync interval and replicas, the shards, the store's timeout and wait, who owns a
+// killed node's refusals, the recovery grace. A caller judging its own traffic (harness
+// hunt) sets the fault and its outage and judges with verdict.Judge, as a scenario is.
+func (s *System) Judging() verdict.Judging {
+	return s.cfg.judging(s.sc, result.Interval{})
+}
 
 // Outage is how long a store fault keeps the store away, and RecoveryGrace how long after
 // it the 1.1× gate applies again.

@@ -37,12 +37,16 @@ type sut struct {
 // fleet is as many replicas as the file starts. The generator's lateness tolerance follows
 // the time scale unless the command line set one (askedLateness > 0).
 func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config {
+	c.exactClock = sut{t: t}.exactClock()
 	if t == nil {
 		return c
 	}
 	c.killedNode = t.Faults.KilledNode
 	c.Spec.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
 	c.Spec.Replicas = t.Start.Replicas
+	if c.Zones.IsZero() {
+		c.Zones = t.Topology
+	}
 	c.Gates.LatenessP99 = askedLateness
 	c.Gates.LatenessP99 = c.latenessTolerance()
 	return c
@@ -51,11 +55,11 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 // targetScenarios are a target's scenarios: the documents' traffic, and with failOpen its
 // fault scenarios (targetFaults): the store's where the harness runs it, a killed node where
 // it starts several.
-func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
+func targetScenarios(t *target.Target, gated, failOpen, zoned bool) []result.Scenario {
 	a := t.Algorithm
 	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
 	if failOpen {
-		for _, f := range targetFaults(t) {
+		for _, f := range targetFaults(t, zoned) {
 			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
@@ -86,7 +90,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 		spec := fleet.Spec{
 			Replicas: cfg.Spec.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+			Zones: cfg.Zones,
 		}
 		return spec
 	}
@@ -97,8 +102,33 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow,
-		NoStore: !s.t.Store.Managed}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+		NoStore: !s.t.Store.Managed, RecordBackend: s.t.Clock.Backend, Zones: cfg.Zones}
+}
+
+// replicaDecidedAt is the header in which the built-in replica says when it decided a
+// request (targets/replica.DecidedAtHeader).
+const replicaDecidedAt = "X-RateLimit-Decided-At"
+
+// exactClock is the exact clock the system gives (result.ClockDecision, ClockBackend; empty:
+// none): the built-in replica says when it decided; a target file says what it gives.
+func (s sut) exactClock() string {
+	switch {
+	case s.t == nil, s.t.Clock.DecidedAt != "":
+		return result.ClockDecision
+	case s.t.Clock.Backend:
+		return result.ClockBackend
+	}
+	return ""
+}
+
+// decidedHeader is the header the system's answers say when they were decided in; empty
+// for none.
+func (s sut) decidedHeader() string {
+	if s.t == nil {
+		return replicaDecidedAt
+	}
+	return s.t.Clock.DecidedAt
 }
 
 // start brings the system up: a fleet, or for a url target the address it already answers on.
@@ -146,10 +176,10 @@ func (s sut) scriptCommands() commandstats.Set {
 // options are how the traffic names the client and what else each request carries.
 func (s sut) options(sched *schedule.Schedule) traffic.Options {
 	if s.t == nil {
-		return traffic.Options{}
+		return traffic.Options{DecidedHeader: replicaDecidedAt}
 	}
 	r := s.t.Request
-	opts := traffic.Options{Path: r.Path, ClientHeader: r.ClientHeader, Timeout: r.Timeout}
+	opts := traffic.Options{Path: r.Path, ClientHeader: r.ClientHeader, Timeout: r.Timeout, DecidedHeader: s.t.Clock.DecidedAt}
 	if s.t.Responses.JSON != nil {
 		opts.Status = s.judge
 	}
@@ -259,11 +289,13 @@ func (u urlFleet) Kill(context.Context, string) error { return errNotStarted }
 func (u urlFleet) SlowStore(context.Context, time.Duration) error {
 	return errNotStarted
 }
-func (u urlFleet) Start(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Pause(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Unpause(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Restart(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Terminate(context.Context) error       { return nil }
+func (u urlFleet) SlowLink(context.Context, string, time.Duration) error { return errNotStarted }
+func (u urlFleet) CutLink(context.Context, string, string) error         { return errNotStarted }
+func (u urlFleet) Start(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Pause(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Unpause(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Restart(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Terminate(context.Context) error                       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {
@@ -292,7 +324,7 @@ func (c Config) runs() []run {
 			}
 			continue
 		}
-		for _, sc := range targetScenarios(t, k == 0, c.FailOpen) {
+		for _, sc := range targetScenarios(t, k == 0, c.FailOpen, !c.Zones.IsZero()) {
 			if c.wantsFault(sc.Fault) {
 				out = append(out, run{sc: sc, sys: sut{t: t}})
 			}
@@ -316,10 +348,16 @@ func WritePeers(w io.Writer, s result.Summary) {
 	fmt.Fprintf(w, "\nSystems side by side (the first is gated)\n")
 	fmt.Fprintf(w, "%-36s %7s %9s %9s %-26s %6s %9s %9s %9s  %s\n", "system", "window", "boundary", "worst", "worst client", "false", "p99", "store/req", "ops/req", "verdict")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9.3f %9.3f  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
-			r.FalseRejects, r.P99.Round(10*time.Microsecond), r.StorePerRequest, r.StoreOpsPerRequest, r.Verdict)
+		// A system without a store has no store figures: "no store", as the report says, not a
+		// measured 0.000.
+		store, ops := fmt.Sprintf("%.3f", r.StorePerRequest), fmt.Sprintf("%.3f", r.StoreOpsPerRequest)
+		if r.NoStore {
+			store, ops = "no store", "-"
+		}
+		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9s %9s  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
+			r.FalseRejects, r.P99.Round(10*time.Microsecond), store, ops, r.Verdict())
 		for _, c := range r.FaultColumns() {
-			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r.NoStore))
+			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r))
 		}
 	}
 }

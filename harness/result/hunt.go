@@ -3,6 +3,8 @@ package result
 import (
 	"fmt"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // HuntFile is the name of harness hunt's result in its run directory.
@@ -17,6 +19,9 @@ type Hunt struct {
 	Cores      int          `json:"cores"`
 	Config     HuntConfig   `json:"config"`
 	Systems    []HuntSystem `json:"systems"`
+	// Outcome is the hunt's verdict (harness/hunt's Verdict): its families' and systems'
+	// combined. Pass, GeneratorBound and NotMade say the rest in the older fields' terms.
+	Outcome outcome.Outcome `json:"outcome"`
 	// Pass: no family broke 1.1× (or a fault's bounds) and no client was rejected within
 	// its limit, on traffic the generator sent faithfully.
 	Pass bool `json:"pass"`
@@ -28,22 +33,6 @@ type Hunt struct {
 	// target could not run on the provider, ...), each with why; they are in Failed too.
 	NotMade     []string `json:"not_made,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
-}
-
-// IsNotMade says the hunt could not be made: a system could not be hunted, and no family
-// broke a promise on a system that was.
-func (h Hunt) IsNotMade() bool {
-	if len(h.NotMade) == 0 {
-		return false
-	}
-	for _, s := range h.Systems {
-		for _, f := range s.Families {
-			if f.Breaks {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // HuntConfig is what the hunt was asked for.
@@ -139,6 +128,10 @@ type HuntFamily struct {
 	// Worst is the variant that did the most harm, preferring variants the generator sent
 	// faithfully; nil when none was measured.
 	Worst *HuntVariant `json:"worst,omitempty"`
+	// Outcome is the family's verdict: the worst variant's (a variant that broke a promise
+	// on schedule is the worst), fail when a pressure level broke a promise; "" when the
+	// family did not run or no variant was sent.
+	Outcome outcome.Outcome `json:"outcome,omitempty"`
 	// Breaks: the worst variant broke a promise on traffic sent faithfully.
 	Breaks bool `json:"breaks"`
 	// GeneratorBound: every variant of the family was sent late or slow.
@@ -182,7 +175,8 @@ type HuntPressureRound struct {
 	Variant       HuntVariant `json:"variant"`
 }
 
-// Verdict is the family's outcome in words.
+// Verdict is the family's outcome in words: the worst variant's figures, and where it broke
+// a promise the figures do not show (5xx, errors, a client locked out), which.
 func (f HuntFamily) Verdict() string {
 	w := f.Worst
 	switch {
@@ -193,18 +187,41 @@ func (f HuntFamily) Verdict() string {
 	case f.GeneratorBound:
 		return "not measured: every variant was generator-bound"
 	case f.Breaks && f.Kind == "at-limit":
-		return fmt.Sprintf("BREAKS: %d false rejects of a client within its limit", w.FalseRejects)
+		return fmt.Sprintf("BREAKS: %d false rejects of a client within its limit", w.FalseRejects) + w.otherFailures()
 	case f.Breaks && f.Kind == "fault":
 		return fmt.Sprintf("BREAKS: x%.3f while the store was away (bound x%d), x%.3f after it returned (bound x1.1), %d errors while it was away, %d false rejects",
-			w.Overshoot, f.replicas(), w.AfterRecovery, w.ErrorsInFault, w.FalseRejects)
+			w.Overshoot, f.replicas(), w.AfterRecovery, w.ErrorsInFault, w.FalseRejects) + w.otherFailures()
 	case f.Breaks:
-		return fmt.Sprintf("BREAKS: x%.3f the limit in one window, %d false rejects", w.Overshoot, w.FalseRejects)
+		return fmt.Sprintf("BREAKS: x%.3f the limit in one window, %d false rejects", w.Overshoot, w.FalseRejects) + w.otherFailures()
 	case f.Kind == "at-limit":
 		return fmt.Sprintf("holds: 0 false rejects (%d rejected)", w.Rejected)
 	case f.Kind == "fault":
 		return fmt.Sprintf("holds: x%.3f while the store was away, x%.3f after it returned", w.Overshoot, w.AfterRecovery)
 	}
 	return fmt.Sprintf("holds: x%.3f at worst", w.Overshoot)
+}
+
+// shownInVerdict are the checks whose figures a family's verdict prints.
+var shownInVerdict = map[string]bool{"max overshoot": true, "false rejects": true, "overshoot during the outage": true,
+	"overshoot after recovery": true, "errors while the store is away": true}
+
+// otherFailures names the variant's failed checks whose figures the verdict does not print,
+// as "; also failed: errors outside fault windows (3)"; empty when there is none.
+func (v HuntVariant) otherFailures() string {
+	var out string
+	for _, c := range v.Checks {
+		if c.Pass || shownInVerdict[c.Name] {
+			continue
+		}
+		if out != "" {
+			out += ", "
+		}
+		out += fmt.Sprintf("%s (%s)", c.Name, Number(c.Figure))
+	}
+	if out == "" {
+		return ""
+	}
+	return "; also failed: " + out
 }
 
 func (f HuntFamily) replicas() int {
@@ -238,9 +255,15 @@ type HuntVariant struct {
 	// timeout, a refused connection) while the store was away or in its recovery grace.
 	ErrorsInFault int `json:"errors_in_fault,omitempty"`
 	FalseRejects  int `json:"false_rejects"`
+	// Outcome is the variant judged as a load test's scenario is, by every check of
+	// harness/verdict (5xx, errors, lock-out and the fault's gates included).
+	Outcome outcome.Outcome `json:"outcome"`
 	// GeneratorBound: loadtest's generator checks failed on this variant's own sends.
-	GeneratorBound bool    `json:"generator_bound"`
-	Checks         []Check `json:"checks"`
+	GeneratorBound bool `json:"generator_bound"`
+	// PromiseBroken: a check other than the generator's failed, on the traffic that was sent
+	// whether or not it kept its schedule (the pressure ladder's break).
+	PromiseBroken bool    `json:"promise_broken"`
+	Checks        []Check `json:"checks"`
 	// Clocks are both promises on both clocks; Overshoot and FalseRejects are the gated
 	// clock's. Nil in a hunt written before they were counted.
 	Clocks *Clocks `json:"clocks,omitempty"`

@@ -2,6 +2,8 @@ package result
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -84,6 +86,13 @@ type ClientReport struct {
 	// Limit requests, this one included, in (t−W, t]: false rejects on the client's clock,
 	// with no benefit of the doubt about arrival order.
 	FalseRejectsSent int `json:",omitempty"`
+	// BusiestExact, OvershootExact and FalseRejectsExact are the same promises on the run's
+	// exact clock (Clocks.Exact): each request at the time the limiter decided it, or, behind
+	// a recording backend, each admission at the time it reached the backend; a request
+	// without such a time keeps its arrival bounds.
+	BusiestExact      int     `json:",omitempty"`
+	OvershootExact    float64 `json:",omitempty"`
+	FalseRejectsExact int     `json:",omitempty"`
 
 	ErrorsInFault      int
 	ErrorsOutsideFault int
@@ -100,14 +109,16 @@ type ClientReport struct {
 	// a steady window. The same three on arrival bounds (...Arrival) count an acceptance in a
 	// window when it may have arrived in it (sent before its end, answered at or after its
 	// start): the most a limiter could have admitted there. Steadiness is the client's own
-	// sending, by send time, on both.
+	// sending, by send time, on both. The admitted counts and shares are written when 0: a
+	// client locked out wholly (0 admitted) is then told from one not measured (no
+	// SteadyWindows).
 	SteadyWindows         int           `json:",omitempty"`
 	SteadyAt              time.Duration `json:",omitempty"`
-	SteadyAdmitted        int           `json:",omitempty"`
-	SteadyShare           float64       `json:",omitempty"`
+	SteadyAdmitted        int
+	SteadyShare           float64
 	SteadyAtArrival       time.Duration `json:",omitempty"`
-	SteadyAdmittedArrival int           `json:",omitempty"`
-	SteadyShareArrival    float64       `json:",omitempty"`
+	SteadyAdmittedArrival int
+	SteadyShareArrival    float64
 }
 
 // Check is one gate: a figure from the run compared with a threshold.
@@ -138,15 +149,28 @@ func (c Check) String() string {
 // The clocks a run's promises are counted on (see Clocks).
 const (
 	// ClockArrival is what a limiter could know: a request arrived between its send and its
-	// answer. The default gate clock.
+	// answer.
 	ClockArrival = "arrival"
 	// ClockClient is the client's own clock: its send times.
 	ClockClient = "client"
+	// ClockDecision is the limiter's own clock: when it says it decided each request (a
+	// header its answers carry, as the built-in replica's X-RateLimit-Decided-At).
+	ClockDecision = "decision"
+	// ClockBackend is a recording backend's clock behind a limiter that proxies: when each
+	// admitted request reached the protected service.
+	ClockBackend = "backend"
+	// ClockAuto gates on the exact clock the target gives (decision, else backend) and on
+	// arrival bounds where it gives none. The default.
+	ClockAuto = "auto"
 )
 
-// Clocks are a run's two promises, overshoot and false rejects, each on both clocks: the
-// client's send times and arrival bounds. Gate names the one that gates both; the other is
-// always shown beside it.
+// Exact reports whether clock is one on which each request has a time of its own (decision,
+// backend), not bounds.
+func Exact(clock string) bool { return clock == ClockDecision || clock == ClockBackend }
+
+// Clocks are a run's two promises, overshoot and false rejects, each on every clock it has:
+// the client's send times, arrival bounds, and an exact clock where the target gives one.
+// Gate names the one that gates both; the others are always shown beside it.
 type Clocks struct {
 	Gate string `json:"gate"`
 	// OvershootClient is the busiest window of acceptances by send time over the limit;
@@ -160,26 +184,101 @@ type Clocks struct {
 	// ExcusedSkew is, over the rejections the arrival bounds excuse but the client's clock
 	// does not, the least arrival skew each needed (Count: how many).
 	ExcusedSkew Percentiles `json:"excused_skew"`
+	// ArrivalWidth is how wide the arrival bounds are: the p99 of answer minus send over the
+	// answered requests. Every figure on arrival bounds is uncertain by up to about that much.
+	ArrivalWidth time.Duration `json:"arrival_width_p99_ns"`
+	// Exact is the exact clock the run's outcomes carry (ClockDecision, ClockBackend), empty
+	// for none; the promises on it are OvershootExact and FalseRejectsExact.
+	Exact             string  `json:"exact,omitempty"`
+	OvershootExact    float64 `json:"overshoot_exact,omitempty"`
+	FalseRejectsExact int     `json:"false_rejects_exact,omitempty"`
+	// ExactTimes counts the requests with a time on the exact clock; ExactMissing the
+	// admissions (and on the decision clock the refusals) without one, counted on their
+	// arrival bounds; ExactOutside the exact times outside their request's send and answer,
+	// by up to ExactOutsideMax (a clock that disagrees with the generator's).
+	ExactTimes      int           `json:"exact_times,omitempty"`
+	ExactMissing    int           `json:"exact_missing,omitempty"`
+	ExactOutside    int           `json:"exact_outside,omitempty"`
+	ExactOutsideMax time.Duration `json:"exact_outside_max_ns,omitempty"`
+	// Why says why the promises were not gated on the exact clock the target declares
+	// (gate auto): none of its answers carried a time on it. Empty otherwise.
+	Why string `json:"why,omitempty"`
 }
 
-// String is the clocks line: both figures of each promise, the gated one first.
+// String is the clocks line: the promises on every clock, the gated one first, the arrival
+// bounds' width beside them.
 func (c Clocks) String() string {
-	gate, other := c.Gate, OtherClock(c.Gate)
-	oGate, oOther := c.OvershootArrival, c.OvershootClient
-	fGate, fOther := c.FalseRejectsArrival, c.FalseRejectsClient
-	if gate == ClockClient {
-		oGate, oOther, fGate, fOther = oOther, oGate, fOther, fGate
+	type fig struct {
+		clock string
+		over  float64
+		false int
 	}
-	s := fmt.Sprintf("clocks: gated on %s; overshoot x%.3f (%s) x%.3f (%s); false rejects %d (%s) %d (%s)",
-		clockWords(gate), oGate, gate, oOther, other, fGate, gate, fOther, other)
+	figs := []fig{{ClockArrival, c.OvershootArrival, c.FalseRejectsArrival}, {ClockClient, c.OvershootClient, c.FalseRejectsClient}}
+	if c.Exact != "" {
+		figs = append([]fig{{c.Exact, c.OvershootExact, c.FalseRejectsExact}}, figs...)
+	}
+	gate := c.Gate
+	if gate == "" {
+		gate = ClockArrival
+	}
+	slices.SortStableFunc(figs, func(a, b fig) int { return cmpBool(b.clock == gate, a.clock == gate) })
+	width := fmt.Sprintf("±%v p99", roundWidth(c.ArrivalWidth))
+	label := func(clock string) string {
+		if clock == ClockArrival {
+			return clock + " " + width
+		}
+		return clock
+	}
+	var over, rej []string
+	for _, f := range figs {
+		over = append(over, fmt.Sprintf("x%.3f (%s)", f.over, label(f.clock)))
+		rej = append(rej, fmt.Sprintf("%d (%s)", f.false, label(f.clock)))
+	}
+	s := fmt.Sprintf("clocks: gated on %s; overshoot %s; false rejects %s", clockWords(gate), strings.Join(over, " "), strings.Join(rej, " "))
+	switch {
+	case c.Why != "":
+		s += "; " + c.Why
+	case c.Exact == "" && !Exact(gate):
+		s += "; no exact clock: the target gives no decision time and runs behind no recording backend"
+	}
+	if c.Exact != "" {
+		s += fmt.Sprintf("; %s clock: %d times", c.Exact, c.ExactTimes)
+		if c.ExactMissing > 0 {
+			s += fmt.Sprintf(", %d answers without one (on their arrival bounds)", c.ExactMissing)
+		}
+		if c.ExactOutside > 0 {
+			s += fmt.Sprintf(", %d outside their send and answer (by up to %v)", c.ExactOutside, c.ExactOutsideMax.Round(time.Microsecond))
+		}
+	}
 	if k := c.ExcusedSkew; k.Count > 0 {
 		s += fmt.Sprintf("; %d rejections excused only by arrival skew: p99 %v, max %v", k.Count, k.P99.Round(time.Microsecond), k.Max.Round(time.Microsecond))
 	}
 	return s
 }
 
+// roundWidth rounds an arrival width to three or four significant figures.
+func roundWidth(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
 // OtherClock is the clock beside the one named: the client's for arrival bounds (or none
-// named), arrival bounds for the client's.
+// named) and for an exact clock, arrival bounds for the client's.
 func OtherClock(clock string) string {
 	if clock == ClockClient {
 		return ClockArrival
@@ -188,8 +287,70 @@ func OtherClock(clock string) string {
 }
 
 func clockWords(clock string) string {
-	if clock == ClockClient {
+	switch clock {
+	case ClockClient:
 		return "the client's send times"
+	case ClockDecision:
+		return "the limiter's decision clock"
+	case ClockBackend:
+		return "the backend's clock (what reached the protected service)"
 	}
 	return "arrival bounds"
+}
+
+// ZoneFigures are a scenario's figures for one zone of a topology (--zones): what the
+// zone's replicas answered, so that "the far zone's clients waited 250 ms and were admitted
+// 1.3x" is read in one row. Requests are counted where they were sent; a client's promise
+// is judged on all its requests, wherever they went (docs/zones.md).
+type ZoneFigures struct {
+	Zone string `json:"zone"`
+	// Replicas are the zone's node indexes; Link its one-way latency and jitter.
+	Replicas []int       `json:"replicas"`
+	Latency  Percentiles `json:"latency"` // answer times of the zone's requests that got a status
+	Link     LinkFigures `json:"link"`
+	Requests int         `json:"requests"` // sent to the zone's replicas, with an outcome
+	Accepted int         `json:"accepted"`
+	Rejected int         `json:"rejected"`
+	Errors   Errors      `json:"errors"`
+	// ErrorsInFault are the zone's errors sent inside a fault window.
+	ErrorsInFault int `json:"errors_in_fault"`
+	// Overshoot is the most one client was admitted by the zone's replicas in one
+	// window-long interval, over its limit, on arrival bounds (what must have arrived in it);
+	// OvershootClient is that client. A client whose requests all went to the zone has its
+	// whole overshoot here.
+	Overshoot       float64 `json:"overshoot"`
+	OvershootClient string  `json:"overshoot_client,omitempty"`
+	// FalseRejects are the zone's rejections that the client's whole traffic does not
+	// explain (on arrival bounds, as the gate counts them).
+	FalseRejects int `json:"false_rejects"`
+	// SteadyClients are the clients sending steadily over their limit (the lock-out
+	// promise's) that sent most of their requests to the zone; LockedOut those of them
+	// admitted less than the least share in a steady window, on arrival bounds.
+	SteadyClients int `json:"steady_clients"`
+	LockedOut     int `json:"locked_out"`
+}
+
+// LinkFigures are a zone's link to the store as declared.
+type LinkFigures struct {
+	Latency time.Duration `json:"latency_ns"`
+	Jitter  time.Duration `json:"jitter_ns,omitempty"`
+}
+
+// Line is the zone's figures on one line, as the terminal prints them.
+func (z ZoneFigures) Line() string {
+	link := z.Link.Latency.String()
+	if z.Link.Jitter > 0 {
+		link += "±" + z.Link.Jitter.String()
+	}
+	lock := "lock-out not measured (no steady client homed here)"
+	if z.SteadyClients > 0 {
+		lock = fmt.Sprintf("%d of %d steady clients locked out", z.LockedOut, z.SteadyClients)
+	}
+	over := fmt.Sprintf("admitted up to x%.3f of one client's limit in a window", z.Overshoot)
+	if z.OvershootClient != "" {
+		over += " (" + z.OvershootClient + ")"
+	}
+	return fmt.Sprintf("zone %s (%d replicas, store %s each way): %d requests, p50 %v p99 %v max %v; %s; %d false rejects; %s; %d errors (%d in the fault)",
+		z.Zone, len(z.Replicas), link, z.Requests, z.Latency.P50.Round(time.Millisecond/10), z.Latency.P99.Round(time.Millisecond/10),
+		z.Latency.Max.Round(time.Millisecond/10), over, z.FalseRejects, lock, z.Errors.Total(), z.ErrorsInFault)
 }

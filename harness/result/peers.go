@@ -3,6 +3,8 @@ package result
 import (
 	"strings"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // PeerRow is one system under test of a run, its scenarios side by side: the built-in
@@ -22,9 +24,11 @@ type PeerRow struct {
 	StorePerRequest    float64       `json:"store_commands_per_request"` // round trips: commands sent to the store
 	StoreOpsPerRequest float64       `json:"store_ops_per_request"`      // the store's work, commands run inside scripts too
 	NoStore            bool          `json:"no_store,omitempty"`         // it keeps its counters among its nodes: no store figures
-	// Pass and Verdict are the system's over every scenario it ran (overall).
-	Pass    bool   `json:"pass"`
-	Verdict string `json:"verdict"`
+	// Nodes is how many nodes the system ran (its scenario without a fault); 0: not known.
+	Nodes int `json:"nodes,omitempty"`
+	// Outcome is the system's over every scenario it ran (outcome.Combine): a promise broken
+	// on schedule in any scenario makes it fail whatever else was generator-bound.
+	Outcome outcome.Outcome `json:"outcome"`
 	// Stop, Pause, Slow and Restart are what clients saw with the store stopped, paused,
 	// slowed and killed and started again empty, Kill with one node killed; nil where the
 	// scenario did not run.
@@ -59,22 +63,14 @@ type PeerFault struct {
 	P99, Max                   time.Duration // latency of the requests sent during the outage (and its grace)
 	Timed                      int64         // how many requests those are: 0, the latency is not measured
 	Overshoot                  float64       // worst client's busiest window / limit
-	Pass                       bool
-	Verdict                    string
+	Outcome                    outcome.Outcome
 }
 
-// Verdict is a scenario's outcome in one word.
-func (r ScenarioResult) Verdict() string {
-	switch {
-	case r.Error != "":
-		return "ERROR"
-	case r.GeneratorBound:
-		return "GENERATOR-BOUND"
-	case !r.Pass:
-		return "FAIL"
-	}
-	return "PASS"
-}
+// Verdict is the system's outcome in one word.
+func (r PeerRow) Verdict() string { return r.Outcome.Word() }
+
+// Verdict is the fault scenario's outcome in one word.
+func (f PeerFault) Verdict() string { return f.Outcome.Word() }
 
 // PeerTable groups a run's scenarios by system under test: every target file's
 // scenarios, and the built-in replica's gated design. Comparison scenarios of the
@@ -101,52 +97,40 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 		switch at, ok := slot[s.Fault]; {
 		case ok:
 			f := &PeerFault{Accepted: s.Accepted, Rejected: s.Rejected, Errors: s.Errors.Total(), Timeouts: s.Errors.Timeout,
-				RoutingErrors: s.Errors.Routing, Overshoot: s.MaxOvershoot, Pass: s.Pass, Verdict: s.Verdict()}
+				RoutingErrors: s.Errors.Routing, Overshoot: s.MaxOvershoot, Outcome: s.Outcome}
 			if s.FaultLatency != nil {
 				f.P99, f.Max, f.Timed = s.FaultLatency.P99, s.FaultLatency.Max, s.FaultLatency.Count
 			}
 			*at = f
+			row.Outcome = outcome.Combine(row.Outcome, s.Outcome)
 		case s.Fault != FaultNone: // a cluster store's master faults are not in this table
 		default:
 			row.MaxOvershoot, row.FalseRejects, row.Errors, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Errors.Total(), s.Latency.P99
-			row.Verdict, row.NoStore = s.Verdict(), s.NoStore
+			row.Outcome, row.NoStore, row.Nodes = outcome.Combine(row.Outcome, s.Outcome), s.NoStore, s.Conditions.Replicas
 			if s.Requests > 0 {
 				row.StorePerRequest = float64(s.StoreCommands) / float64(s.Requests)
 				row.StoreOpsPerRequest = float64(s.StoreOps) / float64(s.Requests)
+			}
+			gate := ClockClient // a run written before both clocks were counted gated on send times
+			if s.Clocks != nil {
+				gate = s.Clocks.Gate
 			}
 			for _, p := range s.Probes {
 				row.Window = p.Window
 				if strings.HasSuffix(p.ID, "boundary-burst") && p.Overshoot > row.BoundaryOvershoot {
 					row.BoundaryOvershoot = p.Overshoot
 				}
-				if p.Overshoot >= row.MaxOvershoot {
+				// The worst client is the gate's: on the gated clock, the first of a tie (as
+				// accounting names it in the max overshoot check).
+				over := p.Overshoot
+				if gate != ClockClient {
+					over = p.OvershootArrival
+				}
+				if row.WorstClient == "" && over >= row.MaxOvershoot {
 					row.WorstClient = p.ID
 				}
 			}
 		}
 	}
-	for i := range rows {
-		rows[i].Verdict = rows[i].overall()
-		rows[i].Pass = rows[i].Verdict == "PASS"
-	}
 	return rows
-}
-
-// verdictRank orders scenario verdicts by what they say of a system: a scenario that could
-// not be judged says most, then a promise broken on schedule, then a generator that fell
-// behind (no evidence either way), then a pass.
-var verdictRank = map[string]int{"PASS": 0, "GENERATOR-BOUND": 1, "FAIL": 2, "ERROR": 3}
-
-// overall is the system's verdict over the scenario without a fault (in r.Verdict) and every
-// fault scenario it ran: PASS only when each passed; FAIL when one failed with its generator
-// on schedule, whatever the others were; GENERATOR-BOUND when one fell behind and none
-// failed; ERROR when one could not be run. "" when no scenario of it ran.
-func (r PeerRow) overall() string {
-	worst := r.Verdict
-	for _, c := range r.FaultColumns() {
-		if c.Fault != nil && (worst == "" || verdictRank[c.Fault.Verdict] > verdictRank[worst]) {
-			worst = c.Fault.Verdict
-		}
-	}
-	return worst
 }

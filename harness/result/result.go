@@ -3,9 +3,12 @@
 package result
 
 import (
+	"github.com/edgeproof/rlharness/harness/topology"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // SummaryFile is the name of the summary in a run directory.
@@ -20,7 +23,19 @@ const (
 	FaultSlow    = "store-slow"    // every store reply delayed (a TCP proxy in between), then the delay removed
 	FaultRestart = "store-restart" // Redis killed (SIGKILL) and started again at once, empty
 	FaultKill    = "replica-kill"  // one replica of N killed (SIGKILL), started again after the outage
+
+	// The link faults, on a topology (--zones): one zone's link to the store, the others
+	// untouched (docs/zones.md).
+	FaultPartition          = "partition"           // the zone's link refuses: connections closed, new ones refused
+	FaultPartitionBlackhole = "partition-blackhole" // the zone's link drops every byte: calls hang until their timeouts
+	FaultLinkSlow           = "link-slow"           // the zone's every store reply delayed more
+	FaultFlap               = "flap"                // the zone's link refuses and comes back, again and again
 )
+
+// LinkFault reports whether fault f hits one zone's link to the store.
+func LinkFault(f string) bool {
+	return f == FaultPartition || f == FaultPartitionBlackhole || f == FaultLinkSlow || f == FaultFlap
+}
 
 // Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
 type Scenario struct {
@@ -108,22 +123,31 @@ type Conditions struct {
 	// StoreProxy is where the store proxy listened (store-slow): the replicas reached Redis
 	// through it; empty without one.
 	StoreProxy string `json:"store_proxy,omitempty"`
+	// Zones are the replicas' zones and their links to the store (--zones), in node order;
+	// ZoneLinks where each zone's link listened. Empty without a topology.
+	Zones     []topology.Zone `json:"zones,omitempty"`
+	ZoneLinks []string        `json:"zone_links,omitempty"`
 	// StoreCPU is the share of one core the Redis was given (a slow store); 0: no limit.
 	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }
 
 // Summary is summary.json: the run's conditions, every scenario and every check.
 type Summary struct {
-	StartedAt      time.Time        `json:"started_at"`
-	FinishedAt     time.Time        `json:"finished_at"`
-	Commit         string           `json:"commit,omitempty"`
-	Cores          int              `json:"cores"`
-	Config         ConfigSummary    `json:"config"`
-	Scenarios      []ScenarioResult `json:"scenarios"`
-	Checks         []GateCheck      `json:"checks"`
-	Pass           bool             `json:"pass"`
-	GeneratorBound bool             `json:"generator_bound"`
-	Failed         []string         `json:"failed,omitempty"`
+	StartedAt  time.Time        `json:"started_at"`
+	FinishedAt time.Time        `json:"finished_at"`
+	Commit     string           `json:"commit,omitempty"`
+	Cores      int              `json:"cores"`
+	Config     ConfigSummary    `json:"config"`
+	Scenarios  []ScenarioResult `json:"scenarios"`
+	Checks     []GateCheck      `json:"checks"`
+	// Outcome is the run's verdict (Settle): its gated scenarios' combined, and interrupted
+	// or incomplete where the run was cut short. Every command's word and exit code is its.
+	Outcome outcome.Outcome `json:"outcome"`
+	// Pass and GeneratorBound say the same as Outcome (pass; generator-bound), for readers
+	// of summary.json written before it.
+	Pass           bool     `json:"pass"`
+	GeneratorBound bool     `json:"generator_bound"`
+	Failed         []string `json:"failed,omitempty"`
 	// NotMade are the gated scenarios that could not be made (their fleet did not start, their
 	// target could not run on the provider, ...), each with why; they are in Failed too.
 	NotMade []string `json:"not_made,omitempty"`
@@ -137,23 +161,6 @@ type Summary struct {
 	// Model is the document's model as the run was judged beside it; nil in a run written
 	// before runs saved it.
 	Model *RateLimitModel `json:"model,omitempty"`
-}
-
-// Broken says a gated check failed: a promise broken or a gate failed, on the scenarios
-// that were made (a generator-bound run's failures are no evidence; GeneratorBound says so).
-func (s Summary) Broken() bool {
-	for _, c := range s.Checks {
-		if c.Gated && !c.Pass {
-			return true
-		}
-	}
-	return false
-}
-
-// IsNotMade says the run could not be made: a gated scenario was not made, and no scenario
-// that was made broke a promise on traffic the generator sent faithfully.
-func (s Summary) IsNotMade() bool {
-	return len(s.NotMade) > 0 && (s.GeneratorBound || !s.Broken())
 }
 
 // ConfigSummary is the part of the load test's config a reader of the summary needs.
@@ -178,6 +185,9 @@ type ConfigSummary struct {
 	Outage        time.Duration `json:"outage_ns"`
 	RecoveryGrace time.Duration `json:"recovery_grace_ns"`
 	Store         string        `json:"store,omitempty"` // "cluster" for a Redis Cluster; empty for one Redis
+	// Zones are the replicas' zones and their links to the store, in node order; empty
+	// without a topology.
+	Zones []topology.Zone `json:"zones,omitempty"`
 	// Schedule names the schedule file the run replayed (--schedule), in place of the
 	// documents' traffic.
 	Schedule string `json:"schedule,omitempty"`
@@ -193,21 +203,27 @@ type GateCheck struct {
 // ScenarioResult is one scenario measured and judged.
 type ScenarioResult struct {
 	Scenario
-	Conditions     Conditions    `json:"conditions"`
-	Checks         []Check       `json:"checks"`
-	Pass           bool          `json:"pass"`
-	GeneratorBound bool          `json:"generator_bound"`
-	Claims         []Claim       `json:"claims,omitempty"`
-	Requests       int           `json:"requests"`
-	Accepted       int           `json:"accepted"`
-	Rejected       int           `json:"rejected"`
-	Errors         Errors        `json:"errors"`
-	AskedRate      float64       `json:"asked_rate"`
-	AchievedRate   float64       `json:"achieved_rate"`
-	Lateness       Percentiles   `json:"lateness"`
-	Latency        Percentiles   `json:"latency"`
-	ReplicaLatency []Percentiles `json:"replica_latency"`
-	FaultLatency   *Percentiles  `json:"fault_latency,omitempty"`
+	Conditions Conditions `json:"conditions"`
+	Checks     []Check    `json:"checks"`
+	// Outcome is the scenario's verdict (ScenarioOutcome): not made, or its checks' (Pass
+	// every check passed, GeneratorBound the generator's own failed), incomplete where the
+	// run was killed during it.
+	Outcome        outcome.Outcome `json:"outcome"`
+	Pass           bool            `json:"pass"`
+	GeneratorBound bool            `json:"generator_bound"`
+	Claims         []Claim         `json:"claims,omitempty"`
+	Requests       int             `json:"requests"`
+	Accepted       int             `json:"accepted"`
+	Rejected       int             `json:"rejected"`
+	Errors         Errors          `json:"errors"`
+	AskedRate      float64         `json:"asked_rate"`
+	AchievedRate   float64         `json:"achieved_rate"`
+	Lateness       Percentiles     `json:"lateness"`
+	Latency        Percentiles     `json:"latency"`
+	ReplicaLatency []Percentiles   `json:"replica_latency"`
+	// Zones are the figures per zone on a topology (--zones); nil without one.
+	Zones        []ZoneFigures `json:"zones,omitempty"`
+	FaultLatency *Percentiles  `json:"fault_latency,omitempty"`
 	// Faults are the windows the scenario was judged with: from the fault's beginning to the
 	// member's return plus the recovery grace, on the outcomes' clock.
 	Faults []Interval `json:"faults,omitempty"`
@@ -262,7 +278,7 @@ type ScenarioResult struct {
 
 // BudgetLoad is the part of a schedule the bounded design decides with the store: a node
 // decides a client alone while it has admitted fewer than Budget of the client's requests
-// in the last window (less the margin), and asks the store past it.
+// in the last window, and asks the store past it.
 type BudgetLoad struct {
 	Budget int64 `json:"budget"` // per node and client (the document's rule: 3)
 	// PastBudget counts the requests that arrive at a node holding Budget of its client's

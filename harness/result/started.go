@@ -31,10 +31,15 @@ type Started struct {
 	// Lateness and MinRateRatio are the generator's gates the run was judged by.
 	Lateness     time.Duration `json:"lateness_tolerance_ns"`
 	MinRateRatio float64       `json:"min_rate_ratio"`
-	// GateClock is the clock the promises were gated on (ClockArrival, ClockClient); empty
+	// GateClock is the clock the promises were gated on as asked (ClockAuto, ClockDecision,
+	// ClockBackend, ClockArrival, ClockClient; the scenario's Clocks.Gate is the one it took); empty
 	// in a run written before it was recorded, which was gated on arrival bounds for false
 	// rejects and the client's clock for overshoot.
 	GateClock string `json:"gate_clock,omitempty"`
+	// ExactClock is the exact clock the system under test gave (ClockDecision, ClockBackend);
+	// empty for none, and in a run written before it was recorded. With ClockBackend the
+	// scenario's backend.csv holds what reached the recording backend.
+	ExactClock string `json:"exact_clock,omitempty"`
 	// KilledNode is who answers for a refused connection to a killed node (a target file's
 	// faults.killed_node); empty: the harness.
 	KilledNode string `json:"killed_node,omitempty"`

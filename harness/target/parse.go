@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/edgeproof/rlharness/harness/topology"
 )
 
 // Load reads and checks a target description.
@@ -39,7 +41,7 @@ func Parse(file string, b []byte) (*Target, error) {
 		return nil, fmt.Errorf("%s:1: the file is empty: it needs name, start, request, responses and clients", file)
 	}
 	t := &Target{File: file, Dir: filepath.Dir(file)}
-	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics", "faults")
+	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics", "faults", "clock", "topology")
 	if root == nil {
 		return nil, p.err()
 	}
@@ -56,9 +58,18 @@ func Parse(file string, b []byte) (*Target, error) {
 		p.errf(root["start"], "start", "%s is the Redis the harness runs for the target: declare store: {redis: %s}, or leave %s out (the harness starts no Redis for a target without a managed store)",
 			VarRedis, StoreManaged, VarRedis)
 	}
+	t.Clock = p.clock(root["clock"], t.Start)
+	if given := strings.Join(t.Start.Command, " ") + envValues(t.Start.Env) + fileContents(t.Start.Files); strings.Contains(given, VarBackend) != t.Clock.Backend {
+		if t.Clock.Backend {
+			p.errf(root["clock"], "clock.backend", "%s, but nothing passes %s to the limiter: proxy what it admits there (in its command, env or a file)", ClockRecord, VarBackend)
+		} else {
+			p.errf(root["start"], "start", "%s is the recording backend the harness runs: declare clock: {backend: %s}, or leave %s out", VarBackend, ClockRecord, VarBackend)
+		}
+	}
 	t.Metrics = p.metrics(root["metrics"])
 	t.Faults = p.faults(root["faults"], t.Store)
 	t.Algorithm = p.str(root, "algorithm", "", false)
+	t.Topology = p.topology(root["topology"], t)
 	if n := root["algorithm"]; n != nil && !slices.Contains([]string{"fixed_window", "sliding_window", "token_bucket", "gcra"}, t.Algorithm) {
 		p.errf(n, "algorithm", "use fixed_window, sliding_window, token_bucket or gcra (got %q)", t.Algorithm)
 	}
@@ -294,7 +305,7 @@ var placeholder = regexp.MustCompile(`\{\{[a-z0-9_.]+\}\}`)
 // replicaVars are the placeholders of a command, env value and file; eachVars those of a
 // file's repeated lines.
 var (
-	replicaVars = []string{VarPort, VarHost, VarListen, VarRedis, VarNode, VarNodes, VarPeerPort, VarPeers}
+	replicaVars = []string{VarPort, VarHost, VarListen, VarRedis, VarBackend, VarNode, VarNodes, VarPeerPort, VarPeers}
 	eachVars    = []string{VarEachNode, VarEachPeer, VarEachPeerPort, VarEachListen}
 )
 
@@ -579,6 +590,69 @@ func (p *parser) store(n *yaml.Node, kind string) Store {
 	}
 	s.Redis = v
 	return s
+}
+
+// clock reads the target's exact clock: clock: {decided_at: HEADER} or {backend: record}.
+func (p *parser) clock(n *yaml.Node, start Start) Clock {
+	var c Clock
+	if n == nil {
+		return c
+	}
+	m := p.fields(n, "clock", false, "decided_at", "backend")
+	if m == nil {
+		return c
+	}
+	if len(m) != 1 {
+		p.errf(n, "clock", "give exactly one of decided_at (the header your limiter's answers say when it decided in) or backend: %s (got %d)", ClockRecord, len(m))
+		return c
+	}
+	if h := m["decided_at"]; h != nil {
+		c.DecidedAt = p.str(m, "decided_at", "clock", true)
+		if c.DecidedAt != "" && !validHeaderName(c.DecidedAt) {
+			p.errf(h, "clock.decided_at", "must be an HTTP header name, as X-RateLimit-Decided-At (got %q)", c.DecidedAt)
+		}
+	}
+	if b := m["backend"]; b != nil {
+		v := p.str(m, "backend", "clock", true)
+		switch {
+		case v != ClockRecord:
+			p.errf(b, "clock.backend", "use %s: the harness runs a recording backend at %s (got %q)", ClockRecord, VarBackend, v)
+		case start.Kind == StartURL:
+			p.errf(b, "clock.backend", "a url target is not started by the harness, so it cannot be given %s: start it with docker or process", VarBackend)
+		default:
+			c.Backend = true
+		}
+	}
+	return c
+}
+
+// validHeaderName is an HTTP field name: a token, letters, digits and !#$%&'*+-.^_`|~.
+func validHeaderName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// topology reads the zones the target's replicas are placed in: the --zones form as one
+// string, or a list of zones (topology.Decode). The zones hold the file's replicas and link
+// them to the store the harness runs.
+func (p *parser) topology(n *yaml.Node, t *Target) topology.Topology {
+	if n == nil {
+		return topology.Topology{}
+	}
+	top, err := topology.Decode(n)
+	switch {
+	case err != nil:
+		p.errf(n, "topology", "%v", err)
+	case !t.Store.Managed:
+		p.errf(n, "topology", "zones are links to the store the harness runs: give store: {redis: managed}, or leave topology out")
+	case top.Replicas() != t.Start.Replicas:
+		p.errf(n, "topology", "the zones hold %d replicas, but start.replicas is %d: make them agree", top.Replicas(), t.Start.Replicas)
+	}
+	return top
 }
 
 func (p *parser) faults(n *yaml.Node, store Store) Faults {

@@ -52,6 +52,10 @@ metrics:
 faults:
   killed_node: limiter
   store_delay: 200ms
+topology:
+  zones:
+    - {name: near, replicas: 1, latency: 0.5ms}
+    - {name: far, replicas: 1, latency: 40ms, jitter: 10ms}
 `
 
 func TestParseGood(t *testing.T) {
@@ -82,6 +86,9 @@ func TestParseGood(t *testing.T) {
 	if tg.Faults != (Faults{KilledNode: BlameLimiter, StoreDelay: 200 * time.Millisecond}) {
 		t.Errorf("faults %+v", tg.Faults)
 	}
+	if got := tg.Topology.String(); got != "near:1:500µs,far:1:40ms±10ms" {
+		t.Errorf("topology %q", got)
+	}
 	for code, want := range map[int]Verdict{200: Accepted, 429: Rejected, 400: Error, 503: Error, 201: Error} {
 		if got := tg.Responses.Of(code); got != want {
 			t.Errorf("status %d: %v, want %v", code, got, want)
@@ -106,9 +113,35 @@ store: {redis: "127.0.0.1:6379"}
 		tg.Metrics != nil || tg.Faults != (Faults{KilledNode: BlameHarness}) {
 		t.Errorf("%+v", tg)
 	}
-	v := Vars{Port: 8081, Host: "0.0.0.0", Listen: ":8081", Redis: "redis:6379", Node: 2, Nodes: 8}
-	if got := v.Expand("127.0.0.1:{{port}} {{host}} {{listen}} {{redis}} {{node}}/{{nodes}}"); got != "127.0.0.1:8081 0.0.0.0 :8081 redis:6379 2/8" {
+	v := Vars{Port: 8081, Host: "0.0.0.0", Listen: ":8081", Redis: "redis:6379", Backend: "127.0.0.1:9000", Node: 2, Nodes: 8}
+	if got := v.Expand("127.0.0.1:{{port}} {{host}} {{listen}} {{redis}} {{backend}} {{node}}/{{nodes}}"); got != "127.0.0.1:8081 0.0.0.0 :8081 redis:6379 127.0.0.1:9000 2/8" {
 		t.Errorf("Expand: %q", got)
+	}
+	if tg.Clock != (Clock{}) {
+		t.Errorf("clock %+v from a file that declares none", tg.Clock)
+	}
+}
+
+// A target's exact clock: the header its answers say when they were decided in, or a
+// recording backend it proxies to.
+func TestParseClock(t *testing.T) {
+	for _, tc := range []struct {
+		name, start, clock string
+		want               Clock
+	}{
+		{"decided at", `{process: {command: [./l, "{{listen}}"]}}`, "{decided_at: X-RateLimit-Decided-At}", Clock{DecidedAt: "X-RateLimit-Decided-At"}},
+		{"backend", `{process: {command: [./l, "{{listen}}", "{{backend}}"]}}`, "{backend: record}", Clock{Backend: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := Parse("c.yaml", []byte("name: c\nstart: "+tc.start+"\nrequest: {client: {header: X-Client-ID}}\n"+
+				"responses: {accepted: [200], rejected: [429]}\nclients: [{limit: 10, window: 1s}]\nclock: "+tc.clock+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tg.Clock != tc.want {
+				t.Errorf("clock %+v, want %+v", tg.Clock, tc.want)
+			}
+		})
 	}
 }
 
@@ -247,6 +280,19 @@ func TestParseErrors(t *testing.T) {
 		{"store delay zero", with(nil, "faults: {store_delay: 0s}"), "t.yaml:6: faults.store_delay: must be a duration > 0"},
 		{"store delay without a managed store", with(nil, "faults: {store_delay: 100ms}"), "t.yaml:6: faults.store_delay: store-slow slows a store the harness runs"},
 		{"managed store for url", with(nil, "store: {redis: managed}"), "t.yaml:6: store.redis: a url target is not started by the harness"},
+		{"clock not a mapping", with(nil, "clock: decided"), "t.yaml:6: clock: must be a mapping"},
+		{"clock with both", with(nil, "clock: {decided_at: X-Decided, backend: record}"), "t.yaml:6: clock: give exactly one of decided_at"},
+		{"clock header not a name", with(nil, "clock: {decided_at: \"X Decided\"}"), "t.yaml:6: clock.decided_at: must be an HTTP header name"},
+		{"clock backend not record", with(nil, "clock: {backend: yes}"), "t.yaml:6: clock.backend: use record"},
+		{"clock backend for url", with(nil, "clock: {backend: record}"), "t.yaml:6: clock.backend: a url target is not started by the harness"},
+		{"backend not passed", with(map[string]string{"start": "start: {process: {command: [./l, \"{{listen}}\"]}}"}, "clock: {backend: record}"),
+			"t.yaml:6: clock.backend: record, but nothing passes {{backend}} to the limiter"},
+		{"backend not declared", with(map[string]string{"start": "start: {process: {command: [./l, \"{{listen}}\", \"{{backend}}\"]}}"}),
+			"t.yaml:2: start: {{backend}} is the recording backend the harness runs: declare clock: {backend: record}"},
+		{"topology without a managed store", with(nil, `topology: "a:1:1ms"`), "t.yaml:6: topology: zones are links to the store the harness runs"},
+		{"topology bad zone", with(nil, `topology: "a:1:soon"`), `t.yaml:6: topology: --zones "a:1:soon": zone "a:1:soon": latency "soon"`},
+		{"topology replicas disagree", with(map[string]string{"start": "start: {process: {command: [./l]}, replicas: 2}"}, "store: {redis: managed}", `topology: "a:1:1ms,b:2:40ms"`),
+			"topology: the zones hold 3 replicas, but start.replicas is 2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

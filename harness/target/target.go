@@ -12,6 +12,7 @@ package target
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"net"
 	"net/url"
 	"slices"
@@ -38,9 +39,12 @@ const (
 	VarHost   = "{{host}}"   // the address to listen on: 0.0.0.0 in a container on a bridge network, 127.0.0.1 otherwise
 	VarListen = "{{listen}}" // host:port to listen on: ":port" in a container on a bridge network, "127.0.0.1:port" otherwise
 	VarRedis  = "{{redis}}"  // host:port of Redis as the replica reaches it
-	VarNode   = "{{node}}"   // the replica's index, 0-based: 0 … nodes-1
-	VarNodes  = "{{nodes}}"  // how many replicas the harness starts (start.replicas)
-	VarClient = "{{client}}" // in a request body: the client's ID, JSON-escaped
+	// VarBackend is host:port of the recording backend the harness runs (clock: {backend:
+	// record}): a limiter that proxies sends what it admits there.
+	VarBackend = "{{backend}}"
+	VarNode    = "{{node}}"   // the replica's index, 0-based: 0 … nodes-1
+	VarNodes   = "{{nodes}}"  // how many replicas the harness starts (start.replicas)
+	VarClient  = "{{client}}" // in a request body: the client's ID, JSON-escaped
 	// VarPeerPort is a second port of the replica's own, free like {{port}}, for a limiter whose
 	// replicas talk to each other (HAProxy's peers, a gossip protocol): it listens there for them.
 	VarPeerPort = "{{peer_port}}"
@@ -87,6 +91,12 @@ type Target struct {
 	// Faults says how the fault scenarios treat the target (docs/faults.md); its zero value
 	// is the harness's defaults.
 	Faults Faults
+	// Clock is the exact clock the target gives, if any: its answers' decision time, or a
+	// recording backend behind it (docs/targets.md#clock).
+	Clock Clock
+	// Topology places the target's replicas in zones, each with its own link to the managed
+	// store (its topology section, docs/zones.md); zero where the file declares none.
+	Topology topology.Topology
 	// Algorithm is what the target says it does (fixed_window, sliding_window,
 	// token_bucket, gcra), so that the run tests the documents' claim about that algorithm;
 	// empty if it says nothing.
@@ -187,6 +197,21 @@ type Store struct {
 	Scripts []string
 }
 
+// ClockRecord is clock.backend's one value: the harness runs a recording backend for the
+// limiter to proxy to ({{backend}}) and records when each admitted request reached it.
+const ClockRecord = "record"
+
+// Clock is a target's exact clock: at most one of its fields is set.
+type Clock struct {
+	// DecidedAt is the response header in which the limiter says when it decided each
+	// request, in Unix nanoseconds on its clock (the built-in replica's
+	// X-RateLimit-Decided-At).
+	DecidedAt string
+	// Backend says the limiter proxies what it admits to the recording backend the harness
+	// runs ({{backend}}), which records when each request reached it.
+	Backend bool
+}
+
 // Who answers for a refused connection to a node the harness killed (Faults.KilledNode).
 const (
 	// BlameHarness: the harness routes each request to a node itself, so a request it sent to
@@ -250,6 +275,7 @@ type Vars struct {
 	Host        string
 	Listen      string
 	Redis       string
+	Backend     string // the recording backend's host:port ({{backend}})
 	Node, Nodes int
 	// PeerPort is the replica's second port ({{peer_port}}).
 	PeerPort int
@@ -279,7 +305,7 @@ func (v Vars) Expand(s string) string {
 	for i, p := range v.Peers {
 		peers[i] = p.Addr()
 	}
-	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarHost, v.Host, VarListen, v.Listen, VarRedis, v.Redis,
+	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarHost, v.Host, VarListen, v.Listen, VarRedis, v.Redis, VarBackend, v.Backend,
 		VarNode, strconv.Itoa(v.Node), VarNodes, strconv.Itoa(v.Nodes),
 		VarPeerPort, strconv.Itoa(v.PeerPort), VarPeers, strings.Join(peers, ",")).Replace(s)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // Judging is what a scenario is judged with, fixed when it starts (the window and sync
@@ -36,6 +37,15 @@ type Judging struct {
 	// LimiterOwnsKilledNode says a refused connection to a killed node counts as the
 	// limiter's error (a target file's faults.killed_node: limiter), not the harness's.
 	LimiterOwnsKilledNode bool
+	// Exact is the exact clock the system under test declares (result.ClockDecision: its
+	// answers say when it decided; ClockBackend: it proxies to a recording backend), empty
+	// for none: the clock Gates.Clock auto gates on where the outcomes carry it.
+	Exact string
+	// CutNodes is how many replicas a link fault (result.LinkFault) cuts from the store while
+	// the others keep it (the far zone's); LinkRTT is the round trip of their link before it
+	// was slowed, latency and jitter both ways.
+	CutNodes int
+	LinkRTT  time.Duration
 }
 
 // Recovered is when the 1.1x bound applies again after a store fault: the recovery grace
@@ -49,10 +59,13 @@ func (j Judging) Recovered() time.Duration {
 	return at
 }
 
-// Clock is the clock the promises are gated on: arrival unless the gates say client.
+// Clock is the clock the promises are gated on as far as the judging alone says: the
+// client's, an exact clock named, or arrival bounds (auto before Judge has read the outcomes:
+// Judge makes it concrete, and its Verdict.Clocks.Gate is the clock it gated on).
 func (j Judging) Clock() string {
-	if j.Gates.Clock == result.ClockClient {
-		return result.ClockClient
+	switch c := j.Gates.Clock; c {
+	case result.ClockClient, result.ClockDecision, result.ClockBackend:
+		return c
 	}
 	return result.ClockArrival
 }
@@ -72,17 +85,27 @@ type Verdict struct {
 	// GeneratorBound: the generator did not send the schedule faithfully; the limiter's
 	// figures are not evidence either way.
 	GeneratorBound bool
+	// Broken: a check other than the generator's failed, a promise broken on the traffic
+	// that was sent, on schedule or not (harness hunt's pressure ladder pushes the generator
+	// past its schedule on purpose and reads this).
+	Broken bool
 	// Clocks are both promises on both clocks, with the one that gated them.
 	Clocks result.Clocks
 }
 
+// Outcome is the scenario's outcome: generator-bound when the generator's checks failed,
+// fail when another did, pass otherwise.
+func (v Verdict) Outcome() outcome.Outcome { return outcome.Of(v.Pass, v.GeneratorBound) }
+
 // Judge judges a scenario's account: the requirements on the judging's clock and the
 // generator's checks, and with a fault the fault's gates in place of the 1.1x gate.
 func Judge(rep *accounting.Report, j Judging, ev Evidence) Verdict {
+	clock, why := rep.GateClock(j.Gates.Clock, j.Exact)
+	j.Gates.Clock = clock
 	g := j.Gates
-	g.Clock = j.Clock()
 	v := accounting.Evaluate(rep, g)
 	out := Verdict{Checks: v.Checks, GeneratorBound: v.GeneratorBound, Clocks: rep.Clocks(g.Clock)}
+	out.Clocks.Why = why
 	switch j.Fault {
 	case result.FaultNone:
 	case result.FaultKill:
@@ -93,6 +116,7 @@ func Judge(rep *accounting.Report, j Judging, ev Evidence) Verdict {
 	out.Pass = true
 	for _, c := range out.Checks {
 		out.Pass = out.Pass && c.Pass
+		out.Broken = out.Broken || !c.Pass && !accounting.IsGeneratorCheck(c.Name)
 	}
 	return out
 }
@@ -134,6 +158,15 @@ func faultChecks(checks []result.Check, rep *accounting.Report, j Judging, ev Ev
 	over, _ := rep.Overshoot(j.Clock())
 	out := make([]result.Check, 0, len(checks)+5)
 	for _, c := range checks {
+		if c.Name == "max overshoot" && result.LinkFault(j.Fault) {
+			// The cut nodes decide alone, each at most one limit; the others still reach the
+			// store, which admits at most the 1.1x bound for them together.
+			out = append(out, accounting.NewCheck("overshoot during the outage", over, accounting.OpAtMost,
+				float64(j.CutNodes)+j.Gates.MaxOvershoot, fmt.Sprintf("at most one limit per node cut from the store (%d of %d) plus the %gx the store admits for the others; %s",
+					j.CutNodes, j.Replicas, j.Gates.MaxOvershoot, c.Detail)))
+			out = append(out, afterRecoveryCheck(j, ev))
+			continue
+		}
 		if c.Name == "max overshoot" {
 			out = append(out, accounting.NewCheck("overshoot during the outage", over, accounting.OpAtMost,
 				float64(j.Replicas), fmt.Sprintf("at most one limit per node (%d nodes) while the store is away; %s", j.Replicas, c.Detail)))
@@ -150,7 +183,7 @@ func faultChecks(checks []result.Check, rep *accounting.Report, j Judging, ev Ev
 		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d timeouts, %d connection errors in the whole run",
 			rep.Errors.Timeout, rep.Errors.Connection)))
 	switch j.Fault {
-	case result.FaultSlow:
+	case result.FaultSlow, result.FaultLinkSlow:
 		out = append(out, slowChecks(rep, j, ev)...)
 	case result.FaultRestart:
 		out = append(out, restartChecks(j, ev)...)
@@ -181,6 +214,10 @@ func slowChecks(rep *accounting.Report, j Judging, ev Evidence) []result.Check {
 	delay := time.Duration(0)
 	if ev.FaultTiming != nil {
 		delay = ev.FaultTiming.Delay
+	}
+	if j.Fault == result.FaultLinkSlow && delay > 0 {
+		// The slowed zone's store round trip is its link's and the delay together.
+		delay += j.LinkRTT
 	}
 	var out []result.Check
 	if l := ev.FaultLatency; l == nil || l.Count == 0 || delay <= 0 {

@@ -204,11 +204,7 @@ func storedCountIn(t testing.TB, rdb redis.Cmdable, client string, rule *limiter
 	if design != DesignBounded {
 		return storedCount(t, rdb, client, rule)
 	}
-	h, err := rdb.HGetAll(context.Background(), limiters.BoundedKey(client, rule)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	subs, err := limiters.BoundedHash(h)
+	subs, err := limiters.BoundedLog(context.Background(), rdb, client, rule)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,9 +46,9 @@ func TestLimitThen429WithHeaders(t *testing.T) {
 		then:       []want{{200, `"default";r=2;t=10`, ""}},
 		rejections: 2,
 	}
-	// The bounded design counts each request until it is a window old, less the margin
-	// (25 ms): the requests at 1.5 s leave at 11.475 s, 9.975 s on (t = 10); at 10.5 s
-	// they are still in the window (retry in 0.975 s: 1), at 11.5 s they have left.
+	// The bounded design counts each request until it is a window old, exactly: the
+	// requests at 1.5 s leave at 11.5 s, 10 s on (t = 10); at 10.5 s they are still in the
+	// window (retry in 1 s), at 11.5 s they have left.
 	bounded := sliced
 	bounded.first = []want{
 		{200, `"default";r=2;t=10`, ""},

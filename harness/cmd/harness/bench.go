@@ -49,7 +49,7 @@ bench.json.`
 func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultConfig()
 	out, html := "runs/bench", ""
-	var flags *bench.Flags
+	var flags *benchFlags
 	var run *runFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -92,6 +92,6 @@ func newBenchCmd() *cobra.Command {
 	f := cmd.Flags()
 	run = newRunFlags(f, &cfg.Provider, nil, &cfg.BinDir, &out, "run directory for bench.json and report.html")
 	f.StringVar(&html, "html", reports.HTMLFile, "the report's file name in --out (bench.html beside a load test's report.html)")
-	flags = bench.NewFlags(f, &cfg)
+	flags = newBenchFlags(f, &cfg)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 	"github.com/edgeproof/rlharness/reports"
 )
 
@@ -237,11 +238,11 @@ func TestReportHistoryExitCodes(t *testing.T) {
 	older := base
 	older.StartedAt = base.StartedAt.Add(-24 * time.Hour)
 	passed := base
-	passed.Pass, passed.Failed = true, nil
+	passed.Outcome, passed.Failed = outcome.Pass, nil
 	bound := base
-	bound.GeneratorBound = true
+	bound.Outcome = outcome.GeneratorBound
 	notMade := base
-	notMade.Pass, notMade.Checks, notMade.NotMade = false, nil, []string{"sliding_window/delayed: start the fleet: redis-server not found"}
+	notMade.Outcome, notMade.Checks, notMade.NotMade = outcome.NotMade, nil, []string{"sliding_window/delayed: start the fleet: redis-server not found"}
 	tests := []struct {
 		name   string
 		newest result.Summary

@@ -16,7 +16,7 @@ func newHuntCmd() *cobra.Command {
 		MaxRate: hunt.DefaultMaxRate, Coarse: hunt.DefaultCoarse, Levels: hunt.DefaultLevels, Fault: result.FaultStop,
 		Pressure: hunt.DefaultPressure, PressureShare: hunt.DefaultPressureShare, PressureRequests: hunt.DefaultPressureRequests}
 	rc.Load.OutDir = "runs/hunt"
-	var system *loadtest.SystemFlags
+	var system *systemFlags
 	var run *runFlags
 	cmd := &cobra.Command{
 		Use:   "hunt",
@@ -61,15 +61,12 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 			if err != nil {
 				return err
 			}
-			if h.Interrupted {
-				return &gateError{msg: fmt.Sprintf("the hunt was interrupted: hunt.json holds what was found so far; see %s/report.html", rc.OutDir)}
-			}
-			return verdictError(huntVerdict(h), rc.OutDir, repErr)
+			return judgedError(huntJudged(h), rc.OutDir, repErr)
 		},
 	}
 	f := cmd.Flags()
 	run = newRunFlags(f, &rc.Load.Provider, &rc.Load.Network, &rc.Load.BinDir, &rc.Load.OutDir, "run directory: hunt.json, the schedules, the rounds' outcomes, report.html")
-	system = loadtest.NewSystemFlags(f, &rc.Load)
+	system = newSystemFlags(f, &rc.Load)
 	loadtest.TimeScaleFlag(f, &rc.Load.Spec.TimeScale, targetScale)
 	f.DurationVar(&rc.Budget, "budget", rc.Budget, "wall time each system's search may take, its fleet's start not counted")
 	f.IntVar(&rc.Requests, "budget-requests", rc.Requests, "requests each system may be sent")
@@ -82,16 +79,4 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.StringVar(&rc.Fault, "fault", rc.Fault, "the store-fault family's fault: store-stop, store-pause or none")
 	f.Uint64Var(&rc.Seed, "seed", rc.Load.Spec.Seed, "seed of the variants' traffic and of the coarse sweep's sample")
 	return cmd
-}
-
-// huntVerdict is a hunt as a verdict: broken when a family broke a promise, not made when a
-// system could not be hunted and none did.
-func huntVerdict(h result.Hunt) verdict {
-	v := verdict{pass: h.Pass, generatorBound: h.GeneratorBound, failed: len(h.Failed)}
-	if h.IsNotMade() {
-		v.notMade = h.NotMade
-	} else {
-		v.broken = !h.Pass && !h.Interrupted
-	}
-	return v
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 	"github.com/edgeproof/rlharness/reports"
 )
 
@@ -91,15 +92,15 @@ func writeHistory(w io.Writer, dirs []string, out string) error {
 		}
 	}
 	newest := h.Newest()
-	switch v := newest.Verdict(); v {
-	case "PASS":
+	switch o := newest.Summary.Outcome; o {
+	case outcome.Pass:
 		return nil
-	case "NOT MADE":
-		return fmt.Errorf("NOT MADE: the newest run (%s) could not be made: %s; see %s", newest.Path, strings.Join(newest.Summary.NotMade, "; "), out)
-	case "GENERATOR-BOUND":
-		return &inconclusiveError{msg: fmt.Sprintf("the newest run (%s) is generator-bound: its figures are not evidence either way; see %s", newest.Path, out)}
+	case outcome.NotMade:
+		return &outcomeError{o, fmt.Sprintf("NOT MADE: the newest run (%s) could not be made: %s; see %s", newest.Path, strings.Join(newest.Summary.NotMade, "; "), out)}
+	case outcome.GeneratorBound:
+		return &outcomeError{o, fmt.Sprintf("the newest run (%s) is generator-bound: its figures are not evidence either way; see %s", newest.Path, out)}
 	default:
-		return &gateError{msg: fmt.Sprintf("the newest run (%s) is %s; see %s", newest.Path, v, out)}
+		return &outcomeError{o, fmt.Sprintf("the newest run (%s) is %s; see %s", newest.Path, o.Word(), out)}
 	}
 }
 

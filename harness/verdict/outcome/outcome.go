@@ -91,7 +91,7 @@ func (o Outcome) Word() string {
 	return "FAIL"
 }
 
-// Exit codes of every command that judges (README, "Exit codes"). A generator-bound run has
+// Exit codes of every command that judges (docs/verdict.md, "Exit codes"). A generator-bound run has
 // its own code, as k6 gives failed thresholds 99: CI can tell a small runner from a broken
 // promise, and both from a run that could not be made.
 const (
@@ -116,4 +116,13 @@ func (o Outcome) ExitCode() int {
 		return ExitNotMade
 	}
 	return ExitFail
+}
+
+// Line is the RESULT line every judging command ends its terminal output with: the word,
+// and why where there is one to say.
+func (o Outcome) Line(why string) string {
+	if why == "" {
+		return "RESULT: " + o.Word()
+	}
+	return "RESULT: " + o.Word() + ": " + why
 }
