@@ -148,6 +148,7 @@ func newBenchFlags(f *pflag.FlagSet, cfg *bench.Config) *benchFlags {
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients each step draws from (HS1)")
 	f.IntVar(&cfg.MemoryClients, "memory-clients", cfg.MemoryClients, "clients loaded into each counter layout (HS1)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedules and samples")
+	f.DurationVar(&cfg.MaxLateness, "max-lateness", 0, "a step whose generator p99 lateness exceeds this is not sustained (0: the load test's 10ms); raise it only to measure costs on a machine shared with other work, which bench.json records")
 	f.BoolVar(&cfg.NoDecisions, "no-decisions", false, "skip figure 1 (in-process decisions)")
 	f.BoolVar(&cfg.NoMemory, "no-memory", false, "skip figure 5 (store memory)")
 	f.BoolVar(&cfg.NoFleet, "no-fleet", false, "skip the fleets (figures 2, 3, 4, 6)")
@@ -165,12 +166,13 @@ func newBenchFlags(f *pflag.FlagSet, cfg *bench.Config) *benchFlags {
 	loadtest.TimeScaleFlag(f, &b.sliceCfg.TimeScale, "--slice only, as make loadtest (window 12 s at 0.2)")
 	f.Float64Var(&b.sliceCfg.StoreCPU, "store-cpu", b.sliceCfg.StoreCPU, "--slice: the share of a core each system's Redis is held to (docker: its CPU quota), 1/HS4 so it is as busy per request as with HS4 nodes; 0: not held")
 	f.DurationVar(&b.sliceCfg.Steady, "steady", b.sliceCfg.Steady, "--slice: length of each system's steady run (one window at time scale 0.2)")
+	f.BoolVar(&b.sliceCfg.SteadyOnly, "steady-only", false, "--slice: only the steady runs, the costs harness plan fits: no latency rounds, no ceiling search")
 	f.StringSliceVar(&b.sliceCfg.Systems, "systems", b.sliceCfg.Systems, "--slice: the systems after the no-op replica: bounded, document, redis_rate, or a target file with a store the harness runs")
 	return b
 }
 
 // sliceOnly are --slice's own flags, refused without it.
-var sliceOnly = []string{"rate", "node", "nodes", "time-scale", "store-cpu", "steady", "systems"}
+var sliceOnly = []string{"rate", "node", "nodes", "time-scale", "store-cpu", "steady", "systems", "steady-only"}
 
 // Apply puts the parsed flags into the config: the networks, and with --slice its settings:
 // the clients default to HS1 / HS4, the steps to one window and the search to one from the
