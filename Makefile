@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: results all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan lint clean
+.PHONY: results all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan plan-reference lint clean
 
 all: build
 
@@ -59,6 +59,8 @@ test: deps images lint
 	@# replays x2 through loadtest --schedule and its gate), store-stop and store-pause (the
 	@# gates of store-slow and store-restart are theirs), two shards (the merge and the judge
 	@# are unit-tested) and the Redis Cluster design (make test-cluster).
+	@# TestLoadtestZones runs the design with half the replicas 80 ms (round trip) from the store,
+	@# without a fault and with that zone partitioned (about two minutes; docs/zones.md).
 	$(GO) test -tags loadtest -count=1 -p 1 -timeout 20m -run '$(LIVE_TESTS)' -skip '$(LIVE_SKIP)' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
 
 LIVE_TESTS := TestLoadtest|TestTwoShards|TestClusterDesign|TestHuntLive
@@ -274,12 +276,36 @@ bench-slice: build images-envoy
 	scripts/build-images.sh replica noop redis
 	flock $(BENCH_LOCK) $(BIN)/harness bench --slice --network host --out $(BENCH_SLICE_DIR) $(BENCH_SLICE_FLAGS)
 
-# The capacity plan from make bench-slice's figures: the cores the generator, the replicas
-# and Redis need at PLAN_RATE over PLAN_REPLICAS (HS2's 40,000 over 8), and the machine.
+# The capacity plan: the cores the generator, the replicas and Redis need at PLAN_RATE over
+# PLAN_REPLICAS (HS2's 40,000 over 8), and the machine, from the reference costs built in, or
+# from PLAN_FROM's slice runs (bench.json files or directories, comma-separated: make
+# bench-slice's $(BENCH_SLICE_DIR), make plan-reference's $(PLAN_REFERENCE_DIR)).
 PLAN_RATE ?= 40000
 PLAN_REPLICAS ?= 8
+PLAN_FROM ?=
 plan: build
-	$(BIN)/harness plan --from $(BENCH_SLICE_DIR)/bench.json --rate $(PLAN_RATE) --replicas $(PLAN_REPLICAS) $(PLAN_FLAGS)
+	$(BIN)/harness plan $(if $(PLAN_FROM),--from $(PLAN_FROM)) --rate $(PLAN_RATE) --replicas $(PLAN_REPLICAS) $(PLAN_FLAGS)
+
+# The reference costs harness plan uses when given no --from (harness/plan/reference, built
+# into the binary): the bounded design's slice, one system after the no-op target, at several
+# rates for each of HS1's two populations at one node (CLIENTS:RATE; 25,000 clients kept on
+# one node, 200,000 spread over the nodes), so that the plan fits fixed and per-request costs.
+# Local processes, Redis unheld: a plan adds up Redis's CPU for the whole fleet, where a Redis
+# held to 1/8 of a core on a shared machine stalls on its quota and the replica answers
+# without it. The generator's p99 lateness a steady run may have is PLAN_REFERENCE_LATENESS
+# (bench.json records it): on a machine shared with other work, sends run late long before a
+# request's costs change. Steady runs only (--steady-only). The runs hold $(BENCH_LOCK)
+# together, about a minute each; only bench.json is kept.
+PLAN_REFERENCE_DIR ?= harness/plan/reference
+PLAN_REFERENCE_RUNS ?= 25000:1000 200000:1000 25000:4000 200000:5000 25000:2500 200000:3000
+PLAN_REFERENCE_LATENESS ?= 250ms
+plan-reference: build
+	flock $(BENCH_LOCK) sh -c 'for run in $(PLAN_REFERENCE_RUNS); do \
+	  c=$${run%%:*}; r=$${run##*:}; out=$(PLAN_REFERENCE_DIR)/clients$$c-rate$$r; \
+	  $(BIN)/harness bench --slice --provider local --store-cpu 0 --systems bounded --rate $$r --clients $$c \
+	    --steady-only --max-lateness $(PLAN_REFERENCE_LATENESS) --out $$out || echo "plan-reference: $$out: harness bench exited $$?"; \
+	  find $$out -type f ! -name bench.json -delete; \
+	done'
 
 clean:
 	rm -rf $(BIN) runs

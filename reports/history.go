@@ -257,6 +257,19 @@ func WriteHistory(path string, h History) error {
 	return err
 }
 
+// segments splits a series' points into runs that follow one another: a run without the
+// series' scenario ends one.
+func segments(pts []Point) [][]Point {
+	var out [][]Point
+	for i, pt := range pts {
+		if i == 0 || pt.Run != pts[i-1].Run+1 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], pt)
+	}
+	return out
+}
+
 // trendChart is one series over the runs: its figure (within the gate, past it, or
 // generator-bound) and the gate's threshold, run by run, each run's commit under it.
 func trendChart(h History, s Series) (string, error) {
@@ -266,14 +279,22 @@ func trendChart(h History, s Series) (string, error) {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	n := len(h.Runs)
-	var line, thr plotter.XYs
+	// The line and the gate are drawn in segments of consecutive runs: a run where the
+	// scenario did not run (or the system was not in it) breaks them, rather than a line
+	// drawn across it as if it had been measured.
+	var lines, thrs []plotter.XYs
+	for _, seg := range segments(s.Points) {
+		var line, thr plotter.XYs
+		for _, pt := range seg {
+			line = append(line, plotter.XY{X: float64(pt.Run + 1), Y: pt.Figure})
+			thr = append(thr, plotter.XY{X: float64(pt.Run + 1), Y: pt.Threshold})
+		}
+		lines, thrs = append(lines, line), append(thrs, thr)
+	}
 	var within, past, bound plotter.XYs
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, pt := range s.Points {
-		x := float64(pt.Run + 1)
-		xy := plotter.XY{X: x, Y: pt.Figure}
-		line = append(line, xy)
-		thr = append(thr, plotter.XY{X: x, Y: pt.Threshold})
+		xy := plotter.XY{X: float64(pt.Run + 1), Y: pt.Figure}
 		switch {
 		case pt.Bound:
 			bound = append(bound, xy)
@@ -284,7 +305,10 @@ func trendChart(h History, s Series) (string, error) {
 		}
 		ymin, ymax = min(ymin, pt.Figure, pt.Threshold), max(ymax, pt.Figure, pt.Threshold)
 	}
-	if len(s.Points) > 1 {
+	for _, line := range lines {
+		if len(line) < 2 {
+			continue
+		}
 		l, err := plotter.NewLine(line)
 		if err != nil {
 			return "", err
@@ -292,16 +316,20 @@ func trendChart(h History, s Series) (string, error) {
 		l.Color = gray
 		p.Add(l)
 	}
-	t, err := plotter.NewLine(thr)
-	if err != nil {
-		return "", err
+	for k, thr := range thrs {
+		t, err := plotter.NewLine(thr)
+		if err != nil {
+			return "", err
+		}
+		t.Color, t.Dashes, t.StepStyle = red, []vg.Length{vg.Points(4), vg.Points(3)}, plotter.MidStep
+		if len(thr) == 1 { // one run: a short line across its point
+			t.XYs = plotter.XYs{{X: thr[0].X - 0.4, Y: thr[0].Y}, {X: thr[0].X + 0.4, Y: thr[0].Y}}
+		}
+		p.Add(t)
+		if k == 0 {
+			p.Legend.Add("gate ("+s.Points[0].Op+")", t)
+		}
 	}
-	t.Color, t.Dashes, t.StepStyle = red, []vg.Length{vg.Points(4), vg.Points(3)}, plotter.MidStep
-	if len(thr) == 1 { // one run: a short line across its point
-		t.XYs = plotter.XYs{{X: thr[0].X - 0.4, Y: thr[0].Y}, {X: thr[0].X + 0.4, Y: thr[0].Y}}
-	}
-	p.Add(t)
-	p.Legend.Add("gate ("+s.Points[0].Op+")", t)
 	if err := addMarks(p, vg.Points(3.5),
 		marks{"within the gate", within, palette[0], draw.CircleGlyph{}},
 		marks{"past the gate", past, red, draw.CircleGlyph{}},
@@ -310,7 +338,7 @@ func trendChart(h History, s Series) (string, error) {
 		return "", err
 	}
 	// The runs' commits under the axis; every k-th where there are too many to read.
-	every := max(1, (n+23)/24)
+	every := max(1, (n+15)/16)
 	var ticks []plot.Tick
 	for i, r := range h.Runs {
 		t := plot.Tick{Value: float64(i + 1)}
@@ -323,7 +351,11 @@ func trendChart(h History, s Series) (string, error) {
 	p.X.Tick.Label.Rotation = math.Pi / 2
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
-	p.X.Tick.Label.Font.Size = vg.Points(7)
+	// Labels a reader can read at the page's size.
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	p.X.Label.TextStyle.Font.Size, p.Y.Label.TextStyle.Font.Size = vg.Points(11), vg.Points(11)
+	p.Title.TextStyle.Font.Size = vg.Points(12)
 	p.X.Min, p.X.Max = 0.5, float64(n)+0.5
 	pad := (ymax - ymin) * 0.15
 	if pad == 0 {

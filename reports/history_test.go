@@ -182,3 +182,29 @@ func TestHistoryCrossingOnlyWhileBound(t *testing.T) {
 		t.Errorf("crossing rows %q", got)
 	}
 }
+
+// A trend's line breaks where its scenario did not run: runs 0, 1 and 3 are two segments.
+func TestSegments(t *testing.T) {
+	for _, tc := range []struct {
+		runs []int
+		want []int // points per segment
+	}{
+		{nil, nil},
+		{[]int{0}, []int{1}},
+		{[]int{0, 1, 2}, []int{3}},
+		{[]int{0, 1, 3}, []int{2, 1}},
+		{[]int{1, 3, 5, 6}, []int{1, 1, 2}},
+	} {
+		var pts []Point
+		for _, r := range tc.runs {
+			pts = append(pts, Point{Run: r})
+		}
+		var got []int
+		for _, s := range segments(pts) {
+			got = append(got, len(s))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("runs %v: segments of %v points, want %v", tc.runs, got, tc.want)
+		}
+	}
+}

@@ -288,6 +288,12 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 <h1>Load test report</h1>
 <p class="verdict {{.VerdictClass}}" id="verdict">{{.Verdict}}</p>
 {{with .Summary.Failed}}<p>Failed: {{range .}}<br>{{.}}{{end}}</p>{{end}}
+{{with .Peers}}<h2>Systems side by side</h2>
+<p>Each system over every scenario it ran; the first is gated, and the promises, gates and conditions below are its.</p>
+<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
+{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{if .NoStore}}no store{{else}}{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}}){{end}}</td><td>{{.Verdict}}</td>
+{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 
 <h2>Promises</h2>
 <table id="promises"><tr><th>promise</th><th>result over the gated scenarios</th><th>worst</th><th>its figure</th><th></th></tr>
@@ -327,11 +333,7 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 {{range .Deltas}}<tr class="delta"><td>{{.Scenario}}</td><td>{{.Metric}}</td><td class="n">{{f .Base}}</td><td class="n">{{f .Current}}</td><td class="n">{{f .Change}}</td><td class="n">{{f .Bound}}</td><td>{{if .Regressed}}<span class="fail">REGRESSION</span>{{else}}<span class="pass">ok</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
 
-{{with .Peers}}<h2>Systems side by side</h2>
-<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
-{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{if .NoStore}}no store{{else}}{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}}){{end}}</td><td>{{.Verdict}}</td>
-{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row.NoStore}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
+
 
 <h2>Across scenarios</h2>
 <div class="side">{{range .Overview}}<div class="chart">{{.}}</div>{{end}}</div>
@@ -344,6 +346,11 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{with .FaultTiming}}{{.Fault}} on {{.Member}}: planned from {{ms .Planned.From}} ms{{if ne .Planned.To .Planned.From}} to {{ms .Planned.To}} ms{{else}}, started again at once{{end}}; taken down from {{ms .Began}} ms (down at {{ms .Down}} ms), brought back from {{ms .Mending}} ms, {{if .Back}}answering again at {{ms .Back}} ms{{else}}never answering again{{end}}{{with .Delay}}; every store reply delayed {{ms .}} ms{{end}}{{with .Routed}}; the harness sent its requests to the other replicas from {{ms .From}} ms to {{ms .To}} ms{{end}}{{with .Error}}; <span class="fail">{{.}}</span>{{end}}.
 {{end}}{{range .Faults}}Judged as the fault: {{ms .From}} ms to {{ms .To}} ms (shaded). {{end}}{{with .Errors.Routing}}{{.}} requests sent to the killed replica are the harness's routing errors, in no other count.{{end}}</p>
 {{with .Clocks}}<p class="clocks">{{.String}}. Arrival bounds are what a limiter could know (a request arrived between its send and its answer); the client's clock is its send times.</p>
+{{end}}{{with .Zones}}<h3>Per zone</h3>
+<p>Requests are counted where they were sent; a client's overshoot in a zone is what that zone's replicas admitted of its limit in one window (arrival bounds); a false reject is the zone's when the client's whole traffic does not explain it; lock-out counts the steady clients that sent most of their requests to the zone.</p>
+<table class="zones"><tr><th>zone</th><th>replicas</th><th>store link, each way</th><th>requests</th><th>accepted</th><th>rejected</th><th>x limit (worst client)</th><th>false rejects</th><th>locked out / steady</th><th>errors (in the fault)</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>
+{{range .}}<tr class="zone"><td>{{.Zone}}</td><td class="n">{{len .Replicas}}</td><td class="n">{{ms .Link.Latency}}{{with .Link.Jitter}} ± {{ms .}}{{end}} ms</td><td class="n">{{.Requests}}</td><td class="n">{{.Accepted}}</td><td class="n">{{.Rejected}}</td><td class="n">{{f3 .Overshoot}}{{with .OvershootClient}} ({{.}}){{end}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{if .SteadyClients}}{{.LockedOut}} / {{.SteadyClients}}{{else}}not measured{{end}}</td><td class="n">{{.Errors.Total}} ({{.ErrorsInFault}})</td><td class="n">{{ms .Latency.P50}}</td><td class="n">{{ms .Latency.P99}}</td><td class="n">{{ms .Latency.Max}}</td></tr>
+{{end}}</table>
 {{end}}{{with .Named}}<h3>Clients the promises name</h3>
 <div class="side">{{range .}}<div class="chart named" id="{{.ID}}"><p>Named by {{.Title}}.</p>{{.SVG}}</div>{{end}}</div>
 {{end}}{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
@@ -351,16 +358,18 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 <table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
 <tr><th>requests</th><th>accepted</th><th>busiest window</th><th>x limit</th><th>offered</th><th>accepted</th><th>busiest window</th><th>x limit</th></tr>
 {{range .Windows}}<tr class="window"><td>{{.Pattern}}</td><td class="n">{{.Model.Requests}}</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{.Model.Busiest}}</td><td class="n">{{f3 .Model.Ratio}}</td>
-{{if .Measured}}<td class="n">{{.Offered}}</td><td class="n">{{.Accepted}}</td><td class="n">{{.Busiest}}</td><td class="n">{{f3 .Overshoot}}</td><td>{{if .Agree}}<span class="pass">yes</span>{{else}}<span class="fail">no</span>{{end}}</td>{{else}}<td colspan="5">no probe measured</td>{{end}}</tr>
+{{if .Measured}}<td class="n">{{.Offered}}</td><td class="n">{{.Accepted}}</td><td class="n">{{.Busiest}}</td><td class="n">{{f3 .Overshoot}}</td><td>{{if .Agree}}<span class="pass">yes</span>{{else if .LockedOut}}<span class="fail">no: the fleet locked the client out (x{{f3 .LockedShare}} of its limit in a window)</span>{{else}}<span class="fail">no</span>{{end}}</td>{{else}}<td colspan="5">no probe measured</td>{{end}}</tr>
 {{end}}</table>
-<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet{{with .Design}} (the model is the document's design; the fleet ran the {{.}} design){{end}}</h3>
+{{if .Mode}}<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet{{with .Design}} (the model is the document's design; the fleet ran the {{.}} design){{end}}</h3>
+{{else}}<h3>Distributed counter: the fleet{{with .Target}} ({{.}}){{end}} beside no model (the document models none of its designs)</h3>
+{{end}}
 <table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
 {{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
 {{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{if .NoStore}}no store{{else}}{{f .StoreCmdPerSec}} (whole fleet){{end}}</td></tr></table>{{end}}
 <h3>The document's claims</h3>
-<table class="claims"><tr><th>claim</th><th>figure</th><th>run</th></tr>
+{{if .Claims}}<table class="claims"><tr><th>claim</th><th>figure</th><th>run</th></tr>
 {{range .Claims}}<tr class="claim"><td>{{.Text}}</td><td>{{.Figure}}</td><td>{{claim .}}</td></tr>
-{{end}}</table>
+{{end}}</table>{{else}}<p class="noclaims">The document makes no claim about this scenario{{with .Fault}} (its {{.}} fault is judged by the checks below){{end}}{{if .Target}}: it ran a target file's limiter, not one of the document's designs{{end}}.</p>{{end}}
 <h3>Checks</h3>
 <table class="checks"><tr><th>check</th><th>figure</th><th>threshold</th><th>result</th><th>detail</th></tr>
 {{range .Checks}}<tr><td>{{.Name}}</td><td class="n">{{f .Figure}}</td><td class="n">{{.Op}} {{f .Threshold}}</td><td>{{checkresult .Pass .NotMeasured}}</td><td>{{.Detail}}</td></tr>

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
@@ -154,6 +155,11 @@ type windowRow struct {
 	Offered, Accepted, Busiest     int
 	Overshoot                      float64
 	ModelOver, MeasuredOver, Agree bool
+	// LockedOut says the fleet admitted the client less than accounting.DefaultMinShare of its
+	// limit in a window while it sent steadily over it (the lock-out gate's, on the gated
+	// clock), LockedShare the share: the model's one node never does, so the verdicts differ.
+	LockedOut   bool
+	LockedShare float64
 }
 
 // distRow is the document's distributed-counter model beside the scenario's measurement.
@@ -183,7 +189,12 @@ func windowRows(m *result.RateLimitModel, sc result.ScenarioResult) []windowRow 
 		if p, ok := probe(sc, r.Pattern); ok {
 			row.Measured, row.Offered, row.Accepted, row.Busiest, row.Overshoot = true, p.Offered, p.Accepted, p.BusiestAccepted, p.Overshoot
 			row.MeasuredOver = p.Overshoot > m.Gate
-			row.Agree = row.ModelOver == row.MeasuredOver
+			row.LockedShare = p.SteadyShareArrival
+			if sc.Clocks == nil || sc.Clocks.Gate == result.ClockClient {
+				row.LockedShare = p.SteadyShare
+			}
+			row.LockedOut = p.SteadyWindows > 0 && row.LockedShare < accounting.DefaultMinShare
+			row.Agree = row.ModelOver == row.MeasuredOver && !row.LockedOut
 		}
 		out = append(out, row)
 	}

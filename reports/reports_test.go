@@ -395,3 +395,38 @@ func TestReportClocksLine(t *testing.T) {
 		t.Errorf("%d clocks lines, want the one scenario's that has clocks", n)
 	}
 }
+
+// The window table's "same verdict" agrees with the lock-out gate: a client the fleet locked
+// out is not the model's verdict, whatever its overshoot; a scenario with no claim says so
+// instead of an empty table.
+func TestReportWindowVerdictAndNoClaims(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) {
+		sc := &s.Scenarios[0]
+		for i := range sc.Probes {
+			if strings.HasSuffix(sc.Probes[i].ID, "uniform2x") {
+				sc.Probes[i].SteadyWindows, sc.Probes[i].SteadyShareArrival, sc.Probes[i].SteadyShare = 3, 0.523, 0.523
+			}
+		}
+		sc.Claims = nil
+	})
+	if !strings.Contains(html, "no: the fleet locked the client out (x0.523 of its limit in a window)") {
+		t.Error("a locked-out client's window row does not say the verdicts differ")
+	}
+	if !strings.Contains(html, `<p class="noclaims">The document makes no claim about this scenario`) {
+		t.Error("a scenario without claims shows no note")
+	}
+}
+
+// In a run of several systems the side-by-side answer comes first, before the gated
+// system's promises and gates.
+func TestReportSystemsSideBySideFirst(t *testing.T) {
+	html := generateEdited(t, func(s *result.Summary) {
+		for i := range s.Scenarios {
+			s.Scenarios[i].Target = "envoy"
+		}
+	})
+	peers, promises := strings.Index(html, `<table id="peers">`), strings.Index(html, `<table id="promises">`)
+	if peers < 0 || promises < 0 || peers > promises {
+		t.Errorf("systems side by side at %d, promises at %d: want the systems first", peers, promises)
+	}
+}

@@ -80,6 +80,7 @@ type Accumulator struct {
 
 	latency, lateness *Latency
 	replica           []*Latency // by replica index
+	zones             *zoneAccount
 }
 
 // New accounts for a run of s with the given fault windows (offsets from the
@@ -137,6 +138,9 @@ func (a *Accumulator) Add(o traffic.Outcome) error {
 	if o.Code != 0 {
 		a.latency.Record(o.Latency)
 		a.replica[a.s.Requests[o.Index].Replica].Record(o.Latency)
+		if k := a.zoneOf(int32(o.Index)); k >= 0 {
+			a.zones.latency[k].Record(o.Latency)
+		}
 	}
 	return nil
 }
@@ -260,6 +264,8 @@ type Report struct {
 	Latency        result.Percentiles   // requests that got a status
 	ReplicaLatency []result.Percentiles // by replica index
 	Lateness       result.Percentiles   // all sent requests; early sends count as 0
+	// Zones are the figures per zone (SetZones); nil without zones.
+	Zones []result.ZoneFigures
 
 	AskedRate    float64 // scheduled requests per second of the schedule
 	AchievedRate float64 // traffic.AchievedRate
@@ -289,6 +295,7 @@ func (a *Accumulator) Report() Report {
 	}
 	start, order := byClient(s)
 	var b sends
+	b.zone = a.newZoneTally()
 	skew := NewLatency()
 	exact := a.exactTimes(&r)
 	for c, cl := range s.Clients {
@@ -299,6 +306,7 @@ func (a *Accumulator) Report() Report {
 		r.add(cr)
 		r.Clients[c] = cr
 	}
+	r.Zones = b.zone.report(a.zones)
 	r.ExcusedSkew = skew.Percentiles()
 	return r
 }
@@ -336,6 +344,7 @@ type sends struct {
 	exactAdmitted    []span
 	exactLo, exactHi []time.Duration
 	exactRejected    []rejection
+	zone             *zoneTally // nil without zones
 }
 
 // client is the account of client c, whose requests are idx (in schedule order); its errors
@@ -346,6 +355,7 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 	cr := result.ClientReport{Client: c, ID: cl.ID, Limit: cl.Limit, Window: cl.Window, Probe: cl.Probe}
 	b.offered, b.answered, b.scheduled, b.accepted, b.rejected = b.offered[:0], b.answered[:0], b.scheduled[:0], b.accepted[:0], b.rejected[:0]
 	b.spans, b.acceptedSpans, b.acceptedAnswered = b.spans[:0], b.acceptedSpans[:0], b.acceptedAnswered[:0]
+	b.zone.begin()
 	for _, i := range idx {
 		k := a.class[i]
 		if k == unseen {
@@ -363,6 +373,10 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 		b.spans = append(b.spans, span{sent: t, answered: answered})
 		b.scheduled = append(b.scheduled, a.s.Requests[i].At) // in order: indexes ascend
 		fault := a.inFault(t)
+		zone := a.zoneOf(i)
+		if zone >= 0 {
+			b.zone.add(zone, k, span{sent: t, answered: answered}, fault)
+		}
 		switch k {
 		case accepted:
 			cr.Accepted++
@@ -371,7 +385,7 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 			b.acceptedSpans = append(b.acceptedSpans, span{sent: t, answered: answered})
 		case rejected:
 			cr.Rejected++
-			b.rejected = append(b.rejected, rejection{sent: t, answered: answered})
+			b.rejected = append(b.rejected, rejection{sent: t, answered: answered, zone: zone})
 			if fault {
 				cr.RejectsInFault++
 			}
@@ -414,7 +428,8 @@ func (a *Accumulator) client(c int, cl schedule.Client, idx []int32, errs *resul
 		cr.SteadyAtArrival, cr.SteadyAdmittedArrival = st.arrival.at, st.arrival.admitted
 		cr.SteadyShareArrival = float64(st.arrival.admitted) / float64(cl.Limit)
 	}
-	cr.FalseRejects = unearned(b.offered, b.answered, b.rejected, cl.Window, cl.Limit)
+	cr.FalseRejects = unearned(b.offered, b.answered, b.rejected, cl.Window, cl.Limit, b.zone)
+	b.zone.end(cr, cl.Window, DefaultMinShare)
 	slices.SortFunc(b.spans, bySent)
 	cr.FalseRejectsSent = unearnedSent(b.spans, b.rejected, cl.Window, cl.Limit, skew)
 	return cr
@@ -466,7 +481,10 @@ func tookMicros(d time.Duration) uint32 {
 }
 
 // rejection is a rejected request: when it was sent and when its answer came back.
-type rejection struct{ sent, answered time.Duration }
+type rejection struct {
+	sent, answered time.Duration
+	zone           int8 // the zone of the replica that rejected it; -1 without zones
+}
 
 // unearned counts the rejections rej (any order) for which the client's requests that may
 // have reached the limiter within the window-long interval before the rejection, (t−window,
@@ -478,13 +496,14 @@ type rejection struct{ sent, answered time.Duration }
 // way, such as the first requests to a fleet just started: up to 160 ms on 2 cores) though
 // sent before. A limiter that counted them did not reject a client within its limit. sent
 // and answered are the client's send and answer times, each sorted.
-func unearned(sent, answered []time.Duration, rej []rejection, window time.Duration, limit int) int {
+func unearned(sent, answered []time.Duration, rej []rejection, window time.Duration, limit int, zones *zoneTally) int {
 	n := 0
 	for _, r := range rej {
 		hi, _ := slices.BinarySearch(sent, r.answered+1)        // sent at or before the answer
 		lo, _ := slices.BinarySearch(answered, r.sent-window+1) // answered at or before t−window
 		if hi-lo <= limit {
 			n++
+			zones.falseReject(r.zone)
 		}
 	}
 	return n

@@ -720,21 +720,21 @@ func TestUnearnedByArrivalBounds(t *testing.T) {
 		want           int
 	}{
 		{"three sent long before, answered at once: a fourth refused a window later is unearned",
-			ms(0, 10, 20, 1015), ms(1, 11, 21, 1016), rejection{1015 * time.Millisecond, 1016 * time.Millisecond}, 1},
+			ms(0, 10, 20, 1015), ms(1, 11, 21, 1016), rejection{sent: 1015 * time.Millisecond, answered: 1016 * time.Millisecond}, 1},
 		{"the same three answered 160 ms late: they may have arrived inside the window, earned",
-			ms(0, 10, 20, 1015), ms(160, 170, 180, 1016), rejection{1015 * time.Millisecond, 1016 * time.Millisecond}, 0},
+			ms(0, 10, 20, 1015), ms(160, 170, 180, 1016), rejection{sent: 1015 * time.Millisecond, answered: 1016 * time.Millisecond}, 0},
 		{"two of three answered after t-window: three may be in the window, the limit: unearned",
-			ms(0, 10, 20, 1015), ms(1, 30, 40, 1016), rejection{1015 * time.Millisecond, 1016 * time.Millisecond}, 1},
+			ms(0, 10, 20, 1015), ms(1, 30, 40, 1016), rejection{sent: 1015 * time.Millisecond, answered: 1016 * time.Millisecond}, 1},
 		{"sent while the refused one was in flight: may have arrived first, earned",
-			ms(500, 510, 520, 530), ms(501, 511, 521, 540), rejection{520 * time.Millisecond, 600 * time.Millisecond}, 0},
+			ms(500, 510, 520, 530), ms(501, 511, 521, 540), rejection{sent: 520 * time.Millisecond, answered: 600 * time.Millisecond}, 0},
 		{"within the limit whatever the arrivals: unearned",
-			ms(500, 510, 520), ms(501, 511, 521), rejection{520 * time.Millisecond, 521 * time.Millisecond}, 1},
+			ms(500, 510, 520), ms(501, 511, 521), rejection{sent: 520 * time.Millisecond, answered: 521 * time.Millisecond}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sent, answered := slices.Clone(tt.sent), slices.Clone(tt.answered)
 			slices.Sort(sent)
 			slices.Sort(answered)
-			if got := unearned(sent, answered, []rejection{tt.rej}, window, limit); got != tt.want {
+			if got := unearned(sent, answered, []rejection{tt.rej}, window, limit, nil); got != tt.want {
 				t.Errorf("unearned = %d, want %d", got, tt.want)
 			}
 		})

@@ -124,5 +124,5 @@ func (a *Accumulator) exactClient(cr *result.ClientReport, cl schedule.Client, i
 	if cl.Limit > 0 {
 		cr.OvershootExact = float64(cr.BusiestExact) / float64(cl.Limit)
 	}
-	cr.FalseRejectsExact = unearned(b.exactLo, b.exactHi, b.exactRejected, cl.Window, cl.Limit)
+	cr.FalseRejectsExact = unearned(b.exactLo, b.exactHi, b.exactRejected, cl.Window, cl.Limit, nil) // the zones count theirs on arrival bounds
 }

@@ -49,6 +49,9 @@ type Config struct {
 	Search   Search
 	Clients  int // background clients each step draws from (HS1)
 	Seed     uint64
+	// MaxLateness is the generator's p99 lateness a step may have and still be sustained
+	// (0: the load test's gate, accounting.DefaultLatenessP99).
+	MaxLateness time.Duration
 	// MemoryClients are loaded into each counter layout (HS1: 200,000).
 	MemoryClients int
 	RedisServer   string // redis-server for the memory figure; default BinDir's, else from PATH
@@ -135,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (result.Bench, error) {
 			return result.Bench{}, err
 		}
 	}
-	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
+	b := result.Bench{StartedAt: time.Now().UTC(), Commit: cfg.Commit, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0), MaxLateness: cfg.gates().LatenessP99}
 	if cfg.Baseline != "" {
 		old, err := result.Read[result.Bench](filepath.Dir(cfg.Baseline), filepath.Base(cfg.Baseline))
 		if err != nil {
@@ -414,10 +417,19 @@ func (m *member) stop(ctx context.Context, log *slog.Logger) {
 	m.fl = nil
 }
 
+// gates are what a step is judged on: the load test's, with --max-lateness where given.
+func (cfg Config) gates() accounting.Gates {
+	g := accounting.DefaultGates()
+	if cfg.MaxLateness > 0 {
+		g.LatenessP99 = cfg.MaxLateness
+	}
+	return g
+}
+
 func (m *member) stepper(cfg Config) *stepper {
 	s := &stepper{
 		urls: m.fl.ReplicaURLs(), d: cfg.Step, clients: cfg.Clients, seed: cfg.Seed,
-		gates: accounting.DefaultGates(), timeout: 2 * time.Second, shape: m.shape, status: m.status,
+		gates: cfg.gates(), timeout: 2 * time.Second, shape: m.shape, status: m.status,
 	}
 	if cfg.Slice != nil {
 		// Each system's first traffic is its steady run: warmed as a load test's scenario is,

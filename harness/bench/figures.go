@@ -167,6 +167,14 @@ func storeNote(f *result.FleetBench) string {
 }
 
 // share is a share of a core as a fraction where it is one (1/8), else a decimal.
+// heldTo says what Redis was held to: a share of a core, or nothing (--store-cpu 0).
+func heldTo(f float64) string {
+	if f <= 0 {
+		return "Redis unheld"
+	}
+	return fmt.Sprintf("Redis held to %s of a core", share(f))
+}
+
 func share(f float64) string {
 	if n := math.Round(1 / f); n > 1 && math.Abs(1/n-f) < 1e-9 {
 		return fmt.Sprintf("1/%.0f", n)

@@ -50,6 +50,9 @@ type SliceConfig struct {
 	// Systems are measured in this order after the no-op replica, which is always first:
 	// SliceBounded, SliceDocument, SlicePeer, or a target file's path.
 	Systems []string
+	// SteadyOnly measures the steady runs alone, the costs a plan fits (make plan-reference):
+	// no latency rounds, no ceiling search, whose figures then read not measured.
+	SteadyOnly bool
 }
 
 // DefaultSlice is one replica's share of the documents' load.
@@ -225,8 +228,8 @@ func runSlice(ctx context.Context, cfg Config) (*result.SliceBench, error) {
 	defer collect()
 	var errs []error
 	var up []*member
-	fmt.Fprintf(cfg.Progress, "== slice: one replica as node %d of %d, %s req/s from %s clients and the probes' share, time scale %g, Redis held to %s of a core, %s networking\n",
-		sc.Node, sc.Nodes, result.Rate(sc.Rate), result.Rate(float64(sc.Clients)), sc.TimeScale, share(sc.StoreCPU), fleet.Networking(cfg.Provider, network))
+	fmt.Fprintf(cfg.Progress, "== slice: one replica as node %d of %d, %s req/s from %s clients and the probes' share, time scale %g, %s, %s networking\n",
+		sc.Node, sc.Nodes, result.Rate(sc.Rate), result.Rate(float64(sc.Clients)), sc.TimeScale, heldTo(sc.StoreCPU), fleet.Networking(cfg.Provider, network))
 	for _, m := range members {
 		if err := m.start(ctx, cfg, provider); err != nil {
 			errs = append(errs, err)
@@ -249,6 +252,10 @@ func runSlice(ctx context.Context, cfg Config) (*result.SliceBench, error) {
 		if _, err := confirmedSteady(ctx, cfg, m, out.Rate); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if sc.SteadyOnly {
+		fmt.Fprintln(cfg.Progress, "== no latency rounds, no ceiling search (--steady-only)")
+		return out, errors.Join(errs...)
 	}
 	if ctx.Err() == nil {
 		if err := latencyRounds(ctx, cfg, noop, bounded, []float64{out.Rate}); err != nil {

@@ -162,8 +162,8 @@ func ceilingOf(f *result.FleetBench) string {
 // writeSlice prints the systems side by side, then what each row rests on.
 func writeSlice(w io.Writer, b result.Bench) error {
 	s := b.Slice
-	fmt.Fprintf(w, "One replica's share of HS2, side by side: node %d of %d, %s req/s asked from %s clients and the probes' share, time scale %g, Redis held to %s of a core\n",
-		s.Traffic.Node, s.Traffic.Nodes, result.Rate(s.Traffic.Rate), result.Rate(float64(s.Traffic.Clients)), s.Traffic.TimeScale, share(s.StoreCPU))
+	fmt.Fprintf(w, "One replica's share of HS2, side by side: node %d of %d, %s req/s asked from %s clients and the probes' share, time scale %g, %s\n",
+		s.Traffic.Node, s.Traffic.Nodes, result.Rate(s.Traffic.Rate), result.Rate(float64(s.Traffic.Clients)), s.Traffic.TimeScale, heldTo(s.StoreCPU))
 	if s.RateWhy != "" {
 		fmt.Fprintf(w, "rate: %s\n", s.RateWhy)
 	}

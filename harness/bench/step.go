@@ -67,12 +67,15 @@ type stepper struct {
 	degraded *synchealth.Scraper
 }
 
+// stepSeed is the seed of step n's traffic.
+func (s *stepper) stepSeed() uint64 { return s.seed + uint64(s.n) }
+
 // build is step n's traffic at rate.
 func (s *stepper) build(rate float64) (schedule.Schedule, error) {
 	prefix := fmt.Sprintf("s%d-", s.n)
 	if s.slice != nil {
 		sl := *s.slice
-		sl.Rate, sl.Duration, sl.Seed, sl.Prefix = rate, s.d, s.seed+uint64(s.n), prefix
+		sl.Rate, sl.Duration, sl.Seed, sl.Prefix = rate, s.d, s.stepSeed(), prefix
 		return schedule.BuildSlice(sl, schedule.DefaultClasses()[0])
 	}
 	p := schedule.DefaultParams()
@@ -141,6 +144,9 @@ func (s *stepper) send(ctx context.Context, rate float64) (result.Step, error) {
 		Answered: rep.Accepted + rep.Rejected, Rejected: rep.Rejected,
 		Errors: rep.Errors.Total() + rep.Unsent, Clients: distinctClients(&sched),
 		Latency: rep.Latency, Lateness: rep.Lateness,
+	}
+	if s.slice != nil {
+		st.Seed = s.stepSeed()
 	}
 	judge(&st, s.gates)
 	if degraded != nil && degraded.Decisions > 0 {

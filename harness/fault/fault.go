@@ -29,7 +29,18 @@ const (
 	Kill        = result.FaultKill
 	MasterKill  = result.FaultMasterKill
 	MasterPause = result.FaultMasterPause
+
+	Partition          = result.FaultPartition
+	PartitionBlackhole = result.FaultPartitionBlackhole
+	LinkSlow           = result.FaultLinkSlow
+	Flap               = result.FaultFlap
 )
+
+// FlapPeriod is one round of a flap: the zone's link refuses for half of it and carries for
+// the other half. A few hundred milliseconds: longer than a store call's timeout, so that
+// calls fail, and short enough that a replica's reconnection and circuit breaker are caught
+// between states again and again. Not scaled: it is about the network.
+const FlapPeriod = 400 * time.Millisecond
 
 // Drain is how long before a replica-kill the harness stops sending the replica new
 // requests (RouteWindow): the requests it already has in flight, a millisecond or two, are
@@ -43,9 +54,15 @@ type Plan struct {
 	// At is when the member is taken down, Until when it is brought back; a Restart is
 	// brought back at once, whatever Until says.
 	At, Until time.Duration
-	// Delay is what Slow adds to every store reply.
+	// Delay is what Slow and LinkSlow add to every store reply.
 	Delay time.Duration
+	// Zone is the zone whose link a link fault (result.LinkFault) hits; its Member is
+	// ZoneMember(Zone).
+	Zone string
 }
+
+// ZoneMember names a zone's link as a fault's member: "zone-far".
+func ZoneMember(zone string) string { return "zone-" + zone }
 
 // Member is the member a fault hits in a fleet of replicas nodes: the store for the store
 // faults, node 0 of a cluster store (a master when the cluster is made) for the master
@@ -68,12 +85,17 @@ func Store(f string) bool { return f != Kill }
 func (p Plan) Check() error {
 	switch p.Fault {
 	case Stop, Pause, Restart, Kill, MasterKill, MasterPause:
-	case Slow:
+	case Slow, LinkSlow:
 		if p.Delay <= 0 {
 			return fmt.Errorf("fault %s needs a delay > 0 (got %v)", p.Fault, p.Delay)
 		}
+	case Partition, PartitionBlackhole, Flap:
 	default:
-		return fmt.Errorf("unknown fault %q: use %s, %s, %s, %s, %s, %s or %s", p.Fault, Stop, Pause, Slow, Restart, Kill, MasterKill, MasterPause)
+		return fmt.Errorf("unknown fault %q: use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s", p.Fault, Stop, Pause, Slow, Restart, Kill, MasterKill, MasterPause,
+			Partition, PartitionBlackhole, LinkSlow, Flap)
+	}
+	if result.LinkFault(p.Fault) && (p.Zone == "" || p.Member != ZoneMember(p.Zone)) {
+		return fmt.Errorf("fault %s names zone %q and member %q: give the zone, and ZoneMember(zone) as its member", p.Fault, p.Zone, p.Member)
 	}
 	switch {
 	case p.Member == "":
@@ -105,8 +127,62 @@ func (p Plan) steps(fl fleet.Fleet) (down, up func(context.Context) error) {
 			func(ctx context.Context) error { return fl.SlowStore(ctx, 0) }
 	case Restart, Kill:
 		return call(fl.Kill), call(fl.Start)
+	case Partition:
+		return cut(fl, p.Zone, fleet.LinkRefused), cut(fl, p.Zone, fleet.LinkUp)
+	case PartitionBlackhole:
+		return cut(fl, p.Zone, fleet.LinkBlackhole), cut(fl, p.Zone, fleet.LinkUp)
+	case LinkSlow:
+		return func(ctx context.Context) error { return fl.SlowLink(ctx, p.Zone, p.Delay) },
+			func(ctx context.Context) error { return fl.SlowLink(ctx, p.Zone, 0) }
+	case Flap:
+		return flap(fl, p.Zone)
 	}
 	return call(fl.Stop), call(fl.Start) // Stop, MasterKill
+}
+
+func cut(fl fleet.Fleet, zone, how string) func(context.Context) error {
+	return func(ctx context.Context) error { return fl.CutLink(ctx, zone, how) }
+}
+
+// flap is a flap's two steps: down starts cutting zone's link (refused) and mending it every
+// half FlapPeriod until up stops it and mends the link. A cut or mend that fails ends the
+// flapping; up returns its error.
+func flap(fl fleet.Fleet, zone string) (down, up func(context.Context) error) {
+	stop, done := make(chan struct{}), make(chan error, 1)
+	down = func(ctx context.Context) error {
+		if err := fl.CutLink(ctx, zone, fleet.LinkRefused); err != nil {
+			return err
+		}
+		go func() {
+			t := time.NewTicker(FlapPeriod / 2)
+			defer t.Stop()
+			cutNow := false
+			for {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				case <-t.C:
+				}
+				how := fleet.LinkUp
+				if cutNow {
+					how = fleet.LinkRefused
+				}
+				if err := fl.CutLink(context.WithoutCancel(ctx), zone, how); err != nil {
+					done <- err
+					return
+				}
+				cutNow = !cutNow
+			}
+		}()
+		return nil
+	}
+	up = func(ctx context.Context) error {
+		close(stop)
+		err := <-done
+		return errors.Join(err, fl.CutLink(ctx, zone, fleet.LinkUp))
+	}
+	return down, up
 }
 
 // Armed is a fault waiting for its time, under way, or over.
@@ -133,7 +209,7 @@ func Arm(ctx context.Context, fl fleet.Fleet, p Plan, origin time.Time, log *slo
 	}
 	a := &Armed{plan: p, origin: origin, done: make(chan struct{})}
 	a.timing = result.FaultTiming{Fault: p.Fault, Member: p.Member, Planned: result.Interval{From: p.At, To: p.Until}}
-	if p.Fault == Slow {
+	if p.Fault == Slow || p.Fault == LinkSlow {
 		a.timing.Delay = p.Delay
 	}
 	if p.Fault == Restart {

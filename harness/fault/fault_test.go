@@ -88,6 +88,12 @@ func (r *recorder) Unpause(_ context.Context, m string) error { return r.rec("un
 func (r *recorder) SlowStore(_ context.Context, d time.Duration) error {
 	return r.rec(fmt.Sprintf("slow %v", d))
 }
+func (r *recorder) SlowLink(_ context.Context, z string, d time.Duration) error {
+	return r.rec(fmt.Sprintf("slow %s %v", z, d))
+}
+func (r *recorder) CutLink(_ context.Context, z, how string) error {
+	return r.rec(fmt.Sprintf("cut %s %q", z, how))
+}
 
 // Each fault makes its two calls on its timetable (a restart's second at once), and its
 // timing says when, in order.
@@ -219,5 +225,45 @@ func TestRestartAndKillOnARealFleet(t *testing.T) {
 	}
 	if tm.Down-tm.Began > time.Second || tm.Mending < 600*time.Millisecond {
 		t.Errorf("replica-kill timing %+v: a SIGKILL is quick, the start waits for Until", tm)
+	}
+}
+
+// A link fault cuts, slows or flaps one zone's link on its timetable and mends it; a flap
+// cuts and mends every half FlapPeriod until its time is up.
+func TestArmLinkFaults(t *testing.T) {
+	const at, until = 200 * time.Millisecond, 700 * time.Millisecond
+	for _, c := range []struct {
+		fault string
+		want  []string
+	}{
+		{Partition, []string{`cut far "refused"@200ms`, `cut far ""@700ms`}},
+		{PartitionBlackhole, []string{`cut far "blackhole"@200ms`, `cut far ""@700ms`}},
+		{LinkSlow, []string{"slow far 150ms@200ms", "slow far 0s@700ms"}},
+		{Flap, []string{`cut far "refused"@200ms`, `cut far ""@400ms`, `cut far "refused"@600ms`, `cut far ""@700ms`}},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			origin := time.Now()
+			r := &recorder{origin: origin}
+			p := Plan{Fault: c.fault, Zone: "far", Member: ZoneMember("far"), At: at, Until: until, Delay: 150 * time.Millisecond}
+			tm, err := Arm(context.Background(), r, p, origin, nil).Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(r.calls, c.want) {
+				t.Errorf("calls %v, want %v", r.calls, c.want)
+			}
+			if tm.Member != "zone-far" || (c.fault == LinkSlow) != (tm.Delay == 150*time.Millisecond) {
+				t.Errorf("timing %+v", tm)
+			}
+		})
+	}
+	for _, p := range []Plan{
+		{Fault: Partition, Member: "redis", At: at, Until: until},
+		{Fault: Flap, Zone: "far", Member: "replica-1", At: at, Until: until},
+		{Fault: LinkSlow, Zone: "far", Member: ZoneMember("far"), At: at, Until: until},
+	} {
+		if err := p.Check(); err == nil {
+			t.Errorf("plan %+v was taken", p)
+		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -151,6 +152,11 @@ type Spec struct {
 	// Redis only): the replicas are given its address, and SlowStore delays every reply
 	// through it (the store-slow fault).
 	StoreProxy bool
+	// Zones, when set, places the replicas in zones, each with its own link to the store: a
+	// proxy run by this process whose every byte waits the zone's latency each way, which
+	// SlowLink slows and CutLink cuts for that zone alone (SlowStore slows every link). The
+	// zones must hold Replicas replicas together; one Redis only.
+	Zones topology.Topology
 	// StoreCPU, when set, is the share of one core the single Redis may use (the Docker
 	// provider's CFS CPU quota): a store as slow as a busy
 	// Redis thread, whose every call takes time in proportion to its work. 0: no limit.
@@ -204,6 +210,12 @@ type Fleet interface {
 	// SlowStore delays every reply of the store by d on its way to the replicas, through the
 	// store proxy (Spec.StoreProxy; ErrNoStoreProxy without it); 0 takes the delay away.
 	SlowStore(ctx context.Context, d time.Duration) error
+	// SlowLink delays every store reply on one zone's link (Spec.Zones) by d more than its
+	// latency; 0 takes the delay away. ErrNoZones without zones.
+	SlowLink(ctx context.Context, zone string, d time.Duration) error
+	// CutLink cuts one zone's link to the store, LinkRefused or LinkBlackhole, while the
+	// other zones keep theirs; LinkUp mends it. ErrNoZones without zones.
+	CutLink(ctx context.Context, zone, how string) error
 	// Terminate removes every member and resource of the fleet. It is safe to
 	// call more than once.
 	Terminate(ctx context.Context) error
@@ -330,6 +342,19 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.NoStore && (s.StoreProxy || s.Store == StoreCluster || s.StoreCPU > 0) {
 		return s, errors.New("a fleet without a store has no store to put a proxy in front of, cluster or slow down: leave NoStore off")
+	}
+	if !s.Zones.IsZero() {
+		if err := s.Zones.Check(); err != nil {
+			return s, fmt.Errorf("zones: %w", err)
+		}
+		switch {
+		case s.Zones.Replicas() != s.Replicas:
+			return s, fmt.Errorf("zones %s hold %d replicas, but the fleet runs %d: make them agree (--replicas)", s.Zones, s.Zones.Replicas(), s.Replicas)
+		case s.NoStore || s.Store == StoreCluster:
+			return s, errors.New("zones are links to one Redis: a fleet without a store or with a Redis Cluster has none to give them")
+		case s.StoreProxy:
+			return s, errors.New("zones give every zone its own link to the store, which store-slow slows all at once: leave StoreProxy off with zones")
+		}
 	}
 	if s.StoreProxy && s.Store == StoreCluster {
 		return s, errors.New("a store proxy stands in front of one Redis, not a Redis Cluster (its nodes announce their own addresses): leave StoreProxy off with a cluster store")

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"log/slog"
 	"slices"
 	"sync"
@@ -64,6 +65,10 @@ type fleet struct {
 	proxy *storeProxy
 	// rec is the recording backend (Spec.RecordBackend); nil without one.
 	rec *recorder.Recorder
+	// zones and links are the replicas' zones and each zone's link to the store
+	// (Spec.Zones), in the same order; empty without zones.
+	zones topology.Topology
+	links []*storeProxy
 }
 
 // Backend implements Recorded.

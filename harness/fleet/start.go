@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgeproof/rlharness/harness/recorder"
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/topology"
 )
 
 // backend is what a provider brings to start: how to run each member, and what
@@ -66,6 +67,9 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 		if f.proxy != nil {
 			f.proxy.close()
 		}
+		for _, l := range f.links {
+			l.close()
+		}
 		err := b.teardown(ctx)
 		if f.rec != nil {
 			err = errors.Join(err, f.rec.Close())
@@ -109,6 +113,12 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 		}
 	}
 
+	var zoneAddrs []string
+	if !spec.Zones.IsZero() {
+		if zoneAddrs, err = f.startLinks(ctx, b, spec.Zones); err != nil {
+			return nil, err
+		}
+	}
 	if spec.Custom != nil {
 		f.health = spec.Custom.Health
 	}
@@ -119,7 +129,11 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 	var wg sync.WaitGroup
 	for i := range spec.Replicas {
 		wg.Go(func() {
-			m, err := b.replica(ctx, i, at, redis)
+			store := redis
+			if zoneAddrs != nil {
+				store = zoneAddrs[spec.Zones.ZoneOf(i)]
+			}
+			m, err := b.replica(ctx, i, at, store)
 			f.members[1+i] = m
 			if err == nil {
 				if err = f.waitReady(ctx, 1+i); err != nil {
@@ -173,6 +187,28 @@ func (f *fleet) startStore(ctx context.Context, spec Spec, b backend, port int) 
 	return redis, nil
 }
 
+// startLinks gives every zone its own link to the store and returns the address each zone's
+// replicas reach the store on, by zone.
+func (f *fleet) startLinks(ctx context.Context, b backend, zones topology.Topology) ([]string, error) {
+	host, err := b.proxyHost(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.zones = zones
+	addrs := make([]string, len(zones.Zones))
+	for k, z := range zones.Zones {
+		l, err := startLink(host, f.RedisAddr(), z)
+		if err != nil {
+			return nil, err
+		}
+		f.links = append(f.links, l)
+		addrs[k] = l.addr()
+		f.log.Info("zone link started", "zone", z.Name, "listen", addrs[k], "latency", z.Latency, "jitter", z.Jitter)
+	}
+	f.cond.Zones, f.cond.ZoneLinks = zones.Zones, addrs
+	return addrs, nil
+}
+
 // startProxy puts the store proxy between the replicas and Redis, and returns the address
 // the replicas reach the store on through it.
 func (f *fleet) startProxy(ctx context.Context, b backend) (string, error) {
@@ -180,7 +216,7 @@ func (f *fleet) startProxy(ctx context.Context, b backend) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := startStoreProxy(host, f.RedisAddr())
+	p, err := startStoreProxy(host, f.RedisAddr(), "store")
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,63 @@ func TestFaultVariantErrorsWhileTheStoreIsAway(t *testing.T) {
 			}
 			f := result.HuntFamily{Kind: "fault", Worst: &h, Breaks: tc.breaks}
 			t.Logf("%s", f.Verdict())
+		})
+	}
+}
+
+// An attack variant is judged by every check a load test's scenario is: one that stays
+// within 1.1x and rejects no client within its limit, but answers 500 to some of its
+// requests, breaks the promise (round.go's old breaks() called it "holds"), and the family's
+// verdict names the check its figures do not show.
+func TestAttackVariantJudgedByEveryCheck(t *testing.T) {
+	const limit = 600
+	window := 12 * time.Second
+	env := modelEnv(8, 0)
+	var fam Family
+	for _, f := range Families() {
+		if f.Name == FamilyEdge {
+			fam = f
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		errors int // the first requests answered 500
+		want   outcome.Outcome
+	}{
+		{"every request answered", 0, outcome.Pass},
+		{"five 500s", 5, outcome.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sched := schedule.Schedule{Clients: []schedule.Client{{ID: "v", Limit: limit, Window: window, Probe: true}}, Duration: 12 * time.Second}
+			for i := range 600 { // its limit, one every 20 ms: within it
+				sched.Requests = append(sched.Requests, schedule.Request{At: time.Duration(i) * 20 * time.Millisecond, Replica: int16(i % 8)})
+			}
+			acc, err := accounting.New(&sched, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sv := &sentVariant{fam: fam, sched: sched, acc: acc}
+			for i, q := range sched.Requests {
+				code := uint16(200)
+				if i < tc.errors {
+					code = 500
+				} else {
+					sv.accepted = append(sv.accepted, acceptance{q.At, q.At + time.Millisecond})
+				}
+				if err := acc.Add(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gates := accounting.DefaultGates()
+			gates.LatenessP99 = 20 * time.Millisecond
+			h, _ := judgeVariant(sv, 1, env, "", 0, verdict.Judging{Gates: gates})
+			if h.Outcome != tc.want || h.Overshoot > 1.1 || h.FalseRejects != 0 {
+				t.Fatalf("outcome %s (x%.3f, %d false rejects), want %s", h.Outcome, h.Overshoot, h.FalseRejects, tc.want)
+			}
+			f := result.HuntFamily{Name: fam.Name, Kind: string(fam.Kind), Worst: &h, Breaks: h.Outcome == outcome.Fail}
+			if got := f.Verdict(); tc.errors > 0 && !strings.Contains(got, "also failed: errors outside fault windows (5)") {
+				t.Errorf("verdict %q: want it to name the errors check", got)
+			}
 		})
 	}
 }

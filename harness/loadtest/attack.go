@@ -195,6 +195,9 @@ func wholeSchedule(spec schedule.Spec) (schedule.Schedule, error) {
 // writes its outcomes to w, which it closes; m gets the origin and what was sent.
 func (ac AttackConfig) send(ctx context.Context, p shardPlan, w *traffic.Writer, m *result.Shard) error {
 	opts := ac.Options
+	if opts.DecidedHeader == "" { // a shard sends the built-in replica's schedule: it says when it decided
+		opts.DecidedHeader = replicaDecidedAt
+	}
 	opts.Start, opts.Align = ac.Start, ac.Schedule.Window()
 	if opts.Warm == 0 {
 		opts.Warm = warmConns

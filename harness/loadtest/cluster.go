@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,7 +30,16 @@ func faultMember(fault string) string {
 // and, with fail-open, its two master faults in place of the whole-store ones.
 func (c Config) scenarios() []result.Scenario {
 	if c.Store != fleet.StoreCluster {
-		return Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), c.FailOpen, c.Matrix)
+		out := Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), c.FailOpen, c.Matrix)
+		if !c.FailOpen || c.Zones.IsZero() {
+			return out
+		}
+		n := 1 + len(FailOpenFaults)
+		zoned := slices.Clone(out[:n])
+		for _, f := range ZoneFaults {
+			zoned = append(zoned, result.Scenario{Name: out[0].Name + "/" + f, Algorithm: out[0].Algorithm, Mode: out[0].Mode, Design: out[0].Design, Fault: f, Gated: true})
+		}
+		return append(zoned, out[n:]...)
 	}
 	all := Scenarios(c.Algorithm, c.Mode, limiters.Design(c.Design), false, c.Matrix)
 	out := []result.Scenario{all[0]}

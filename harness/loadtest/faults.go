@@ -18,20 +18,83 @@ import (
 // replica killed.
 var FailOpenFaults = []string{result.FaultStop, result.FaultPause, result.FaultSlow, result.FaultRestart, result.FaultKill}
 
-// ParseFaults reads --faults: a comma-separated list of FailOpenFaults, or "all".
+// ZoneFaults are the link faults of a run on a topology (--zones), in the order they run
+// after FailOpenFaults: the farthest zone's link to the store refused, blackholed, slowed
+// and flapping while the other zones keep theirs (docs/zones.md).
+var ZoneFaults = []string{result.FaultPartition, result.FaultPartitionBlackhole, result.FaultLinkSlow, result.FaultFlap}
+
+// LinkSlowDelay is what link-slow adds to every store reply on the zone's link: a link
+// that got three times worse than a coast-to-coast one, as a congested or rerouted path does.
+// Not scaled: it is about the network.
+const LinkSlowDelay = 150 * time.Millisecond
+
+// ParseFaults reads --faults: a comma-separated list of FailOpenFaults and ZoneFaults, or
+// "all" (the zone faults run only on a topology).
 func ParseFaults(list []string) ([]string, error) {
 	var out []string
 	for _, f := range list {
 		switch {
 		case f == "all":
 			out = append(out, FailOpenFaults...)
-		case slices.Contains(FailOpenFaults, f):
+			out = append(out, ZoneFaults...)
+		case slices.Contains(FailOpenFaults, f) || slices.Contains(ZoneFaults, f):
 			out = append(out, f)
 		default:
-			return nil, fmt.Errorf("--faults %q: use all, or some of %v", f, FailOpenFaults)
+			return nil, fmt.Errorf("--faults %q: use all, or some of %v, or on a topology (--zones) %v", f, FailOpenFaults, ZoneFaults)
 		}
 	}
 	return out, nil
+}
+
+// zoneFaultsAlone is the error of a run that asks for link faults alone without a
+// topology: there is no zone whose link to cut.
+func (c Config) zoneFaultsAlone() error {
+	if !c.Zones.IsZero() || !c.FailOpen || len(c.Faults) == 0 || slices.ContainsFunc(c.Faults, func(f string) bool { return !result.LinkFault(f) }) {
+		return nil
+	}
+	return fmt.Errorf("--faults %v cut a zone's link to the store: declare the zones with --zones or --topology", c.Faults)
+}
+
+// farZone is the zone a link fault hits: the one farthest from the store.
+func (c Config) farZone() string {
+	if k := c.Zones.Farthest(); k >= 0 {
+		return c.Zones.Zones[k].Name
+	}
+	return ""
+}
+
+// accumulator accounts for a scenario of sched with the fault windows faults, and per zone
+// on a topology.
+func (c Config) accumulator(sched *schedule.Schedule, faults []result.Interval) (*accounting.Accumulator, error) {
+	acc, err := accounting.New(sched, faults)
+	if err != nil || c.Zones.IsZero() {
+		return acc, err
+	}
+	zones := make([]accounting.Zone, len(c.Zones.Zones))
+	for k, z := range c.Zones.Zones {
+		zones[k] = accounting.Zone{Name: z.Name, Replicas: c.Zones.Members(k), Link: result.LinkFigures{Latency: z.Latency, Jitter: z.Jitter}}
+	}
+	return acc, acc.SetZones(zones)
+}
+
+// farRTT is the far zone's store round trip at its slowest: latency and jitter, both ways.
+func (c Config) farRTT() time.Duration {
+	if k := c.Zones.Farthest(); k >= 0 {
+		z := c.Zones.Zones[k]
+		return 2 * (z.Latency + z.Jitter)
+	}
+	return 0
+}
+
+// cutNodes is how many replicas a link fault cuts from the store: the far zone's.
+func (c Config) cutNodes(f string) int {
+	if !result.LinkFault(f) {
+		return 0
+	}
+	if k := c.Zones.Farthest(); k >= 0 {
+		return c.Zones.Zones[k].Replicas
+	}
+	return 0
 }
 
 // wantsFault says whether the run asks for a scenario with fault f: every fault the scenario
@@ -52,13 +115,16 @@ func (c Config) wantsFault(f string) bool {
 
 // targetFaults are the fault scenarios of a target file's limiter: the store faults where
 // the harness runs its store, and replica-kill where it starts more than one node.
-func targetFaults(t *target.Target) []string {
+func targetFaults(t *target.Target, zoned bool) []string {
 	var out []string
 	if t.Store.Managed {
 		out = append(out, result.FaultStop, result.FaultPause, result.FaultSlow, result.FaultRestart)
 	}
 	if t.Start.Kind != target.StartURL && t.Start.Replicas > 1 {
 		out = append(out, result.FaultKill)
+	}
+	if t.Store.Managed && t.Start.Kind != target.StartURL && (zoned || !t.Topology.IsZero()) {
+		out = append(out, ZoneFaults...)
 	}
 	return out
 }
@@ -82,12 +148,18 @@ func (c Config) planFault(sc result.Scenario, t *target.Target) *fault.Plan {
 	window := c.scaled(limiters.DefaultWindow)
 	from := window + window/5
 	p := &fault.Plan{Fault: sc.Fault, Member: fault.Member(sc.Fault, c.Spec.Replicas), At: from, Until: from + c.scaled(c.Outage)}
+	if result.LinkFault(sc.Fault) {
+		p.Zone = c.farZone()
+		p.Member = fault.ZoneMember(p.Zone)
+	}
 	if o, ok := c.replayOutage(); ok { // a replayed schedule's fault, at its offsets
 		p.At, p.Until = o.From, o.To
 	}
 	switch sc.Fault {
 	case result.FaultSlow:
 		p.Delay = c.storeDelay(t)
+	case result.FaultLinkSlow:
+		p.Delay = LinkSlowDelay
 	case result.FaultRestart:
 		p.Until = from
 	}
@@ -148,6 +220,9 @@ func faultLine(r result.ScenarioResult) string {
 	}
 	if f.Delay > 0 {
 		s += fmt.Sprintf("; every store reply +%v", f.Delay)
+	}
+	if f.Fault == result.FaultFlap {
+		s += fmt.Sprintf("; refused and back every %v", fault.FlapPeriod/2)
 	}
 	if f.Routed != nil {
 		s += fmt.Sprintf("; its requests sent to the others %s..%s, %d routing errors (the harness's, in no other count)",

@@ -12,6 +12,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 )
 
@@ -21,7 +22,8 @@ func TestParseFaults(t *testing.T) {
 		want string
 	}{
 		{nil, ""},
-		{[]string{"all"}, "store-stop store-pause store-slow store-restart replica-kill"},
+		{[]string{"all"}, "store-stop store-pause store-slow store-restart replica-kill partition partition-blackhole link-slow flap"},
+		{[]string{"partition", "flap"}, "partition flap"},
 		{[]string{"store-slow", "replica-kill"}, "store-slow replica-kill"},
 		{[]string{"store-melt"}, "error"},
 	} {
@@ -53,7 +55,7 @@ func TestTargetFaults(t *testing.T) {
 			"store-stop store-pause store-slow store-restart replica-kill"},
 		{"a url target", withStart(`start: {url: "http://127.0.0.1:1"}`, "store: {redis: \"127.0.0.1:6379\"}\n"), ""},
 	} {
-		if got := strings.Join(targetFaults(c.t), " "); got != c.want {
+		if got := strings.Join(targetFaults(c.t, false), " "); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -170,5 +172,56 @@ func TestMeasuredFault(t *testing.T) {
 	rep := acc.Report()
 	if rep.RoutingErrors != 1 || rep.Errors.Connection != 2 || rep.ErrorsInFault != 1 || rep.ErrorsOutsideFault != 1 {
 		t.Errorf("routing %d, connection %d, in the fault %d, outside %d: want 1, 2, 1, 1", rep.RoutingErrors, rep.Errors.Connection, rep.ErrorsInFault, rep.ErrorsOutsideFault)
+	}
+}
+
+// On a topology the fault scenarios add the link faults, each on the farthest zone with its
+// replicas as the cut nodes; without one, asking for link faults alone is the user's error.
+func TestZoneFaultScenarios(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Matrix = false
+	var err error
+	if cfg.Zones, err = topology.Parse("near:4:0.5ms,far:4:40ms±10ms"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range cfg.runs() {
+		names = append(names, r.sc.Name)
+	}
+	want := "sliding_window/delayed sliding_window/delayed/store-stop sliding_window/delayed/store-pause sliding_window/delayed/store-slow " +
+		"sliding_window/delayed/store-restart sliding_window/delayed/replica-kill sliding_window/delayed/partition sliding_window/delayed/partition-blackhole " +
+		"sliding_window/delayed/link-slow sliding_window/delayed/flap"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("scenarios\n got %s\nwant %s", got, want)
+	}
+	for _, f := range ZoneFaults {
+		p := cfg.planFault(result.Scenario{Fault: f}, nil)
+		if p.Zone != "far" || p.Member != "zone-far" || p.Check() != nil || (f == result.FaultLinkSlow) != (p.Delay == LinkSlowDelay) {
+			t.Errorf("%s: plan %+v (%v)", f, *p, p.Check())
+		}
+		if j := cfg.judging(result.Scenario{Fault: f}, result.Interval{}); j.CutNodes != 4 || j.LinkRTT != 100*time.Millisecond {
+			t.Errorf("%s: judged with %d cut nodes, link round trip %v; want 4 and 100ms", f, j.CutNodes, j.LinkRTT)
+		}
+	}
+	if spec := (sut{}).spec(cfg, result.Scenario{Fault: result.FaultSlow, Mode: "delayed"}); spec.StoreProxy || spec.Zones.String() != cfg.Zones.String() {
+		t.Errorf("store-slow on zones: store proxy %v, zones %s: want the zone links slowed, no proxy", spec.StoreProxy, spec.Zones)
+	}
+
+	cfg.Zones = topology.Topology{}
+	cfg.Faults = []string{result.FaultPartition}
+	if err := cfg.check(); err == nil || !strings.Contains(err.Error(), "declare the zones with --zones") {
+		t.Errorf("partition without zones: %v", err)
+	}
+	cfg.Faults, _ = ParseFaults([]string{"all"})
+	if err := cfg.check(); err != nil {
+		t.Errorf("all faults without zones: %v", err)
+	}
+	for _, r := range cfg.runs() {
+		if result.LinkFault(r.sc.Fault) {
+			t.Errorf("%s runs without zones", r.sc.Name)
+		}
 	}
 }

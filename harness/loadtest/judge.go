@@ -12,6 +12,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/harness/verdict"
 	"github.com/edgeproof/rlharness/harness/verdict/outcome"
@@ -65,6 +66,8 @@ func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judg
 		LimiterOwnsKilledNode: c.killedNodeRefusals() == target.BlameLimiter,
 		StoreWait:             c.storeWait(sc),
 		Exact:                 c.exactClock,
+		CutNodes:              c.cutNodes(sc.Fault),
+		LinkRTT:               c.farRTT(),
 	}
 }
 
@@ -85,7 +88,7 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	j := cfg.judging(sc, outage)
 	res.Requests, res.Accepted, res.Rejected, res.Errors = rep.Scheduled, rep.Accepted, rep.Rejected, rep.Errors
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
-	res.Lateness, res.Latency, res.ReplicaLatency = rep.Lateness, rep.Latency, rep.ReplicaLatency
+	res.Lateness, res.Latency, res.ReplicaLatency, res.Zones = rep.Lateness, rep.Latency, rep.ReplicaLatency, rep.Zones
 	res.OverLimit = rep.OverLimitClients
 	recovered := j.Recovered()
 	res.PeakRatios = make([]int, result.PeakRatioBins)
@@ -152,6 +155,9 @@ func printScenario(w io.Writer, r result.ScenarioResult) {
 	if r.Clocks != nil {
 		fmt.Fprintf(w, "     %s\n", r.Clocks)
 	}
+	for _, z := range r.Zones {
+		fmt.Fprintf(w, "     %s\n", z.Line())
+	}
 	if r.Error == "" {
 		fmt.Fprintf(w, "     %s\n", storeCost(r))
 		fmt.Fprintf(w, "     %s\n", syncLine(r.Sync))
@@ -200,8 +206,12 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 	if s.Config.NetworkNote != "" {
 		network += " (" + s.Config.NetworkNote + ")"
 	}
-	fmt.Fprintf(w, "\nVerdict (%s provider, %s, %d replicas%s, time scale %g, %d cores)\n",
-		s.Config.Provider, network, s.Config.Replicas, design, s.Config.TimeScale, s.Cores)
+	zones := ""
+	if len(s.Config.Zones) > 0 {
+		zones = ", zones " + topology.Topology{Zones: s.Config.Zones}.String()
+	}
+	fmt.Fprintf(w, "\nVerdict (%s provider, %s, %d replicas%s%s, time scale %g, %d cores)\n",
+		s.Config.Provider, network, s.Config.Replicas, design, zones, s.Config.TimeScale, s.Cores)
 	fmt.Fprintf(w, "%-44s %-34s %12s %4s %10s  %s\n", "scenario", "check", "figure", "op", "threshold", "result")
 	for _, c := range s.Checks {
 		if !c.Gated {
@@ -224,6 +234,13 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 	for _, r := range s.Scenarios {
 		if r.Clocks != nil && r.Gated {
 			fmt.Fprintf(w, "%-44s %s\n", r.Name, r.Clocks)
+		}
+	}
+	for _, r := range s.Scenarios {
+		for _, z := range r.Zones {
+			if r.Gated {
+				fmt.Fprintf(w, "%-44s %s\n", r.Name, z.Line())
+			}
 		}
 	}
 	for _, r := range s.Scenarios {

@@ -16,6 +16,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
@@ -194,7 +195,7 @@ func judgeStarted(st result.Started, dir string, jc JudgeConfig) (result.Scenari
 	if !ok {
 		return result.ScenarioResult{}, fmt.Errorf("%s: no request has an outcome: the run was killed before this scenario's traffic was written", dir)
 	}
-	acc, err := accounting.New(&sched, st.Faults)
+	acc, err := cfg.accumulator(&sched, st.Faults)
 	if err != nil {
 		return result.ScenarioResult{}, err
 	}
@@ -270,6 +271,7 @@ func startedConfig(st result.Started, jc JudgeConfig) Config {
 		cfg.SyncInterval, cfg.Outage = st.SyncInterval, st.OutageAsked
 	}
 	cfg.RecoveryGrace, cfg.Shards = c.RecoveryGrace, st.Shards
+	cfg.Zones = topology.Topology{Zones: c.Zones}
 	cfg.Gates.LatenessP99, cfg.Gates.MinRateRatio, cfg.Gates.Clock = st.Lateness, st.MinRateRatio, st.GateClock
 	if jc.Gates != (accounting.Gates{}) {
 		cfg.Gates = jc.Gates

@@ -157,6 +157,7 @@ func openShards(paths []string, jc JudgeConfig) (shardedRun, error) {
 	first := shards[0]
 	cfg := DefaultConfig()
 	cfg.Spec = first.Schedule
+	cfg.exactClock = sut{}.exactClock() // shards send the built-in replica's schedule only
 	if jc.Gates != (accounting.Gates{}) {
 		cfg.Gates = jc.Gates
 	}

@@ -89,7 +89,7 @@ func rejudgeScenario(st result.Started, dir string, old result.ScenarioResult, j
 	if faults == nil {
 		faults = st.Faults
 	}
-	acc, err := accounting.New(&sched, faults)
+	acc, err := cfg.accumulator(&sched, faults)
 	if err != nil {
 		return old, err
 	}

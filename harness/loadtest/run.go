@@ -24,6 +24,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/synchealth"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/internal/commandstats"
 	"github.com/edgeproof/rlharness/limiters"
@@ -54,6 +55,9 @@ type Config struct {
 	// StoreCPU, when set, gives the one Redis that share of a core (Docker only): a slow
 	// store, whose calls take time in proportion to their work, as a busy Redis thread's do.
 	StoreCPU float64
+	// Zones places the replicas in zones, each with its own link to the store (--zones,
+	// --topology, a target file's topology section); zero is no topology.
+	Zones topology.Topology
 	// Outage is how long the store stays down in a fail-open scenario, before scaling.
 	Outage time.Duration
 	// RecoveryGrace is how long after the store returns before the 1.1× gate applies again
@@ -140,12 +144,19 @@ func (c Config) check() error {
 		return errors.New("--store cluster runs on Docker's host networking only (its nodes announce their own 127.0.0.1 ports): add --network host, or use --provider local")
 	case c.Design != "" && !slices.Contains(limiters.Designs(), limiters.Design(c.Design)):
 		return fmt.Errorf("--design %q: use %s (the default, docs/design-bound.md) or %s (the document's delayed sync)", c.Design, limiters.DesignBounded, limiters.DesignDocument)
+	case !c.Zones.IsZero() && c.Zones.Replicas() != c.Spec.Replicas && (len(c.Targets) == 0 || slices.Contains(c.Targets, nil)):
+		return fmt.Errorf("--zones %s hold %d replicas, but --replicas is %d: make them agree", c.Zones, c.Zones.Replicas(), c.Spec.Replicas)
+	case !c.Zones.IsZero() && c.Store == fleet.StoreCluster:
+		return errors.New("--zones gives each zone a link to one Redis; a Redis Cluster's nodes announce their own addresses: leave --store cluster off")
 	case c.Shards < 1:
 		return fmt.Errorf("--shards must be >= 1 (got %d)", c.Shards)
 	case c.Shards > 1 && slices.ContainsFunc(c.Targets, func(t *target.Target) bool { return t != nil }):
 		return errors.New("--shards sends the built-in replica's schedule only: a target file's classes and request shape do not travel to the shards yet; run a --target without --shards")
 	case c.ShardRunner != RunnerProcess && c.ShardRunner != RunnerContainer && c.ShardRunner != "":
 		return fmt.Errorf("--shard-runner %q: use %s or %s", c.ShardRunner, RunnerProcess, RunnerContainer)
+	}
+	if err := c.zoneFaultsAlone(); err != nil {
+		return err
 	}
 	if err := checkClock(c.Gates.Clock); err != nil {
 		return err
@@ -269,7 +280,7 @@ func (c Config) configSummary(algorithm, mode string, limit int) result.ConfigSu
 		Algorithm: algorithm, Mode: mode, Design: c.designSummary(limiters.Mode(mode)), SyncInterval: c.scaled(c.SyncInterval),
 		StoreTimeout: c.StoreTimeout, TimeScale: c.Spec.TimeScale, Window: c.Spec.Window(), Limit: limit,
 		Rate: c.Spec.Rate, Clients: c.Spec.Clients, Seed: c.Spec.Seed, Outage: c.scaled(c.Outage), RecoveryGrace: c.RecoveryGrace,
-		Store: c.clusterStore()}
+		Store: c.clusterStore(), Zones: c.Zones.Zones}
 }
 
 // designSummary is the summary's design: delayed mode's design under test, empty in other modes.
@@ -377,7 +388,7 @@ func runScenario(ctx context.Context, cfg Config, provider fleet.Provider, sc re
 	r.plan = cfg.faultPlan(sc, sys.t)
 	r.outage = r.plan.outage
 	res.Faults = r.plan.windows
-	if r.col, err = newCollector(&r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
+	if r.col, err = newCollector(cfg, &r.sched, r.plan.windows, sc.Dir(cfg.OutDir), sys.status); err != nil {
 		return res, err
 	}
 	defer r.col.close()
@@ -592,8 +603,8 @@ type collector struct {
 	sent, errs atomic.Int64
 }
 
-func newCollector(sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
-	acc, err := accounting.New(sched, faults)
+func newCollector(cfg Config, sched *schedule.Schedule, faults []result.Interval, dir string, status func(uint16) uint16) (*collector, error) {
+	acc, err := cfg.accumulator(sched, faults)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,9 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 	c.killedNode = t.Faults.KilledNode
 	c.Spec.TimeScale = float64(t.Window()) / float64(limiters.DefaultWindow)
 	c.Spec.Replicas = t.Start.Replicas
+	if c.Zones.IsZero() {
+		c.Zones = t.Topology
+	}
 	c.Gates.LatenessP99 = askedLateness
 	c.Gates.LatenessP99 = c.latenessTolerance()
 	return c
@@ -52,11 +55,11 @@ func (c Config) forTarget(t *target.Target, askedLateness time.Duration) Config 
 // targetScenarios are a target's scenarios: the documents' traffic, and with failOpen its
 // fault scenarios (targetFaults): the store's where the harness runs it, a killed node where
 // it starts several.
-func targetScenarios(t *target.Target, gated, failOpen bool) []result.Scenario {
+func targetScenarios(t *target.Target, gated, failOpen, zoned bool) []result.Scenario {
 	a := t.Algorithm
 	out := []result.Scenario{{Name: t.Name, Algorithm: a, Target: t.Name, Gated: gated}}
 	if failOpen {
-		for _, f := range targetFaults(t) {
+		for _, f := range targetFaults(t, zoned) {
 			out = append(out, result.Scenario{Name: t.Name + "/" + f, Algorithm: a, Fault: f, Target: t.Name, Gated: gated})
 		}
 	}
@@ -87,7 +90,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 		spec := fleet.Spec{
 			Replicas: cfg.Spec.Replicas, Mode: limiters.Mode(sc.Mode), Design: limiters.Design(sc.Design), Rules: rules,
 			SyncInterval: cfg.scaled(cfg.SyncInterval), StoreTimeout: cfg.StoreTimeout, Network: cfg.Network,
-			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow,
+			Store: cfg.Store, ClusterNodeTimeout: cfg.ClusterNodeTimeout, StoreCPU: cfg.StoreCPU, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+			Zones: cfg.Zones,
 		}
 		return spec
 	}
@@ -98,8 +102,8 @@ func (s sut) spec(cfg Config, sc result.Scenario) fleet.Spec {
 			start.Command[0] = abs
 		}
 	}
-	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow,
-		NoStore: !s.t.Store.Managed, RecordBackend: s.t.Clock.Backend}
+	return fleet.Spec{Replicas: start.Replicas, Network: cfg.Network, Custom: &start, StoreProxy: sc.Fault == result.FaultSlow && cfg.Zones.IsZero(),
+		NoStore: !s.t.Store.Managed, RecordBackend: s.t.Clock.Backend, Zones: cfg.Zones}
 }
 
 // replicaDecidedAt is the header in which the built-in replica says when it decided a
@@ -285,11 +289,13 @@ func (u urlFleet) Kill(context.Context, string) error { return errNotStarted }
 func (u urlFleet) SlowStore(context.Context, time.Duration) error {
 	return errNotStarted
 }
-func (u urlFleet) Start(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Pause(context.Context, string) error   { return errNotStarted }
-func (u urlFleet) Unpause(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Restart(context.Context, string) error { return errNotStarted }
-func (u urlFleet) Terminate(context.Context) error       { return nil }
+func (u urlFleet) SlowLink(context.Context, string, time.Duration) error { return errNotStarted }
+func (u urlFleet) CutLink(context.Context, string, string) error         { return errNotStarted }
+func (u urlFleet) Start(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Pause(context.Context, string) error                   { return errNotStarted }
+func (u urlFleet) Unpause(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Restart(context.Context, string) error                 { return errNotStarted }
+func (u urlFleet) Terminate(context.Context) error                       { return nil }
 
 // run is one scenario on one system under test.
 type run struct {
@@ -318,7 +324,7 @@ func (c Config) runs() []run {
 			}
 			continue
 		}
-		for _, sc := range targetScenarios(t, k == 0, c.FailOpen) {
+		for _, sc := range targetScenarios(t, k == 0, c.FailOpen, !c.Zones.IsZero()) {
 			if c.wantsFault(sc.Fault) {
 				out = append(out, run{sc: sc, sys: sut{t: t}})
 			}
@@ -342,10 +348,16 @@ func WritePeers(w io.Writer, s result.Summary) {
 	fmt.Fprintf(w, "\nSystems side by side (the first is gated)\n")
 	fmt.Fprintf(w, "%-36s %7s %9s %9s %-26s %6s %9s %9s %9s  %s\n", "system", "window", "boundary", "worst", "worst client", "false", "p99", "store/req", "ops/req", "verdict")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9.3f %9.3f  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
-			r.FalseRejects, r.P99.Round(10*time.Microsecond), r.StorePerRequest, r.StoreOpsPerRequest, r.Verdict())
+		// A system without a store has no store figures: "no store", as the report says, not a
+		// measured 0.000.
+		store, ops := fmt.Sprintf("%.3f", r.StorePerRequest), fmt.Sprintf("%.3f", r.StoreOpsPerRequest)
+		if r.NoStore {
+			store, ops = "no store", "-"
+		}
+		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9s %9s  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
+			r.FalseRejects, r.P99.Round(10*time.Microsecond), store, ops, r.Verdict())
 		for _, c := range r.FaultColumns() {
-			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r.NoStore))
+			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r))
 		}
 	}
 }

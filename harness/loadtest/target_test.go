@@ -149,7 +149,7 @@ func TestRunsGateTheFirstSystemOnly(t *testing.T) {
 		t.Errorf("for the target: scale %v, replicas %d, lateness %v; want 0.2, 3, 20ms", tc.Spec.TimeScale, tc.Spec.Replicas, tc.Gates.LatenessP99)
 	}
 	url := mustTarget(t, targetHead+"request: {client: {header: X}}\n")
-	if got := targetScenarios(url, true, true); len(got) != 1 {
+	if got := targetScenarios(url, true, true, true); len(got) != 1 {
 		t.Errorf("a url target without a managed store has %d scenarios, want 1 (no store to stop, no node to kill)", len(got))
 	}
 }

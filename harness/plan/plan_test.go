@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -11,190 +12,366 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 )
 
-// slice is a slice run of the bounded design at rate: 100 us of generator CPU a request, 40
-// us of replica CPU a decision, 10 us of Redis CPU a request, 0.05 round trips a request;
-// the cores each kept busy are what those costs make of the rate, as a run measures them.
-func slice(rate float64) result.Bench {
-	n := int(12 * rate)
-	busy := func(us float64) *result.ProcessCost {
-		return &result.ProcessCost{CPUPerRequestUs: us, Cores: rate * us / 1e6, RSSBefore: 20 << 20, RSSPerClient: 500}
-	}
-	return result.Bench{Commit: "abc123", Slice: &result.SliceBench{
-		Traffic: schedule.Slice{Rate: 5000, Clients: 25_000, Nodes: 8, TimeScale: 0.2}, Rate: rate, StoreCPU: 0.125,
-		Systems: []result.FleetBench{{Name: "bounded", Ceiling: 6000,
-			Steady:    &result.Step{Rate: rate, Achieved: rate, Duration: 12 * time.Second, Requests: n, Answered: n, Sustained: true},
-			Replica:   busy(40),
-			Generator: busy(100),
-			StoreCPU:  &result.StoreCPU{Percent: 100 * rate * 10 / 1e6, MsPerKiloRequest: 10}, StoreCmdPerRequest: 0.05,
-			StoreMemory: &result.StoreMemory{PerClient: 30},
-		}},
-	}}
+// truth are the costs the synthetic slice runs below are made of: busy cores = fixed + a
+// cost a request + a cost a request past a budget.
+var truth = struct{ gen0, gen1, rep0, rep1, rep2, red0, red2 float64 }{
+	gen0: 0.05, gen1: 100e-6, rep0: 0.02, rep1: 40e-6, rep2: 300e-6, red0: 0.004, red2: 60e-6,
 }
 
-// HS2 from a slice: 40,000 req/s × 100 us = 4 busy cores of sending, 6 shards at 70 %;
-// 5,000 req/s a replica × 40 us = 0.2 of a core, one core each; Redis 0.4 of a core, one.
-func TestMakeSizesEveryPartFromItsCost(t *testing.T) {
-	p, err := Make(slice(5000), "low/bench.json", Ask{Rate: 40_000, Replicas: 8, Clients: 200_000, System: "bounded", Utilisation: 0.7})
+// run is a slice run of the bounded design at rate from clients at node 0 of 8, whose busy
+// cores are what truth makes of its traffic, as a run measures them.
+func run(t *testing.T, rate float64, clients int) Input {
+	t.Helper()
+	tr := schedule.Slice{TimeScale: 0.2, Rate: rate, Clients: clients, Node: 0, Nodes: 8, Duration: 12 * time.Second, Seed: 7}
+	past, err := PastBudget(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct {
-		name        string
-		count       int
-		busy, cores float64
-		memory      float64
-	}{
-		{"generator shards", 6, 4, 6, 0},
-		{"replicas", 8, 1.6, 8, 8 * (20<<20 + 500*200_000)},
-		{"Redis", 1, 0.4, 1, 30 * 200_000},
-	}
-	if len(p.Parts) != len(want) {
-		t.Fatalf("%d parts, want %d: %+v", len(p.Parts), len(want), p.Parts)
-	}
-	for i, w := range want {
-		g := p.Parts[i]
-		if g.Name != w.name || g.Count != w.count || math.Abs(g.Busy-w.busy) > 1e-9 || g.Cores != w.cores || g.Memory != w.memory {
-			t.Errorf("part %d: %s ×%d busy %.3f cores %.0f memory %.0f; want %s ×%d busy %.3f cores %.0f memory %.0f",
-				i, g.Name, g.Count, g.Busy, g.Cores, g.Memory, w.name, w.count, w.busy, w.cores, w.memory)
+	n := int(12 * rate)
+	gen := truth.gen0 + truth.gen1*rate
+	rep := truth.rep0 + truth.rep1*rate + truth.rep2*rate*past
+	red := truth.red0 + truth.red2*rate*past
+	b := result.Bench{Commit: "abc123", Cores: 2, StartedAt: time.Unix(int64(rate)+int64(clients), 0),
+		Slice: &result.SliceBench{Traffic: tr, Rate: rate, StoreCPU: 0.125, Systems: []result.FleetBench{{Name: "bounded",
+			Steady:    &result.Step{Rate: rate, Achieved: rate, Duration: 12 * time.Second, Requests: n, Answered: n, Sustained: true, Seed: 7},
+			Replica:   &result.ProcessCost{Cores: rep, RSSBefore: 20 << 20, RSSPerClient: 500},
+			Generator: &result.ProcessCost{Cores: gen},
+			StoreCPU:  &result.StoreCPU{Percent: 100 * red}, StoreCmdPerRequest: past,
+			StoreMemory: &result.StoreMemory{PerClient: 30},
+		}}}}
+	return Input{File: fmt.Sprintf("runs/c%d-r%.0f/bench.json", clients, rate), Bench: b}
+}
+
+// runs are slice runs at each rate from 25,000 clients (kept on one node) and 200,000
+// (spread over the nodes).
+func runs(t *testing.T, rates ...float64) []Input {
+	var out []Input
+	for _, c := range []int{25_000, 200_000} {
+		for _, r := range rates {
+			out = append(out, run(t, r, c))
 		}
-		for _, c := range g.Costs {
-			if !strings.HasPrefix(c.From, "low/bench.json, bounded, ") || !strings.Contains(c.From, "steady run at 5,000 req/s") {
-				t.Errorf("%s: cost %+v does not say where it came from", g.Name, c)
+	}
+	return out
+}
+
+// Runs whose costs are a fixed part plus costs a request and a request past a budget give
+// back those costs, each part's, to the last digit.
+func TestFitCostsRecoversEveryPart(t *testing.T) {
+	c, err := FitCosts(runs(t, 1000, 2000, 3000), "bounded", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    Fit
+		want map[Term]float64
+	}{
+		{"generator", c.Generator, map[Term]float64{Fixed: truth.gen0, PerRequest: truth.gen1}},
+		{"replica", c.Replica, map[Term]float64{Fixed: truth.rep0, PerRequest: truth.rep1, PerPastBudget: truth.rep2}},
+		{"Redis", c.Redis, map[Term]float64{Fixed: truth.red0, PerPastBudget: truth.red2}},
+	} {
+		if len(tc.f.Terms) != len(tc.want) || tc.f.Points != 6 || tc.f.Worst > 1e-9 {
+			t.Errorf("%s: %v over %d points, worst %.2g; want %d terms over 6, exact", tc.name, tc.f.Terms, tc.f.Points, tc.f.Worst, len(tc.want))
+		}
+		for term, w := range tc.want {
+			if g := tc.f.Coefficient(term); math.Abs(g-w) > 1e-9*math.Max(1, w) {
+				t.Errorf("%s %s: %.6g, want %.6g", tc.name, term, g, w)
 			}
 		}
 	}
-	if p.Cores != 16 || p.Machine != 16 {
-		t.Errorf("%.0f cores on a %d-core machine, want 16 on 16", p.Cores, p.Machine)
-	}
-	var w bytes.Buffer
-	if err := Write(&w, p); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{"Plan: 40,000 req/s over 8 replicas", "at 5,000 req/s from 25,000 clients)", "machine: 16 cores", "a 16-core machine", "40 us CPU a decision", "commit abc123"} {
-		if !strings.Contains(w.String(), s) {
-			t.Errorf("the plan lacks %q:\n%s", s, w.String())
-		}
+	if !c.HasRedis || c.Nodes != 8 || c.TimeScale != 0.2 || c.Steady != 12*time.Second {
+		t.Errorf("costs' conditions: %+v", c)
 	}
 }
 
-// Redis runs on one thread: a plan that keeps more than one core of it busy asks for masters.
-func TestMakeSplitsABusyRedis(t *testing.T) {
-	b := slice(5000)
-	b.Slice.Systems[0].StoreCPU.MsPerKiloRequest = 50 // 2 cores at 40,000 req/s
-	p, err := Make(b, "f", Ask{Rate: 40_000, Replicas: 8, Clients: 1, System: "bounded", Utilisation: 0.7})
+// The fit keeps only the terms its runs can tell apart, and no cost that falls as its load
+// grows: one run, or runs all at one rate, give a cost a request; a per-past-budget cost
+// the runs say is negative is left out.
+func TestFitKeepsOnlyWhatTheRunsShow(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		loads     []Load
+		cores     []float64
+		terms     []Term
+		wantTerms []Term
+		wantCoef  []float64
+	}{
+		{"one run", []Load{{Rate: 1000}}, []float64{0.1}, []Term{Fixed, PerRequest}, []Term{PerRequest}, []float64{100e-6}},
+		{"one rate", []Load{{Rate: 1000, Past: 0.1}, {Rate: 1000, Past: 0.01}}, []float64{0.1, 0.1}, []Term{Fixed, PerRequest}, []Term{PerRequest}, []float64{100e-6}},
+		{"a cost that falls", []Load{{Rate: 1000, Past: 0.01}, {Rate: 2000, Past: 0.1}, {Rate: 3000, Past: 0.02}},
+			[]float64{0.11, 0.12, 0.31}, []Term{Fixed, PerRequest, PerPastBudget}, []Term{Fixed, PerRequest}, nil},
+		{"fixed and a request", []Load{{Rate: 1000}, {Rate: 3000}}, []float64{0.15, 0.35}, []Term{Fixed, PerRequest}, []Term{Fixed, PerRequest}, []float64{0.05, 100e-6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := fit(tc.loads, tc.cores, tc.terms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(f.Terms) != fmt.Sprint(tc.wantTerms) {
+				t.Fatalf("terms %v, want %v", f.Terms, tc.wantTerms)
+			}
+			for i, w := range tc.wantCoef {
+				if math.Abs(f.Coef[i]-w) > 1e-9 {
+					t.Errorf("%s: %.6g, want %.6g", f.Terms[i], f.Coef[i], w)
+				}
+			}
+		})
+	}
+	if _, err := fit(nil, nil, []Term{Fixed}); err == nil {
+		t.Error("a fit of no run gave no error")
+	}
+}
+
+// A node decides a client alone up to its budget of the client's requests in a window; the
+// requests after it are the store's.
+func TestPastBudgetCountsTheStoresRequests(t *testing.T) {
+	const w = 12 * time.Second
+	sched := func(ats ...[]time.Duration) schedule.Schedule {
+		var s schedule.Schedule
+		for c, as := range ats {
+			s.Clients = append(s.Clients, schedule.Client{ID: fmt.Sprint(c), Limit: 5})
+			for _, a := range as {
+				s.Requests = append(s.Requests, schedule.Request{At: a, Client: int32(c)})
+			}
+		}
+		// in time order, as a schedule is
+		for i := range s.Requests {
+			for j := i + 1; j < len(s.Requests); j++ {
+				if s.Requests[j].At < s.Requests[i].At {
+					s.Requests[i], s.Requests[j] = s.Requests[j], s.Requests[i]
+				}
+			}
+		}
+		return s
+	}
+	s := time.Second
+	for _, tc := range []struct {
+		name string
+		s    schedule.Schedule
+		want float64
+	}{
+		{"five in a window, budget 3", sched([]time.Duration{0, s, 2 * s, 3 * s, 4 * s}), 2.0 / 5},
+		{"a window apart", sched([]time.Duration{0, w, 2 * w, 3 * w, 4 * w}), 0},
+		{"the first leaves the window", sched([]time.Duration{0, s, 2 * s, w + s/2}), 0},
+		{"two clients, one past", sched([]time.Duration{0, s, 2 * s, 3 * s}, []time.Duration{0, s, 2 * s}), 1.0 / 7},
+		{"past its limit: refused without the store", sched([]time.Duration{0, s, 2 * s, 3 * s, 4 * s, 5 * s, 6 * s}), 2.0 / 7},
+		{"nothing sent", sched(), 0},
+	} {
+		if g := pastBudget(tc.s, w, 3); math.Abs(g-tc.want) > 1e-12 {
+			t.Errorf("%s: %.4f past a budget, want %.4f", tc.name, g, tc.want)
+		}
+	}
+	// The slice's own traffic: the same rate from fewer clients passes more budgets.
+	sticky, err := PastBudget(schedule.Slice{TimeScale: 0.2, Rate: 5000, Clients: 25_000, Nodes: 8, Duration: w, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spread, err := PastBudget(schedule.Slice{TimeScale: 0.2, Rate: 5000, Clients: 200_000, Nodes: 8, Duration: w, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(sticky > 2*spread && sticky > 0.01) {
+		t.Errorf("5,000 req/s at a node: %.4f past a budget from 25,000 clients, %.4f from 200,000", sticky, spread)
+	}
+}
+
+// HS2 from the fitted costs: every part is the fit read at the fleet's load, and the
+// balancer changes Redis's size, not the rest.
+func TestMakeSizesEveryPartForItsBalancer(t *testing.T) {
+	c, err := FitCosts(runs(t, 1000, 2000, 3000, 5000), "bounded", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redis := map[bool]float64{}
+	for _, sticky := range []bool{false, true} {
+		p, err := Make(c, Ask{Rate: 40_000, Replicas: 8, Clients: 200_000, Sticky: sticky, System: "bounded", Utilisation: 0.7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients := 200_000
+		if sticky {
+			clients = 25_000
+		}
+		past, err := PastBudget(schedule.Slice{TimeScale: 0.2, Rate: 5000, Clients: clients, Nodes: 8, Duration: 12 * time.Second, Seed: planSeed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ClientsAt != clients || math.Abs(p.Load.Past-past) > 1e-12 {
+			t.Errorf("sticky %v: %d clients at a replica, %.4f past, want %d and %.4f", sticky, p.ClientsAt, p.Load.Past, clients, past)
+		}
+		// 7 shards: 7 × 0.05 fixed + 40,000 × 100 us = 4.35 busy cores, under 70 % of 7.
+		each := truth.rep0 + truth.rep1*5000 + truth.rep2*5000*past
+		want := []struct {
+			name  string
+			count int
+			busy  float64
+		}{
+			{"generator shards", 7, 7*truth.gen0 + truth.gen1*40_000},
+			{"replicas", 8, 8 * each},
+			{"Redis", 1, 8*truth.red0 + truth.red2*40_000*past},
+		}
+		if len(p.Parts) != len(want) {
+			t.Fatalf("%d parts: %+v", len(p.Parts), p.Parts)
+		}
+		for i, w := range want {
+			g := p.Parts[i]
+			if g.Name != w.name || g.Count != w.count || math.Abs(g.Busy-w.busy) > 1e-9 {
+				t.Errorf("sticky %v, part %d: %s ×%d busy %.4f; want %s ×%d busy %.4f", sticky, i, g.Name, g.Count, g.Busy, w.name, w.count, w.busy)
+			}
+		}
+		if rep := p.Parts[1]; rep.Cores != 8 || rep.Memory != 8*(20<<20+500*float64(clients)) {
+			t.Errorf("sticky %v: replicas on %.0f cores with %.0f B", sticky, rep.Cores, rep.Memory)
+		}
+		redis[sticky] = p.Parts[2].Busy
+		if p.Cores != 7+8+1+1 || p.Machine != 32 {
+			t.Errorf("sticky %v: %.0f cores on a %d-core machine, want 17 on 32", sticky, p.Cores, p.Machine)
+		}
+		var w bytes.Buffer
+		if err := Write(&w, p); err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(w.String(), "\n")
+		for _, s := range []string{"Plan: 40,000 req/s over 8 replicas, 200,000 clients", "fitted to the runs of --from", "1,000..5,000 req/s from 25,000 and 200,000 clients at one replica of 8", "commit abc123, 2-core machine"} {
+			if !strings.Contains(first, s) {
+				t.Errorf("the plan's first line lacks %q:\n%s", s, first)
+			}
+		}
+		if !strings.Contains(w.String(), "runs/c25000-r5000/bench.json") || !strings.Contains(w.String(), "a request past a budget") {
+			t.Errorf("the plan does not show its fit and runs:\n%s", w.String())
+		}
+	}
+	if !(redis[true] > 2*redis[false]) {
+		t.Errorf("Redis busy %.3f behind a sticky balancer, %.3f behind a spreading one: want the sticky one's far more", redis[true], redis[false])
+	}
+}
+
+// Redis runs on one thread: a plan that keeps more than one core of it busy asks for
+// Cluster masters and says why; and a plan past what the runs measured says so.
+func TestMakeSaysWhenOneRedisCoreIsNotEnough(t *testing.T) {
+	ins := runs(t, 1000, 2000, 3000)
+	for _, in := range ins {
+		in.Bench.Slice.Systems[0].StoreCPU.Percent *= 20
+	}
+	c, err := FitCosts(ins, "bounded", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Make(c, Ask{Rate: 40_000, Replicas: 8, Clients: 200_000, Sticky: true, System: "bounded", Utilisation: 0.7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := p.Parts[2]
-	if r.Name != "Redis Cluster masters" || r.Count != 3 || r.Cores != 3 {
-		t.Errorf("%s ×%d on %.0f cores, want 3 Redis Cluster masters", r.Name, r.Count, r.Cores)
+	want := int(math.Ceil(r.Busy / 0.7))
+	if r.Name != "Redis Cluster masters" || r.Count != want || r.Count < 2 || !strings.Contains(r.Note, "one Redis core is not enough") {
+		t.Errorf("%s ×%d (%.2f busy): %s; want %d masters", r.Name, r.Count, r.Busy, r.Note, want)
 	}
-}
-
-// A plan rests only on measured costs of sustained runs, and says what a fleet would do past
-// what one replica was seen to carry.
-func TestMakeRefusesVoidCosts(t *testing.T) {
-	ask := Ask{Rate: 40_000, Replicas: 8, Clients: 1, System: "bounded", Utilisation: 0.7}
-	for _, tt := range []struct {
-		name string
-		edit func(b *result.Bench, a *Ask)
-		want string
-	}{
-		{"not a slice", func(b *result.Bench, _ *Ask) { b.Slice = nil }, "holds no slice"},
-		{"no such system", func(_ *result.Bench, a *Ask) { a.System = "gubernator" }, `no system "gubernator": it measured bounded`},
-		{"late steady run", func(b *result.Bench, _ *Ask) {
-			st := b.Slice.Systems[0].Steady
-			st.Sustained, st.Why = false, "generator p99 lateness 31ms > 10ms"
-		}, "was not sustained (generator p99 lateness 31ms > 10ms)"},
-		{"replica CPU not read", func(b *result.Bench, _ *Ask) {
-			b.Slice.Systems[0].Replica, b.Slice.Systems[0].ReplicaWhy = nil, "no /proc"
-		}, "replica CPU was not measured (no /proc)"},
-		{"no utilisation", func(_ *result.Bench, a *Ask) { a.Utilisation = 0 }, "--utilisation must be in (0, 1]"},
-	} {
-		b, a := slice(5000), ask
-		tt.edit(&b, &a)
-		if _, err := Make(b, "f", a); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
-		}
-	}
-	p, err := Make(slice(5000), "f", Ask{Rate: 40_000, Replicas: 4, Clients: 1, System: "bounded", Utilisation: 0.7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "10,000 req/s, above the 6,000 req/s one was seen to sustain") || !strings.Contains(notes, "one of 8 nodes; a fleet of 4") {
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "each replica would carry 5,000 req/s, past the 3,000 req/s the runs with 25,000 clients at a node reached") {
 		t.Errorf("notes: %s", notes)
 	}
-	b := slice(5000)
-	b.Slice.Systems[0].Steps = []result.Step{{Rate: 6000, Sustained: true}}
-	if p, err = Make(b, "f", Ask{Rate: 40_000, Replicas: 4, Clients: 1, System: "bounded", Utilisation: 0.7}); err != nil {
-		t.Fatal(err)
-	}
-	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "stopped while still climbing at 6,000 req/s") || strings.Contains(notes, "add replicas") {
-		t.Errorf("a search still climbing is no ceiling: notes %s", notes)
-	}
 }
 
-// The check plans the other run's rate from the first run's costs: where the costs hold,
-// each part's busy cores come out as measured; where one changed with the rate, the error
-// says by how much.
-func TestCheckPutsThePlanBesideAnotherRun(t *testing.T) {
-	low, high := slice(1000), slice(4000)
-	high.Slice.Systems[0].Replica.Cores *= 0.8 // the replica batches better at the higher rate
-	p, checks, err := Check(low, "low", high, "high", "bounded")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Ask.Rate != 4000 || p.Ask.Replicas != 1 {
-		t.Errorf("planned %v req/s over %d replicas, want the other run's 4,000 over 1", p.Ask.Rate, p.Ask.Replicas)
-	}
-	want := map[string][3]float64{"generator shards": {0.4, 0.4, 0}, "replicas": {0.16, 0.128, 0.25}, "Redis": {0.04, 0.04, 0}}
-	if len(checks) != len(want) {
-		t.Fatalf("%d checks, want %d", len(checks), len(want))
-	}
-	for _, c := range checks {
-		w := want[c.Part]
-		if math.Abs(c.Predicted-w[0]) > 1e-9 || math.Abs(c.Measure-w[1]) > 1e-9 || math.Abs(c.Error-w[2]) > 1e-9 {
-			t.Errorf("%s: predicted %.3f measured %.3f error %.3f; want %v", c.Part, c.Predicted, c.Measure, c.Error, w)
-		}
-	}
-	var w bytes.Buffer
-	if err := WriteCheck(&w, p, checks, "high"); err != nil || !strings.Contains(w.String(), "replicas          0.160                 0.128     +25 %") {
-		t.Errorf("check table (%v):\n%s", err, w.String())
-	}
-}
-
-// The plan says which balancer its slice's population stands for, as the store's calls a
-// request depend on how many of a client's requests reach one node: HS1 / 8 clients are a
-// balancer that keeps a client on one node, HS1 clients one that spreads them; another
-// population, or a plan for one replica, gets no such note.
-func TestPlanSaysWhichBalancerItsCostsAssume(t *testing.T) {
+// A plan rests only on runs that sent their traffic in full with the store: the others are
+// left out and named, a set with none left is refused.
+func TestFitCostsLeavesOutFailedRuns(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		clients  int
-		replicas int
-		want     []string // in the notes; none: no routing note
+		name    string
+		edit    func(b *result.Bench)
+		skipped string // "" when the run is kept
 	}{
-		{"client kept on one node", 25_000, 8, []string{"25,000 clients at one node (HS1/8: each sends this node all its requests", "--clients 200000"}},
-		{"client spread over the nodes", 200_000, 8, []string{"200,000 clients at one node (HS1: each sends this node 1/8 of its requests", "--clients 25000"}},
-		{"another population", 10_000, 8, nil},
-		{"one replica", 25_000, 1, nil},
+		{"answers without the store", func(b *result.Bench) {
+			st := b.Slice.Systems[0].Steady
+			st.Sustained, st.Degraded, st.Why = false, 527, "527 decisions without the store (failed open)"
+		}, "failed (527 decisions without the store (failed open))"},
+		{"short of its rate", func(b *result.Bench) { b.Slice.Systems[0].Steady.Achieved = 1800 }, "failed"},
+		{"replica CPU not read", func(b *result.Bench) {
+			b.Slice.Systems[0].Replica, b.Slice.Systems[0].ReplicaWhy = nil, "no /proc"
+		}, "replica CPU was not measured (no /proc)"},
+		{"no such system", func(b *result.Bench) { b.Slice.Systems[0].Name = "document" }, `no system "bounded": it measured document`},
+		{"sent late, in full", func(b *result.Bench) {
+			st := b.Slice.Systems[0].Steady
+			st.Sustained, st.Lateness.P99, st.Why = false, 60*time.Millisecond, "generator p99 lateness 60ms > 10ms"
+		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := slice(5000)
-			b.Slice.Traffic.Clients = tc.clients
-			p, err := Make(b, "low/bench.json", Ask{Rate: 40_000, Replicas: tc.replicas, Clients: 200_000, System: "bounded", Utilisation: 0.7})
+			ins := runs(t, 1000, 2000, 3000)
+			tc.edit(&ins[1].Bench)
+			c, err := FitCosts(ins, "bounded", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Make(c, Ask{Rate: 40_000, Replicas: 8, Clients: 200_000, System: "bounded", Utilisation: 0.7})
 			if err != nil {
 				t.Fatal(err)
 			}
 			notes := strings.Join(p.Notes, "\n")
-			if tc.want == nil && strings.Contains(notes, "at one node") {
-				t.Errorf("a routing note for %d clients on %d replicas: %s", tc.clients, tc.replicas, notes)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(notes, w) {
-					t.Errorf("the notes lack %q:\n%s", w, notes)
+			if tc.skipped == "" {
+				if len(c.Points) != 6 || !strings.Contains(notes, "1 of the 6 runs were sent late") || !strings.Contains(notes, "runs/c25000-r2000/bench.json (60ms)") {
+					t.Errorf("%d points; notes: %s", len(c.Points), notes)
 				}
+				return
+			}
+			if len(c.Points) != 5 || !strings.Contains(notes, "left out: runs/c25000-r2000/bench.json") || !strings.Contains(notes, tc.skipped) {
+				t.Errorf("%d points; notes: %s", len(c.Points), notes)
 			}
 		})
+	}
+	ins := runs(t, 1000)
+	for _, in := range ins {
+		in.Bench.Slice.Systems[0].Steady.Errors = 3
+	}
+	if _, err := FitCosts(ins, "bounded", false); err == nil || !strings.Contains(err.Error(), "no run of 2 runs in runs (commit abc123, 2-core machine) can be planned from") {
+		t.Errorf("a set of failed runs: %v", err)
+	}
+	ins = runs(t, 1000, 2000)
+	ins[1].Bench.Slice.Traffic.TimeScale = 1
+	if _, err := FitCosts(ins, "bounded", false); err == nil || !strings.Contains(err.Error(), "plan from runs made alike") {
+		t.Errorf("runs at two time scales: %v", err)
+	}
+	if _, err := Make(Costs{}, Ask{Rate: 40_000, Replicas: 8, Clients: 4, Sticky: true, Utilisation: 0.7}); err == nil || !strings.Contains(err.Error(), "4 clients leave some of 8 replicas none") {
+		t.Errorf("a sticky plan with fewer clients than replicas: %v", err)
+	}
+}
+
+// The check plans another run's rate from the costs and says, part by part, whether the
+// prediction is within 15 % of what the run measured: a run the costs hold for is, one
+// whose replica cost a quarter more is not, and a run the costs were fitted to checks
+// nothing.
+func TestCheckAgainstARunSaysWithinOrOutside(t *testing.T) {
+	ins := runs(t, 1000, 2000, 3000)
+	c, err := FitCosts(ins, "bounded", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(b *result.Bench)
+		outside []string
+	}{
+		{"as fitted", func(*result.Bench) {}, nil},
+		{"the replica costs a quarter more", func(b *result.Bench) { b.Slice.Systems[0].Replica.Cores *= 1.25 }, []string{"replica"}},
+		{"Redis is twice as busy", func(b *result.Bench) { b.Slice.Systems[0].StoreCPU.Percent *= 2 }, []string{"Redis"}},
+		{"the generator costs 14 % less", func(b *result.Bench) { b.Slice.Systems[0].Generator.Cores /= 1.14 }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := run(t, 4000, 25_000)
+			tc.edit(&other.Bench)
+			ch, err := CheckAgainst(c, other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(ch.Outside) != fmt.Sprint(tc.outside) || len(ch.Parts) != 3 {
+				t.Errorf("outside %v (%s) over %d parts, want %v", ch.Outside, ch.Off(), len(ch.Parts), tc.outside)
+			}
+			var w bytes.Buffer
+			if err := WriteCheck(&w, ch); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(w.String(), "OUTSIDE 15 %"); n != len(tc.outside) || !strings.Contains(w.String(), "planned at 4,000 req/s from 25,000 clients for one replica of 8") {
+				t.Errorf("%d parts outside in the table, want %d:\n%s", n, len(tc.outside), w.String())
+			}
+		})
+	}
+	if _, err := CheckAgainst(c, ins[2]); err == nil || !strings.Contains(err.Error(), "one of the runs the costs were fitted to") {
+		t.Errorf("a check against a fitted run: %v", err)
 	}
 }

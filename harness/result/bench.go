@@ -39,6 +39,9 @@ type Bench struct {
 	Commit     string    `json:"commit,omitempty"`
 	Cores      int       `json:"cores"`
 	GoMaxProcs int       `json:"gomaxprocs"`
+	// MaxLateness is the generator's p99 lateness a step was allowed and still sustained
+	// (harness bench --max-lateness; 0 in files written before it was recorded: 10 ms).
+	MaxLateness time.Duration `json:"max_lateness_ns,omitempty"`
 	// Figures is the table: one row per figure, in the order of their numbers (Item).
 	Figures   []BenchFigure  `json:"figures"`
 	Decisions []DecisionCost `json:"decisions,omitempty"`
@@ -193,7 +196,11 @@ type Step struct {
 	// open), where they say (harness bench --slice): such a step is not sustained.
 	Degraded int64 `json:"degraded_decisions,omitempty"`
 	// Clients is how many distinct clients the run sent requests for.
-	Clients   int         `json:"clients,omitempty"`
+	Clients int `json:"clients,omitempty"`
+	// Seed is the seed the step's traffic was drawn with (a slice's: schedule.Slice.Seed),
+	// so that its schedule can be built again: a plan counts how many of its requests passed
+	// a node's budget.
+	Seed      uint64      `json:"seed,omitempty"`
 	Latency   Percentiles `json:"latency"`
 	Lateness  Percentiles `json:"lateness"`
 	Sustained bool        `json:"sustained"`

@@ -109,14 +109,16 @@ type ClientReport struct {
 	// a steady window. The same three on arrival bounds (...Arrival) count an acceptance in a
 	// window when it may have arrived in it (sent before its end, answered at or after its
 	// start): the most a limiter could have admitted there. Steadiness is the client's own
-	// sending, by send time, on both.
+	// sending, by send time, on both. The admitted counts and shares are written when 0: a
+	// client locked out wholly (0 admitted) is then told from one not measured (no
+	// SteadyWindows).
 	SteadyWindows         int           `json:",omitempty"`
 	SteadyAt              time.Duration `json:",omitempty"`
-	SteadyAdmitted        int           `json:",omitempty"`
-	SteadyShare           float64       `json:",omitempty"`
+	SteadyAdmitted        int
+	SteadyShare           float64
 	SteadyAtArrival       time.Duration `json:",omitempty"`
-	SteadyAdmittedArrival int           `json:",omitempty"`
-	SteadyShareArrival    float64       `json:",omitempty"`
+	SteadyAdmittedArrival int
+	SteadyShareArrival    float64
 }
 
 // Check is one gate: a figure from the run compared with a threshold.
@@ -294,4 +296,61 @@ func clockWords(clock string) string {
 		return "the backend's clock (what reached the protected service)"
 	}
 	return "arrival bounds"
+}
+
+// ZoneFigures are a scenario's figures for one zone of a topology (--zones): what the
+// zone's replicas answered, so that "the far zone's clients waited 250 ms and were admitted
+// 1.3x" is read in one row. Requests are counted where they were sent; a client's promise
+// is judged on all its requests, wherever they went (docs/zones.md).
+type ZoneFigures struct {
+	Zone string `json:"zone"`
+	// Replicas are the zone's node indexes; Link its one-way latency and jitter.
+	Replicas []int       `json:"replicas"`
+	Latency  Percentiles `json:"latency"` // answer times of the zone's requests that got a status
+	Link     LinkFigures `json:"link"`
+	Requests int         `json:"requests"` // sent to the zone's replicas, with an outcome
+	Accepted int         `json:"accepted"`
+	Rejected int         `json:"rejected"`
+	Errors   Errors      `json:"errors"`
+	// ErrorsInFault are the zone's errors sent inside a fault window.
+	ErrorsInFault int `json:"errors_in_fault"`
+	// Overshoot is the most one client was admitted by the zone's replicas in one
+	// window-long interval, over its limit, on arrival bounds (what must have arrived in it);
+	// OvershootClient is that client. A client whose requests all went to the zone has its
+	// whole overshoot here.
+	Overshoot       float64 `json:"overshoot"`
+	OvershootClient string  `json:"overshoot_client,omitempty"`
+	// FalseRejects are the zone's rejections that the client's whole traffic does not
+	// explain (on arrival bounds, as the gate counts them).
+	FalseRejects int `json:"false_rejects"`
+	// SteadyClients are the clients sending steadily over their limit (the lock-out
+	// promise's) that sent most of their requests to the zone; LockedOut those of them
+	// admitted less than the least share in a steady window, on arrival bounds.
+	SteadyClients int `json:"steady_clients"`
+	LockedOut     int `json:"locked_out"`
+}
+
+// LinkFigures are a zone's link to the store as declared.
+type LinkFigures struct {
+	Latency time.Duration `json:"latency_ns"`
+	Jitter  time.Duration `json:"jitter_ns,omitempty"`
+}
+
+// Line is the zone's figures on one line, as the terminal prints them.
+func (z ZoneFigures) Line() string {
+	link := z.Link.Latency.String()
+	if z.Link.Jitter > 0 {
+		link += "±" + z.Link.Jitter.String()
+	}
+	lock := "lock-out not measured (no steady client homed here)"
+	if z.SteadyClients > 0 {
+		lock = fmt.Sprintf("%d of %d steady clients locked out", z.LockedOut, z.SteadyClients)
+	}
+	over := fmt.Sprintf("admitted up to x%.3f of one client's limit in a window", z.Overshoot)
+	if z.OvershootClient != "" {
+		over += " (" + z.OvershootClient + ")"
+	}
+	return fmt.Sprintf("zone %s (%d replicas, store %s each way): %d requests, p50 %v p99 %v max %v; %s; %d false rejects; %s; %d errors (%d in the fault)",
+		z.Zone, len(z.Replicas), link, z.Requests, z.Latency.P50.Round(time.Millisecond/10), z.Latency.P99.Round(time.Millisecond/10),
+		z.Latency.Max.Round(time.Millisecond/10), over, z.FalseRejects, lock, z.Errors.Total(), z.ErrorsInFault)
 }

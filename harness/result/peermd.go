@@ -31,7 +31,7 @@ func PeerTableMarkdown(rows []PeerRow) string {
 		fmt.Fprintf(&b, "| %s | %v | x%.3f | %s x%.3f | %d | %d | %v | %s |", system, r.Window, r.BoundaryOvershoot,
 			r.WorstClient, r.MaxOvershoot, r.FalseRejects, r.Errors, r.P99.Round(10*time.Microsecond), store)
 		for _, c := range r.FaultColumns() {
-			fmt.Fprintf(&b, " %s |", c.Cell(r.NoStore))
+			fmt.Fprintf(&b, " %s |", c.Cell(r))
 		}
 		fmt.Fprintf(&b, " %s |\n", r.Verdict())
 	}
@@ -51,9 +51,10 @@ func Significant(d time.Duration, digits int) time.Duration {
 }
 
 // Cell is what clients saw in one line: the verdict, the answers, the latency while the
-// fault lasted and the worst client's overshoot; for a system without a store, a store
-// fault's cell says so instead of "not run".
-func (c PeerFaultColumn) Cell(noStore bool) string {
+// fault lasted and the worst client's overshoot. A fault the system cannot have says why
+// instead of "not run": a store fault on a system without a store, a node killed in a system
+// of one node (none is left to take its traffic).
+func (c PeerFaultColumn) Cell(r PeerRow) string {
 	f := c.Fault
 	switch {
 	case f != nil:
@@ -66,8 +67,12 @@ func (c PeerFaultColumn) Cell(noStore bool) string {
 			p99 = fmt.Sprintf("p99 %v", Significant(f.P99, 3))
 		}
 		return fmt.Sprintf("%s: %d ok, %d rejected, %d errors (%s), %s, x%.3f", f.Verdict(), f.Accepted, f.Rejected, f.Errors, errs, p99, f.Overshoot)
-	case noStore && c.Store:
+	case r.NoStore && c.Store && r.Nodes == 1:
+		return "no store"
+	case r.NoStore && c.Store:
 		return "no store: its fault is a node"
+	case !c.Store && r.Nodes == 1:
+		return "not run: one node, none left to take its traffic"
 	}
 	return "not run"
 }

@@ -19,6 +19,8 @@ func TestPeerTableMarkdown(t *testing.T) {
 			P99: time.Millisecond, NoStore: true, Outcome: outcome.Fail,
 			Kill: &PeerFault{Accepted: 700, Rejected: 5, Errors: 329, Outcome: outcome.Fail, P99: 36 * time.Second, Timed: 500, Overshoot: 2}},
 		{System: "ulule", Window: 12 * time.Second, Outcome: outcome.Pass, Stop: &PeerFault{Accepted: 10, Outcome: outcome.Pass}},
+		// One node and no store: no fault it could have, each saying why.
+		{System: "nginx-workers", Window: 12 * time.Second, NoStore: true, Nodes: 1, Outcome: outcome.Pass},
 	}
 	got := PeerTableMarkdown(rows)
 	want := PeerTableHeader + "\n" +
@@ -27,7 +29,8 @@ func TestPeerTableMarkdown(t *testing.T) {
 		"PASS: 910 ok, 11 rejected, 0 errors (0 timeouts), p99 52ms, x1.100 | not run | PASS: 950 ok, 9 rejected, 0 errors (0 timeouts, 2 routing errors apart), p99 702µs, x1.020 | PASS |\n" +
 		"| gubernator-global | 12s | x2.000 | probe-x x2.100 | 4 | 25472 | 1ms | no store (peer traffic not measured) | no store: its fault is a node | no store: its fault is a node | " +
 		"no store: its fault is a node | no store: its fault is a node | FAIL: 700 ok, 5 rejected, 329 errors (0 timeouts, 0 routing errors apart), p99 36s, x2.000 | FAIL |\n" +
-		"| ulule | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | 0.000 (0.000 ops) | PASS: 10 ok, 0 rejected, 0 errors (0 timeouts), p99 not measured (no request answered during the fault), x0.000 | not run | not run | not run | not run | PASS |\n"
+		"| ulule | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | 0.000 (0.000 ops) | PASS: 10 ok, 0 rejected, 0 errors (0 timeouts), p99 not measured (no request answered during the fault), x0.000 | not run | not run | not run | not run | PASS |\n" +
+		"| nginx-workers | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | no store (peer traffic not measured) | no store | no store | no store | no store | not run: one node, none left to take its traffic | PASS |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -24,6 +24,8 @@ type PeerRow struct {
 	StorePerRequest    float64       `json:"store_commands_per_request"` // round trips: commands sent to the store
 	StoreOpsPerRequest float64       `json:"store_ops_per_request"`      // the store's work, commands run inside scripts too
 	NoStore            bool          `json:"no_store,omitempty"`         // it keeps its counters among its nodes: no store figures
+	// Nodes is how many nodes the system ran (its scenario without a fault); 0: not known.
+	Nodes int `json:"nodes,omitempty"`
 	// Outcome is the system's over every scenario it ran (outcome.Combine): a promise broken
 	// on schedule in any scenario makes it fail whatever else was generator-bound.
 	Outcome outcome.Outcome `json:"outcome"`
@@ -104,17 +106,27 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 		case s.Fault != FaultNone: // a cluster store's master faults are not in this table
 		default:
 			row.MaxOvershoot, row.FalseRejects, row.Errors, row.P99 = s.MaxOvershoot, s.FalseRejects, s.Errors.Total(), s.Latency.P99
-			row.Outcome, row.NoStore = outcome.Combine(row.Outcome, s.Outcome), s.NoStore
+			row.Outcome, row.NoStore, row.Nodes = outcome.Combine(row.Outcome, s.Outcome), s.NoStore, s.Conditions.Replicas
 			if s.Requests > 0 {
 				row.StorePerRequest = float64(s.StoreCommands) / float64(s.Requests)
 				row.StoreOpsPerRequest = float64(s.StoreOps) / float64(s.Requests)
+			}
+			gate := ClockClient // a run written before both clocks were counted gated on send times
+			if s.Clocks != nil {
+				gate = s.Clocks.Gate
 			}
 			for _, p := range s.Probes {
 				row.Window = p.Window
 				if strings.HasSuffix(p.ID, "boundary-burst") && p.Overshoot > row.BoundaryOvershoot {
 					row.BoundaryOvershoot = p.Overshoot
 				}
-				if p.Overshoot >= row.MaxOvershoot {
+				// The worst client is the gate's: on the gated clock, the first of a tie (as
+				// accounting names it in the max overshoot check).
+				over := p.Overshoot
+				if gate != ClockClient {
+					over = p.OvershootArrival
+				}
+				if row.WorstClient == "" && over >= row.MaxOvershoot {
 					row.WorstClient = p.ID
 				}
 			}

@@ -38,3 +38,31 @@ func TestPeerTableVerdictIsOverEveryScenario(t *testing.T) {
 		})
 	}
 }
+
+// The side-by-side table names the gate's worst client: on the gated clock, the first of a
+// tie, as accounting names it in the max overshoot check.
+func TestPeerTableWorstClientIsTheGates(t *testing.T) {
+	probe := func(id string, client, arrival float64) ProbeResult {
+		var p ProbeResult
+		p.ID, p.Overshoot, p.OvershootArrival = id, client, arrival
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		clocks *Clocks
+		over   float64
+		want   string
+	}{
+		{"a tie on arrival: the first", &Clocks{Gate: ClockArrival}, 1.05, "probe-uniform2x"},
+		{"the client clock's worst when gated on it", &Clocks{Gate: ClockClient}, 1.2, "probe-intermittent"},
+		{"a background client worse than every probe: none named", &Clocks{Gate: ClockArrival}, 1.3, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ScenarioResult{Scenario: Scenario{Name: "sys", Target: "sys"}, MaxOvershoot: tc.over, Clocks: tc.clocks,
+				Probes: []ProbeResult{probe("probe-uniform2x", 1.1, 1.05), probe("probe-intermittent", 1.2, 1.05), probe("probe-sync90", 0.9, 0.9)}}
+			if got := PeerTable([]ScenarioResult{s})[0].WorstClient; got != tc.want {
+				t.Errorf("worst client %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

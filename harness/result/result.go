@@ -3,6 +3,7 @@
 package result
 
 import (
+	"github.com/edgeproof/rlharness/harness/topology"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,7 +23,19 @@ const (
 	FaultSlow    = "store-slow"    // every store reply delayed (a TCP proxy in between), then the delay removed
 	FaultRestart = "store-restart" // Redis killed (SIGKILL) and started again at once, empty
 	FaultKill    = "replica-kill"  // one replica of N killed (SIGKILL), started again after the outage
+
+	// The link faults, on a topology (--zones): one zone's link to the store, the others
+	// untouched (docs/zones.md).
+	FaultPartition          = "partition"           // the zone's link refuses: connections closed, new ones refused
+	FaultPartitionBlackhole = "partition-blackhole" // the zone's link drops every byte: calls hang until their timeouts
+	FaultLinkSlow           = "link-slow"           // the zone's every store reply delayed more
+	FaultFlap               = "flap"                // the zone's link refuses and comes back, again and again
 )
+
+// LinkFault reports whether fault f hits one zone's link to the store.
+func LinkFault(f string) bool {
+	return f == FaultPartition || f == FaultPartitionBlackhole || f == FaultLinkSlow || f == FaultFlap
+}
 
 // Scenario is one run on a clean store: an algorithm in a mode, maybe with a store fault.
 type Scenario struct {
@@ -110,6 +123,10 @@ type Conditions struct {
 	// StoreProxy is where the store proxy listened (store-slow): the replicas reached Redis
 	// through it; empty without one.
 	StoreProxy string `json:"store_proxy,omitempty"`
+	// Zones are the replicas' zones and their links to the store (--zones), in node order;
+	// ZoneLinks where each zone's link listened. Empty without a topology.
+	Zones     []topology.Zone `json:"zones,omitempty"`
+	ZoneLinks []string        `json:"zone_links,omitempty"`
 	// StoreCPU is the share of one core the Redis was given (a slow store); 0: no limit.
 	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }
@@ -168,6 +185,9 @@ type ConfigSummary struct {
 	Outage        time.Duration `json:"outage_ns"`
 	RecoveryGrace time.Duration `json:"recovery_grace_ns"`
 	Store         string        `json:"store,omitempty"` // "cluster" for a Redis Cluster; empty for one Redis
+	// Zones are the replicas' zones and their links to the store, in node order; empty
+	// without a topology.
+	Zones []topology.Zone `json:"zones,omitempty"`
 	// Schedule names the schedule file the run replayed (--schedule), in place of the
 	// documents' traffic.
 	Schedule string `json:"schedule,omitempty"`
@@ -201,7 +221,9 @@ type ScenarioResult struct {
 	Lateness       Percentiles     `json:"lateness"`
 	Latency        Percentiles     `json:"latency"`
 	ReplicaLatency []Percentiles   `json:"replica_latency"`
-	FaultLatency   *Percentiles    `json:"fault_latency,omitempty"`
+	// Zones are the figures per zone on a topology (--zones); nil without one.
+	Zones        []ZoneFigures `json:"zones,omitempty"`
+	FaultLatency *Percentiles  `json:"fault_latency,omitempty"`
 	// Faults are the windows the scenario was judged with: from the fault's beginning to the
 	// member's return plus the recovery grace, on the outcomes' clock.
 	Faults []Interval `json:"faults,omitempty"`

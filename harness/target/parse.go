@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/edgeproof/rlharness/harness/topology"
 )
 
 // Load reads and checks a target description.
@@ -39,7 +41,7 @@ func Parse(file string, b []byte) (*Target, error) {
 		return nil, fmt.Errorf("%s:1: the file is empty: it needs name, start, request, responses and clients", file)
 	}
 	t := &Target{File: file, Dir: filepath.Dir(file)}
-	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics", "faults", "clock")
+	root := p.fields(doc.Content[0], "", true, "name", "start", "request", "responses", "clients", "store", "algorithm", "metrics", "faults", "clock", "topology")
 	if root == nil {
 		return nil, p.err()
 	}
@@ -67,6 +69,7 @@ func Parse(file string, b []byte) (*Target, error) {
 	t.Metrics = p.metrics(root["metrics"])
 	t.Faults = p.faults(root["faults"], t.Store)
 	t.Algorithm = p.str(root, "algorithm", "", false)
+	t.Topology = p.topology(root["topology"], t)
 	if n := root["algorithm"]; n != nil && !slices.Contains([]string{"fixed_window", "sliding_window", "token_bucket", "gcra"}, t.Algorithm) {
 		p.errf(n, "algorithm", "use fixed_window, sliding_window, token_bucket or gcra (got %q)", t.Algorithm)
 	}
@@ -631,6 +634,25 @@ func validHeaderName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// topology reads the zones the target's replicas are placed in: the --zones form as one
+// string, or a list of zones (topology.Decode). The zones hold the file's replicas and link
+// them to the store the harness runs.
+func (p *parser) topology(n *yaml.Node, t *Target) topology.Topology {
+	if n == nil {
+		return topology.Topology{}
+	}
+	top, err := topology.Decode(n)
+	switch {
+	case err != nil:
+		p.errf(n, "topology", "%v", err)
+	case !t.Store.Managed:
+		p.errf(n, "topology", "zones are links to the store the harness runs: give store: {redis: managed}, or leave topology out")
+	case top.Replicas() != t.Start.Replicas:
+		p.errf(n, "topology", "the zones hold %d replicas, but start.replicas is %d: make them agree", top.Replicas(), t.Start.Replicas)
+	}
+	return top
 }
 
 func (p *parser) faults(n *yaml.Node, store Store) Faults {

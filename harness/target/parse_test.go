@@ -52,6 +52,10 @@ metrics:
 faults:
   killed_node: limiter
   store_delay: 200ms
+topology:
+  zones:
+    - {name: near, replicas: 1, latency: 0.5ms}
+    - {name: far, replicas: 1, latency: 40ms, jitter: 10ms}
 `
 
 func TestParseGood(t *testing.T) {
@@ -81,6 +85,9 @@ func TestParseGood(t *testing.T) {
 	}
 	if tg.Faults != (Faults{KilledNode: BlameLimiter, StoreDelay: 200 * time.Millisecond}) {
 		t.Errorf("faults %+v", tg.Faults)
+	}
+	if got := tg.Topology.String(); got != "near:1:500µs,far:1:40ms±10ms" {
+		t.Errorf("topology %q", got)
 	}
 	for code, want := range map[int]Verdict{200: Accepted, 429: Rejected, 400: Error, 503: Error, 201: Error} {
 		if got := tg.Responses.Of(code); got != want {
@@ -282,6 +289,10 @@ func TestParseErrors(t *testing.T) {
 			"t.yaml:6: clock.backend: record, but nothing passes {{backend}} to the limiter"},
 		{"backend not declared", with(map[string]string{"start": "start: {process: {command: [./l, \"{{listen}}\", \"{{backend}}\"]}}"}),
 			"t.yaml:2: start: {{backend}} is the recording backend the harness runs: declare clock: {backend: record}"},
+		{"topology without a managed store", with(nil, `topology: "a:1:1ms"`), "t.yaml:6: topology: zones are links to the store the harness runs"},
+		{"topology bad zone", with(nil, `topology: "a:1:soon"`), `t.yaml:6: topology: --zones "a:1:soon": zone "a:1:soon": latency "soon"`},
+		{"topology replicas disagree", with(map[string]string{"start": "start: {process: {command: [./l]}, replicas: 2}"}, "store: {redis: managed}", `topology: "a:1:1ms,b:2:40ms"`),
+			"topology: the zones hold 3 replicas, but start.replicas is 2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

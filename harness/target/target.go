@@ -12,6 +12,7 @@ package target
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"net"
 	"net/url"
 	"slices"
@@ -93,6 +94,9 @@ type Target struct {
 	// Clock is the exact clock the target gives, if any: its answers' decision time, or a
 	// recording backend behind it (docs/targets.md#clock).
 	Clock Clock
+	// Topology places the target's replicas in zones, each with its own link to the managed
+	// store (its topology section, docs/zones.md); zero where the file declares none.
+	Topology topology.Topology
 	// Algorithm is what the target says it does (fixed_window, sliding_window,
 	// token_bucket, gcra), so that the run tests the documents' claim about that algorithm;
 	// empty if it says nothing.

@@ -241,3 +241,37 @@ func lockoutCheck(t *testing.T, v Verdict) result.Check {
 	t.Fatal("no locked-out clients check")
 	return result.Check{}
 }
+
+// A link fault's outage bound is one limit per cut node plus the 1.1x the store admits for
+// the others: 4 of 8 cut allow x5.1, where a store fault allows one limit for each of 8.
+func TestLinkFaultOutageBound(t *testing.T) {
+	over := []result.Check{{Name: "max overshoot"}}
+	for _, tc := range []struct {
+		fault string
+		cut   int
+		want  float64
+	}{
+		{result.FaultPartition, 4, 5.1},
+		{result.FaultPartitionBlackhole, 4, 5.1},
+		{result.FaultFlap, 2, 3.1},
+		{result.FaultLinkSlow, 4, 5.1},
+		{result.FaultStop, 0, 8},
+	} {
+		j := Judging{Gates: accounting.DefaultGates(), Window: time.Second, Replicas: 8, Fault: tc.fault, CutNodes: tc.cut,
+			Outage: result.Interval{From: time.Second, To: 2 * time.Second}}
+		var rep accounting.Report
+		checks := faultChecks(over, &rep, j, Evidence{})
+		found := false
+		for _, c := range checks {
+			if c.Name == "overshoot during the outage" {
+				found = true
+				if d := c.Threshold - tc.want; d > 1e-9 || d < -1e-9 {
+					t.Errorf("%s with %d cut: threshold %v, want %v", tc.fault, tc.cut, c.Threshold, tc.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no outage bound in %v", tc.fault, checks)
+		}
+	}
+}

@@ -41,6 +41,11 @@ type Judging struct {
 	// answers say when it decided; ClockBackend: it proxies to a recording backend), empty
 	// for none: the clock Gates.Clock auto gates on where the outcomes carry it.
 	Exact string
+	// CutNodes is how many replicas a link fault (result.LinkFault) cuts from the store while
+	// the others keep it (the far zone's); LinkRTT is the round trip of their link before it
+	// was slowed, latency and jitter both ways.
+	CutNodes int
+	LinkRTT  time.Duration
 }
 
 // Recovered is when the 1.1x bound applies again after a store fault: the recovery grace
@@ -153,6 +158,15 @@ func faultChecks(checks []result.Check, rep *accounting.Report, j Judging, ev Ev
 	over, _ := rep.Overshoot(j.Clock())
 	out := make([]result.Check, 0, len(checks)+5)
 	for _, c := range checks {
+		if c.Name == "max overshoot" && result.LinkFault(j.Fault) {
+			// The cut nodes decide alone, each at most one limit; the others still reach the
+			// store, which admits at most the 1.1x bound for them together.
+			out = append(out, accounting.NewCheck("overshoot during the outage", over, accounting.OpAtMost,
+				float64(j.CutNodes)+j.Gates.MaxOvershoot, fmt.Sprintf("at most one limit per node cut from the store (%d of %d) plus the %gx the store admits for the others; %s",
+					j.CutNodes, j.Replicas, j.Gates.MaxOvershoot, c.Detail)))
+			out = append(out, afterRecoveryCheck(j, ev))
+			continue
+		}
 		if c.Name == "max overshoot" {
 			out = append(out, accounting.NewCheck("overshoot during the outage", over, accounting.OpAtMost,
 				float64(j.Replicas), fmt.Sprintf("at most one limit per node (%d nodes) while the store is away; %s", j.Replicas, c.Detail)))
@@ -169,7 +183,7 @@ func faultChecks(checks []result.Check, rep *accounting.Report, j Judging, ev Ev
 		fmt.Sprintf("every request in the outage and its recovery grace answered accepted or rejected; %d timeouts, %d connection errors in the whole run",
 			rep.Errors.Timeout, rep.Errors.Connection)))
 	switch j.Fault {
-	case result.FaultSlow:
+	case result.FaultSlow, result.FaultLinkSlow:
 		out = append(out, slowChecks(rep, j, ev)...)
 	case result.FaultRestart:
 		out = append(out, restartChecks(j, ev)...)
@@ -200,6 +214,10 @@ func slowChecks(rep *accounting.Report, j Judging, ev Evidence) []result.Check {
 	delay := time.Duration(0)
 	if ev.FaultTiming != nil {
 		delay = ev.FaultTiming.Delay
+	}
+	if j.Fault == result.FaultLinkSlow && delay > 0 {
+		// The slowed zone's store round trip is its link's and the delay together.
+		delay += j.LinkRTT
 	}
 	var out []result.Check
 	if l := ev.FaultLatency; l == nil || l.Count == 0 || delay <= 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/bench"
 	"github.com/edgeproof/rlharness/harness/loadtest"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -36,6 +38,7 @@ type systemFlags struct {
 	cfg             *loadtest.Config
 	algorithm, mode string
 	targets         []string
+	zones, topoFile string
 }
 
 // newSystemFlags defines the systems' flags on f into cfg, their defaults cfg's values.
@@ -48,6 +51,8 @@ func newSystemFlags(f *pflag.FlagSet, cfg *loadtest.Config) *systemFlags {
 	f.DurationVar(&cfg.SyncInterval, "sync-interval", cfg.SyncInterval, "delayed-sync interval before scaling (HS5)")
 	f.DurationVar(&cfg.StoreTimeout, "store-timeout", cfg.StoreTimeout, "replicas' store call timeout (not scaled)")
 	f.StringArrayVar(&s.targets, "target", nil, "a target file describing the limiter to test (repeatable; \"replica\" is the built-in design, the default)")
+	f.StringVar(&s.zones, "zones", "", "place the replicas in zones, each with its own link to the store: name:replicas:one-way latency[±jitter], comma-separated, as near:4:0.5ms,far:4:40ms±10ms (docs/zones.md); the zones hold --replicas (a target file's replicas) together")
+	f.StringVar(&s.topoFile, "topology", "", "a topology file declaring the zones (docs/zones.md), in place of --zones")
 	f.DurationVar(&cfg.Outage, "outage", cfg.Outage, "how long the store (or the killed replica) stays down in a fault scenario, before scaling; store-restart starts it again at once")
 	f.DurationVar(&cfg.RecoveryGrace, "recovery-grace", cfg.RecoveryGrace, "time after the store returns before the 1.1x gate applies again (not scaled)")
 	gateFlags(f, &cfg.Gates)
@@ -58,6 +63,18 @@ func newSystemFlags(f *pflag.FlagSet, cfg *loadtest.Config) *systemFlags {
 // target files, loaded (a file that does not parse is the user's error, with its line).
 func (s *systemFlags) Apply() error {
 	s.cfg.Algorithm, s.cfg.Mode = limiters.Algorithm(s.algorithm), limiters.Mode(s.mode)
+	var err error
+	switch {
+	case s.zones != "" && s.topoFile != "":
+		return errors.New("--zones and --topology both declare the zones: give one")
+	case s.zones != "":
+		s.cfg.Zones, err = topology.Parse(s.zones)
+	case s.topoFile != "":
+		s.cfg.Zones, err = topology.Load(s.topoFile)
+	}
+	if err != nil {
+		return err
+	}
 	s.cfg.Targets = nil
 	for _, path := range s.targets {
 		if path == loadtest.BuiltinTarget {
@@ -86,7 +103,7 @@ type scenarioFlags struct {
 func newScenarioFlags(f *pflag.FlagSet, cfg *loadtest.Config) *scenarioFlags {
 	s := &scenarioFlags{cfg: cfg}
 	f.BoolVar(&cfg.FailOpen, "fail-open", cfg.FailOpen, "also run the fault scenarios, those of --faults (on --store cluster: master-kill and master-pause)")
-	f.StringSliceVar(&s.faults, "faults", []string{"all"}, "the fault scenarios --fail-open runs: all, or some of store-stop, store-pause, store-slow, store-restart, replica-kill")
+	f.StringSliceVar(&s.faults, "faults", []string{"all"}, "the fault scenarios --fail-open runs: all, or some of store-stop, store-pause, store-slow, store-restart, replica-kill, and on a topology (--zones) partition, partition-blackhole, link-slow, flap")
 	f.StringVar(&cfg.Store, "store", "redis", "counter store: redis (one Redis) or cluster (a Redis Cluster of 3 masters + 3 replicas; docker needs --network host)")
 	f.Float64Var(&cfg.StoreCPU, "store-cpu", 0, "give the one Redis this share of a core (docker provider: its CPU quota), a slow store whose calls take time in proportion to their work; 0: no limit")
 	f.DurationVar(&cfg.ClusterNodeTimeout, "cluster-node-timeout", 2*time.Second, "--store cluster: how long a silent master goes before its replica takes over (not scaled)")
@@ -131,6 +148,7 @@ func newBenchFlags(f *pflag.FlagSet, cfg *bench.Config) *benchFlags {
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "background clients each step draws from (HS1)")
 	f.IntVar(&cfg.MemoryClients, "memory-clients", cfg.MemoryClients, "clients loaded into each counter layout (HS1)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the schedules and samples")
+	f.DurationVar(&cfg.MaxLateness, "max-lateness", 0, "a step whose generator p99 lateness exceeds this is not sustained (0: the load test's 10ms); raise it only to measure costs on a machine shared with other work, which bench.json records")
 	f.BoolVar(&cfg.NoDecisions, "no-decisions", false, "skip figure 1 (in-process decisions)")
 	f.BoolVar(&cfg.NoMemory, "no-memory", false, "skip figure 5 (store memory)")
 	f.BoolVar(&cfg.NoFleet, "no-fleet", false, "skip the fleets (figures 2, 3, 4, 6)")
@@ -148,12 +166,13 @@ func newBenchFlags(f *pflag.FlagSet, cfg *bench.Config) *benchFlags {
 	loadtest.TimeScaleFlag(f, &b.sliceCfg.TimeScale, "--slice only, as make loadtest (window 12 s at 0.2)")
 	f.Float64Var(&b.sliceCfg.StoreCPU, "store-cpu", b.sliceCfg.StoreCPU, "--slice: the share of a core each system's Redis is held to (docker: its CPU quota), 1/HS4 so it is as busy per request as with HS4 nodes; 0: not held")
 	f.DurationVar(&b.sliceCfg.Steady, "steady", b.sliceCfg.Steady, "--slice: length of each system's steady run (one window at time scale 0.2)")
+	f.BoolVar(&b.sliceCfg.SteadyOnly, "steady-only", false, "--slice: only the steady runs, the costs harness plan fits: no latency rounds, no ceiling search")
 	f.StringSliceVar(&b.sliceCfg.Systems, "systems", b.sliceCfg.Systems, "--slice: the systems after the no-op replica: bounded, document, redis_rate, or a target file with a store the harness runs")
 	return b
 }
 
 // sliceOnly are --slice's own flags, refused without it.
-var sliceOnly = []string{"rate", "node", "nodes", "time-scale", "store-cpu", "steady", "systems"}
+var sliceOnly = []string{"rate", "node", "nodes", "time-scale", "store-cpu", "steady", "systems", "steady-only"}
 
 // Apply puts the parsed flags into the config: the networks, and with --slice its settings:
 // the clients default to HS1 / HS4, the steps to one window and the search to one from the

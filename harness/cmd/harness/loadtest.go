@@ -15,8 +15,10 @@ import (
 // loadtestHelp is harness loadtest --help.
 const loadtestHelp = `Brings up Redis and N limiter replicas (Docker by default, or local processes), replays
 the documents' probe patterns and a background population with Vegeta, attributes every
-response to its client and checks the three requirements: no client above 1.1x its limit in
-any window, no client under its limit rejected, no rejection or 5xx because the store failed.
+response to its client and checks the four promises: no client above 1.1x its limit in any
+window (no overshoot), no client under its limit rejected (no false rejects), a client over
+its limit still admitted its limit (no lock-out), no rejection or 5xx because the store failed
+(fail open).
 
 The design under test (--algorithm, --mode, and in delayed mode --design) is gated. With
 --matrix every other algorithm x mode runs as a comparison that tests the document's claim
