@@ -123,7 +123,10 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 				// The worst client is the gate's: on the gated clock, the first of a tie (as
 				// accounting names it in the max overshoot check).
 				over := p.Overshoot
-				if gate != ClockClient {
+				switch {
+				case Exact(gate):
+					over = p.OvershootExact
+				case gate != ClockClient:
 					over = p.OvershootArrival
 				}
 				if row.WorstClient == "" && over >= row.MaxOvershoot {

@@ -42,9 +42,9 @@ func TestPeerTableVerdictIsOverEveryScenario(t *testing.T) {
 // The side-by-side table names the gate's worst client: on the gated clock, the first of a
 // tie, as accounting names it in the max overshoot check.
 func TestPeerTableWorstClientIsTheGates(t *testing.T) {
-	probe := func(id string, client, arrival float64) ProbeResult {
+	probe := func(id string, client, arrival, exact float64) ProbeResult {
 		var p ProbeResult
-		p.ID, p.Overshoot, p.OvershootArrival = id, client, arrival
+		p.ID, p.Overshoot, p.OvershootArrival, p.OvershootExact = id, client, arrival, exact
 		return p
 	}
 	for _, tc := range []struct {
@@ -56,10 +56,12 @@ func TestPeerTableWorstClientIsTheGates(t *testing.T) {
 		{"a tie on arrival: the first", &Clocks{Gate: ClockArrival}, 1.05, "probe-uniform2x"},
 		{"the client clock's worst when gated on it", &Clocks{Gate: ClockClient}, 1.2, "probe-intermittent"},
 		{"a background client worse than every probe: none named", &Clocks{Gate: ClockArrival}, 1.3, ""},
+		{"the decision clock's worst when gated on it", &Clocks{Gate: ClockDecision}, 1.15, "probe-sync90"},
+		{"the backend's worst when gated on it", &Clocks{Gate: ClockBackend}, 1.15, "probe-sync90"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := ScenarioResult{Scenario: Scenario{Name: "sys", Target: "sys"}, MaxOvershoot: tc.over, Clocks: tc.clocks,
-				Probes: []ProbeResult{probe("probe-uniform2x", 1.1, 1.05), probe("probe-intermittent", 1.2, 1.05), probe("probe-sync90", 0.9, 0.9)}}
+				Probes: []ProbeResult{probe("probe-uniform2x", 1.1, 1.05, 1.1), probe("probe-intermittent", 1.2, 1.05, 1.1), probe("probe-sync90", 0.9, 0.9, 1.15)}}
 			if got := PeerTable([]ScenarioResult{s})[0].WorstClient; got != tc.want {
 				t.Errorf("worst client %q, want %q", got, tc.want)
 			}
