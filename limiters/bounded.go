@@ -267,8 +267,12 @@ func (n *BoundedSync) Allow(ctx context.Context, client string, rule *Rule, now 
 		n.obs.Decided(time.Duration(max(nowNs-s.viewAt, 0)))
 	}
 	bd := s.bd
-	if s.fullUntil > t { // the store said full until then: no admission anywhere can empty it sooner
-		dec := n.decision(s, t, false)
+	// The store said full until fullUntil, on its clock: refused here at the later of this
+	// arrival and the store clock the node last saw, the instant the store's log held the limit
+	// in the window before it (deciding at the arrival alone would refuse before admissions the
+	// store had already ordered after it: a refusal the client's decided traffic does not earn).
+	if tau := max(t, s.viewT); s.fullUntil > tau {
+		dec := n.decision(s, tau, false)
 		n.mu.Unlock()
 		return dec, nil
 	}
