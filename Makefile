@@ -2,6 +2,10 @@
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
+# Builds keyed by their sources, not by the checkout's folder: a fresh clone (CI's) reuses the
+# build cache of the last one instead of compiling every package and test binary again (about
+# four minutes of make test on 2 cores).
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 BIN := bin
 RUN_DIR ?= runs/latest
 
