@@ -12,8 +12,13 @@ all: build
 deps:
 	@scripts/ensure-deps.sh
 
+# The commit harness records in its results (bench.json, summaries): go build stamps it from
+# git in a plain clone, not in a git worktree (.git a file), so it is also given at link time,
+# "+dirty" where tracked files differ from it.
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)$(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo +dirty)
+
 build: deps
-	$(GO) build -buildvcs=auto -o $(BIN)/harness ./harness/cmd/harness
+	$(GO) build -buildvcs=auto -ldflags "-X main.stamped=$(COMMIT)" -o $(BIN)/harness ./harness/cmd/harness
 	@if [ -d targets/cmd/replica ]; then $(GO) build -o $(BIN)/replica ./targets/cmd/replica; fi
 	@if [ -d targets/cmd/noop ]; then $(GO) build -o $(BIN)/noop ./targets/cmd/noop; fi
 
