@@ -301,15 +301,17 @@ plan: build
 # The reference costs harness plan uses when given no --from (harness/plan/reference, built
 # into the binary): the bounded design's slice, one system after the no-op target, at several
 # rates for each of HS1's two populations at one node (CLIENTS:RATE; 25,000 clients kept on
-# one node, 200,000 spread over the nodes), so that the plan fits fixed and per-request costs.
+# one node, 200,000 spread over the nodes): 1,000 to 5,000 req/s, the two populations in turn,
+# so that the plan fits fixed and per-request costs over the lower rates and its check puts
+# them beside the highest rate 2 cores sustain.
 # Local processes, Redis unheld: a plan adds up Redis's CPU for the whole fleet, where a Redis
 # held to 1/8 of a core on a shared machine stalls on its quota and the replica answers
 # without it. The generator's p99 lateness a steady run may have is PLAN_REFERENCE_LATENESS
 # (bench.json records it): on a machine shared with other work, sends run late long before a
 # request's costs change. Steady runs only (--steady-only). The runs hold $(BENCH_LOCK)
-# together, about a minute each; only bench.json is kept.
+# together, about 40 s each; only bench.json is kept.
 PLAN_REFERENCE_DIR ?= harness/plan/reference
-PLAN_REFERENCE_RUNS ?= 25000:1000 200000:1000 25000:4000 200000:5000 25000:2500 200000:3000
+PLAN_REFERENCE_RUNS ?= 25000:1000 200000:1000 25000:3000 200000:3000 25000:5000 200000:5000 25000:2000 200000:2000 25000:4000 200000:4000
 PLAN_REFERENCE_LATENESS ?= 250ms
 plan-reference: build
 	flock $(BENCH_LOCK) sh -c 'for run in $(PLAN_REFERENCE_RUNS); do \
