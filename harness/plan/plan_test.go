@@ -239,7 +239,7 @@ func TestMakeSizesEveryPartForItsBalancer(t *testing.T) {
 			t.Fatal(err)
 		}
 		first, _, _ := strings.Cut(w.String(), "\n")
-		for _, s := range []string{"Plan: 40,000 req/s over 8 replicas, 200,000 clients", "fitted to the runs of --from", "1,000..5,000 req/s from 25,000 and 200,000 clients at one replica of 8", "commit abc123, 2-core machine"} {
+		for _, s := range []string{"Plan: 40,000 req/s over 8 replicas, 200,000 clients", "fitted to the runs of --from", "1,000..5,000 req/s from 25,000 (a sticky balancer's share of 200,000) and 200,000 (a spreading balancer's) clients at one replica of 8", "commit abc123, 2-core machine"} {
 			if !strings.Contains(first, s) {
 				t.Errorf("the plan's first line lacks %q:\n%s", s, first)
 			}
