@@ -309,7 +309,7 @@ plan: build
 # without it. The generator's p99 lateness a steady run may have is PLAN_REFERENCE_LATENESS
 # (bench.json records it): on a machine shared with other work, sends run late long before a
 # request's costs change. Steady runs only (--steady-only). The runs hold $(BENCH_LOCK)
-# together, about 40 s each; only bench.json is kept.
+# together, 4 min 30 s for the ten on 2 cores; only bench.json is kept.
 PLAN_REFERENCE_DIR ?= harness/plan/reference
 PLAN_REFERENCE_RUNS ?= 25000:1000 200000:1000 25000:3000 200000:3000 25000:5000 200000:5000 25000:2000 200000:2000 25000:4000 200000:4000
 PLAN_REFERENCE_LATENESS ?= 250ms
