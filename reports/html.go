@@ -364,7 +364,7 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 {{if .Mode}}<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet{{with .Design}} (the model is the document's design; the fleet ran the {{.}} design){{end}}</h3>
 {{else}}<h3>Distributed counter: the fleet{{with .Target}} ({{.}}){{end}} beside no model (the document models none of its designs)</h3>
 {{end}}
-<table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
+<table class="dist">{{if .Dist}}<tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>{{else}}<tr><th></th><th>accepted</th><th>x limit</th><th>false rejects</th><th>store</th></tr>{{end}}
 {{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
 {{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{if .NoStore}}no store{{else}}{{f .StoreCmdPerSec}} (whole fleet){{end}}</td></tr></table>{{end}}
 <h3>The document's claims</h3>

@@ -466,6 +466,15 @@ func TestReportTargetWindowModel(t *testing.T) {
 			if !strings.Contains(sec, "<h3>Distributed counter: the fleet (my-gateway) beside no model") {
 				t.Error("the distributed-counter heading does not name the target")
 			}
+			// Beside no model, the measured row's columns are not headed "model ...".
+			dist := sec[strings.Index(sec, `<table class="dist">`):]
+			dist = dist[:strings.Index(dist, "</table>")]
+			if n := strings.Count(dist, "model"); n != 0 || !strings.Contains(dist, "<th>accepted</th><th>x limit</th>") {
+				t.Errorf("the distributed-counter table beside no model says model %d times: %s", n, dist)
+			}
+			if !strings.Contains(html, "<th>client rate</th><th>model accepted</th>") {
+				t.Error("the other scenarios, each beside its mode's model, lost the model's headings")
+			}
 		})
 	}
 }
