@@ -355,15 +355,16 @@ Asked {{f .AskedRate}} req/s, achieved {{f .AchievedRate}} req/s; lateness p99 {
 <div class="side">{{range .}}<div class="chart named" id="{{.ID}}"><p>Named by {{.Title}}.</p>{{.SVG}}</div>{{end}}</div>
 {{end}}{{if $.NoModel}}<p class="nomodel">This run saved no model figures (it was written before runs saved them), so the document's model is not shown beside it. Run <code>harness model ratelimit</code> for today's model.</p>
 {{else}}<h3>Window algorithms: the document's model beside the fleet</h3>
-<table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
+{{if .Windows}}<table class="windows"><tr><th rowspan="2">pattern</th><th colspan="4">model ({{.Algorithm}}, one node)</th><th colspan="4">measured (fleet)</th><th rowspan="2">same verdict</th></tr>
 <tr><th>requests</th><th>accepted</th><th>busiest window</th><th>x limit</th><th>offered</th><th>accepted</th><th>busiest window</th><th>x limit</th></tr>
 {{range .Windows}}<tr class="window"><td>{{.Pattern}}</td><td class="n">{{.Model.Requests}}</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{.Model.Busiest}}</td><td class="n">{{f3 .Model.Ratio}}</td>
 {{if .Measured}}<td class="n">{{.Offered}}</td><td class="n">{{.Accepted}}</td><td class="n">{{.Busiest}}</td><td class="n">{{f3 .Overshoot}}</td><td>{{if .Agree}}<span class="pass">yes</span>{{else if .LockedOut}}<span class="fail">no: the fleet locked the client out (x{{f3 .LockedShare}} of its limit in a window)</span>{{else}}<span class="fail">no</span>{{end}}</td>{{else}}<td colspan="5">no probe measured</td>{{end}}</tr>
 {{end}}</table>
+{{else}}<p class="nowindows">The document models no {{with .Algorithm}}{{.}} window: nothing of its model to set beside this fleet{{else}}window for this system: its target file names no algorithm{{end}}.</p>{{end}}
 {{if .Mode}}<h3>Distributed counter ({{.Mode}}): the document's model beside the fleet{{with .Design}} (the model is the document's design; the fleet ran the {{.}} design){{end}}</h3>
 {{else}}<h3>Distributed counter: the fleet{{with .Target}} ({{.}}){{end}} beside no model (the document models none of its designs)</h3>
 {{end}}
-<table class="dist"><tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>
+<table class="dist">{{if .Dist}}<tr><th>client rate</th><th>model accepted</th><th>model x limit</th><th>model false rejects</th><th>model store touches/s</th></tr>{{else}}<tr><th></th><th>accepted</th><th>x limit</th><th>false rejects</th><th>store</th></tr>{{end}}
 {{range .Dist}}<tr class="distrow"><td class="n">{{.Model.ClientRate}}/s</td><td class="n">{{.Model.Accepted}}</td><td class="n">{{f3 .Model.Ratio}}</td><td class="n">{{.Model.FalseRejects}}</td><td class="n">{{f .Model.TouchesPerSec}}</td></tr>
 {{end}}<tr class="measured"><td>measured</td><td class="n">{{with .Sync90}}{{.Accepted}} (sync90 probe){{end}}</td><td class="n">{{f3 .MaxOvershoot}} (worst client)</td><td class="n">{{.FalseRejects}}</td><td class="n">{{if .NoStore}}no store{{else}}{{f .StoreCmdPerSec}} (whole fleet){{end}}</td></tr></table>{{end}}
 <h3>The document's claims</h3>

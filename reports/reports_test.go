@@ -430,3 +430,51 @@ func TestReportSystemsSideBySideFirst(t *testing.T) {
 		t.Errorf("systems side by side at %d, promises at %d: want the systems first", peers, promises)
 	}
 }
+
+// A target's scenario whose algorithm the document's model has no window of (none named, or
+// gcra) says so instead of an empty window table headed "model (, one node)"; one it models
+// keeps its rows. Its distributed-counter heading names the target, never an empty "()".
+func TestReportTargetWindowModel(t *testing.T) {
+	for _, tc := range []struct {
+		algorithm string
+		rows      int
+		note      string
+	}{
+		{"", 0, "The document models no window for this system: its target file names no algorithm."},
+		{"gcra", 0, "The document models no gcra window: nothing of its model to set beside this fleet."},
+		{"token_bucket", 3, ""},
+	} {
+		t.Run(tc.algorithm, func(t *testing.T) {
+			html := generateEdited(t, func(s *result.Summary) {
+				sc := &s.Scenarios[0]
+				sc.Target, sc.Algorithm, sc.Mode = "my-gateway", tc.algorithm, ""
+			})
+			sec := html[strings.Index(html, `<section class="scenario"`):]
+			sec = sec[:strings.Index(sec, "</section>")]
+			tables, rows := strings.Count(sec, `<table class="windows">`), strings.Count(sec, `<tr class="window">`)
+			if wantTables := min(tc.rows, 1); tables != wantTables || rows != tc.rows {
+				t.Errorf("%d window tables with %d rows, want %d with %d", tables, rows, wantTables, tc.rows)
+			}
+			if has := strings.Contains(sec, `<p class="nowindows">`+tc.note+`</p>`); has != (tc.note != "") || strings.Count(sec, `class="nowindows"`) != min(len(tc.note), 1) {
+				t.Errorf("the note that the model has no window: shown %t, want %q", has, tc.note)
+			}
+			for _, bad := range []string{"(, one node)", "()"} {
+				if strings.Contains(sec, bad) {
+					t.Errorf("the scenario's section holds %q", bad)
+				}
+			}
+			if !strings.Contains(sec, "<h3>Distributed counter: the fleet (my-gateway) beside no model") {
+				t.Error("the distributed-counter heading does not name the target")
+			}
+			// Beside no model, the measured row's columns are not headed "model ...".
+			dist := sec[strings.Index(sec, `<table class="dist">`):]
+			dist = dist[:strings.Index(dist, "</table>")]
+			if n := strings.Count(dist, "model"); n != 0 || !strings.Contains(dist, "<th>accepted</th><th>x limit</th>") {
+				t.Errorf("the distributed-counter table beside no model says model %d times: %s", n, dist)
+			}
+			if !strings.Contains(html, "<th>client rate</th><th>model accepted</th>") {
+				t.Error("the other scenarios, each beside its mode's model, lost the model's headings")
+			}
+		})
+	}
+}

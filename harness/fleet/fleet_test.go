@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -540,11 +539,11 @@ func testLogger(t *testing.T) *slog.Logger {
 
 // repoRoot is the module root, two levels above this package.
 func repoRoot(t *testing.T) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test file")
+	root, err := dockertest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return root
 }
 
 // replicaWritten says whether targets/cmd/replica exists yet; it is being

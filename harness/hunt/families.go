@@ -357,14 +357,23 @@ func limitEveryWindow(e Env, family string, off, span time.Duration) (Part, erro
 // the network take to deliver it. It is judged on arrival bounds, as every variant is: a
 // limiter that decides exactly on arrivals holds it there, one that takes arrivals a little
 // less than a window apart to be a window apart does not.
+//
+// On arrival bounds a limiter with margin m shows only where the second burst's answers come
+// back within the gap: with the bursts leaving over s and answered λ after they left, the
+// admissions surely inside one window-long interval are about L(1 + (gap − λ)/s) for gap < m,
+// so the gaps are dense over the first tens of milliseconds (whatever m is, one point lies a
+// few milliseconds under it) and each variant is kept alone on the generator (Part.Alone): no
+// other request within the time the generator takes to send a burst of the limit at
+// drainFactor × the burst rate, so that its bursts leave in milliseconds, not spread over the
+// sending of a herd's burst beside them.
 func windowApart() Family {
 	return Family{
 		Name: FamilyWindowApart, Kind: Attack, Unpaced: true,
-		Doc: "the limit at once, then the limit again a window less gap later (both unpaced)",
+		Doc: "the limit at once, then the limit again a window less gap later (both unpaced, alone on the generator)",
 		Space: func(e Env) []ParamSpec {
-			// Points 10 ms apart: the second burst lands around the first's arrivals a
-			// window later, where a margin of tens of milliseconds shows.
-			return []ParamSpec{{Name: "gap", Unit: "ms", Lo: 0, Hi: min(40, ms(e.Slice()/10)), Points: 5}}
+			// Points about 3.5 ms apart from 1 ms to 40 ms: the second burst lands around the
+			// first's arrivals a window later, where a margin of tens of milliseconds shows.
+			return []ParamSpec{{Name: "gap", Unit: "ms", Lo: 1, Hi: min(40, ms(e.Slice()/10)), Points: windowApartGaps}}
 		},
 		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
 			gap := fromMS(v[0])
@@ -372,10 +381,16 @@ func windowApart() Family {
 			var b builder
 			b.burst(t0, 0, e.Limit, 0, e.Replicas)
 			b.burst(t0+e.Window-gap, 0, e.Limit, e.Limit, e.Replicas)
-			return b.part(e.client(FamilyWindowApart), e.Slice(), e.Slice())
+			p, err := b.part(e.client(FamilyWindowApart), e.Slice(), e.Slice())
+			p.Alone = spanFor(e.Limit, drainFactor*e.MaxRate)
+			return p, err
 		},
 	}
 }
+
+// windowApartGaps is how many gaps the window-apart family's coarse sweep sends (the hunt's
+// default --coarse: all of them in one round).
+const windowApartGaps = 12
 
 // herdBursts is how many bursts each client of a window-apart herd sends, a window apart.
 const herdBursts = 3

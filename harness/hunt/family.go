@@ -135,6 +135,13 @@ func (p ParamSpec) clamp(v float64) float64 {
 type Part struct {
 	Schedule schedule.Schedule
 	Period   time.Duration
+	// Alone, when > 0, keeps the part's requests alone on the generator: no other part's
+	// request within Alone of any of them, so that each of its unpaced bursts leaves as fast as
+	// the generator sends one burst, not spread over the time it takes to send another part's
+	// burst beside it. Such a part aims at the gaps between its own requests only, so it is
+	// placed at any whole rateBucket, not at multiples of Period (which a pressure level
+	// still repeats it by).
+	Alone time.Duration
 }
 
 // Family is one kind of aimed traffic: a schedule generator with parameters to search.

@@ -3,9 +3,12 @@ package hunt
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -105,6 +108,37 @@ func TestHuntFindsTheKnownBreaks(t *testing.T) {
 			}
 		})
 	}
+	// On a busy sender (the generator sends 20,000 requests a second, and a request's answer
+	// waits for what was sent within 40 ms of it), a burst shows a margin on arrival bounds only
+	// where its answers come back within the gap: the window-apart family finds a margin of
+	// 15 ms as one of 25 ms, for each keeps its variants alone on the generator and sends gaps
+	// dense enough that one lies a few milliseconds under either; it holds a limiter without one.
+	for _, tc := range []struct {
+		margin time.Duration
+		min    float64
+	}{{15 * time.Millisecond, 1.2}, {25 * time.Millisecond, 1.3}, {0, 0}} {
+		t.Run(fmt.Sprintf("a busy sender, margin %v", tc.margin), func(t *testing.T) {
+			m := &marginLog{margin: tc.margin, log: map[string][]time.Time{}}
+			snd := &modelSender{nodes: []modelNode{{Limiter: m}, {Limiter: m}}, rule: rule, rate: 20_000, busy: 40 * time.Millisecond}
+			h, dir := huntModelOn(t, snd, func(c *Config) { c.Levels = 0 }, FamilyWindowApart, FamilyWindowHerd)
+			f := family(t, h, FamilyWindowApart)
+			if f.Worst == nil {
+				t.Fatalf("%s: %s", f.Name, f.Verdict())
+			}
+			t.Logf("%s: %s (%s), %d variants", f.Name, f.Verdict(), f.Worst.ParamString(), len(f.Tried))
+			herd := family(t, h, FamilyWindowHerd)
+			if herd.Worst != nil {
+				t.Logf("%s: %s (%d of %d clients over 1.1x)", herd.Name, herd.Verdict(), herd.Worst.ClientsOver, herd.Worst.Clients)
+			}
+			switch {
+			case tc.margin > 0 && (!f.Breaks || f.Worst.Overshoot < tc.min):
+				t.Errorf("breaks %v at x%.3f, want x%.1f or more", f.Breaks, f.Worst.Overshoot, tc.min)
+			case tc.margin == 0 && (f.Breaks || f.Worst.Overshoot > 1 || herd.Breaks):
+				t.Errorf("breaks %v at x%.3f (the herd %v): want it held", f.Breaks, f.Worst.Overshoot, herd.Breaks)
+			}
+			assertAlone(t, h, dir)
+		})
+	}
 	t.Run("a store that gives way under a herd", func(t *testing.T) {
 		exact := &marginLog{log: map[string][]time.Time{}}
 		var nodes []modelNode
@@ -118,4 +152,51 @@ func TestHuntFindsTheKnownBreaks(t *testing.T) {
 			t.Errorf("breaks %v in the search; pressure rounds %+v: want the top level first, a herd over 16, broken", f.Breaks, f.PressureRounds)
 		}
 	})
+}
+
+// assertAlone checks the unpaced rounds h sent: every window-apart variant's requests are alone
+// on the generator, no other client's request within the time it takes to send a burst of the
+// limit at drainFactor × the burst rate, while the herd shares the round.
+func assertAlone(t *testing.T, h result.HuntSystem, dir string) {
+	t.Helper()
+	env := modelEnv(2, 0)
+	guard := spanFor(env.Limit, drainFactor*env.MaxRate)
+	rounds := 0
+	for _, r := range h.Rounds {
+		if r.Kind != kindUnpaced {
+			continue
+		}
+		rounds++
+		file, err := schedule.ReadFile(filepath.Join(dir, r.Schedule))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := file.Schedule
+		herd, alone := false, 0
+		for _, c := range s.Clients {
+			herd = herd || c.Pattern == FamilyWindowHerd
+		}
+		for i, q := range s.Requests {
+			if s.Clients[q.Client].Pattern != FamilyWindowApart {
+				continue
+			}
+			alone++
+			for k := i - 1; k >= 0 && s.Requests[k].At > q.At-guard; k-- {
+				if o := s.Requests[k]; o.Client != q.Client {
+					t.Fatalf("round %d: %s's request at %v has %s's at %v, within %v", r.Round, s.Clients[q.Client].ID, q.At, s.Clients[o.Client].ID, o.At, guard)
+				}
+			}
+			for k := i + 1; k < len(s.Requests) && s.Requests[k].At < q.At+guard; k++ {
+				if o := s.Requests[k]; o.Client != q.Client {
+					t.Fatalf("round %d: %s's request at %v has %s's at %v, within %v", r.Round, s.Clients[q.Client].ID, q.At, s.Clients[o.Client].ID, o.At, guard)
+				}
+			}
+		}
+		if !herd || alone == 0 {
+			t.Errorf("round %d: the herd sent %v, %d window-apart requests: want both in the round", r.Round, herd, alone)
+		}
+	}
+	if rounds == 0 {
+		t.Error("no unpaced round")
+	}
 }

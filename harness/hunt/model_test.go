@@ -34,6 +34,13 @@ type modelSender struct {
 	// late is how far behind its offset every request is reported sent (its send time stays
 	// the offset): a generator that fails its lateness gate and nothing else.
 	late time.Duration
+	// rate, when > 0, is the most requests per second the generator sends: a request leaves
+	// at its offset or 1/rate after the one before it, whichever is later, and is decided
+	// then. busy is how near in time another client's request slows its answer: each such
+	// request sent within busy of it adds 1/rate to its latency (the machine's cores shared
+	// by the generator and the fleet), its own client's earlier requests the same.
+	rate float64
+	busy time.Duration
 }
 
 type fakeClock struct{ t time.Time }
@@ -68,8 +75,9 @@ func (m *modelSender) syncUntil(ctx context.Context, now time.Time) error {
 }
 
 func (m *modelSender) Send(ctx context.Context, r *Round, start time.Time, sink func(traffic.Outcome) error) (*result.FaultTiming, error) {
+	sent, latency := m.timing(r.Schedule)
 	for i, q := range r.Schedule.Requests {
-		now := start.Add(q.At)
+		now := start.Add(sent[i])
 		if err := m.syncUntil(ctx, now); err != nil {
 			return nil, err
 		}
@@ -81,12 +89,55 @@ func (m *modelSender) Send(ctx context.Context, r *Round, start time.Time, sink 
 		if d.Allowed {
 			code = 200
 		}
-		if err := sink(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond, Lateness: m.late}); err != nil {
+		o := traffic.Outcome{Index: i, Code: code, Sent: sent[i], Latency: latency[i], Lateness: sent[i] - q.At + m.late}
+		if err := sink(o); err != nil {
 			return nil, err
 		}
 	}
 	m.clock.t = start.Add(r.Schedule.Duration + time.Second)
 	return nil, nil
+}
+
+// timing is when each request of s leaves the model generator and how long its answer
+// takes: at its offset and in a millisecond without a rate, else as rate and busy say.
+func (m *modelSender) timing(s schedule.Schedule) (sent, latency []time.Duration) {
+	n := len(s.Requests)
+	sent, latency = make([]time.Duration, n), make([]time.Duration, n)
+	var each time.Duration
+	if m.rate > 0 {
+		each = time.Duration(float64(time.Second) / m.rate)
+	}
+	for i, q := range s.Requests {
+		sent[i] = q.At
+		if i > 0 && m.rate > 0 {
+			sent[i] = max(q.At, sent[i-1]+each)
+		}
+		latency[i] = time.Millisecond
+	}
+	if m.rate <= 0 || m.busy <= 0 {
+		return sent, latency
+	}
+	// Another client's requests within busy either side, and the client's own earlier ones
+	// within busy, each add 1/rate: sent is in order, so two pointers bound the neighbours.
+	in := map[int32]int{}
+	lo, hi := 0, 0
+	for i, q := range s.Requests {
+		for hi < n && sent[hi] <= sent[i]+m.busy {
+			in[s.Requests[hi].Client]++
+			hi++
+		}
+		for sent[lo] < sent[i]-m.busy {
+			in[s.Requests[lo].Client]--
+			lo++
+		}
+		own := 0
+		for k := i - 1; k >= lo && s.Requests[k].Client == q.Client; k-- {
+			own++
+		}
+		others := hi - lo - in[q.Client]
+		latency[i] += time.Duration(others+own) * each
+	}
+	return sent, latency
 }
 
 // modelEnv is the documents' rule at time scale 0.2 (600 per 12 s in 12 slices, sync every
@@ -109,7 +160,14 @@ func huntModelWith(t *testing.T, nodes []modelNode, interval time.Duration, rule
 // huntModelLate is huntModelWith with every request reported late by late.
 func huntModelLate(t *testing.T, nodes []modelNode, interval time.Duration, rule *limiters.Rule, edit func(*Config), late time.Duration, fams ...string) (result.HuntSystem, string) {
 	t.Helper()
+	return huntModelOn(t, &modelSender{nodes: nodes, interval: interval, rule: rule, late: late}, edit, fams...)
+}
+
+// huntModelOn hunts the model sender m (its clock set here) with the families named.
+func huntModelOn(t *testing.T, m *modelSender, edit func(*Config), fams ...string) (result.HuntSystem, string) {
+	t.Helper()
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	m.clock = clk
 	var picked []Family
 	for _, f := range Families() {
 		for _, name := range fams {
@@ -120,14 +178,14 @@ func huntModelLate(t *testing.T, nodes []modelNode, interval time.Duration, rule
 	}
 	gates := accounting.DefaultGates()
 	gates.LatenessP99 = 20 * time.Millisecond
-	cfg := Config{System: "model", TimeScale: 0.2, Env: modelEnv(len(nodes), interval), Families: picked,
+	cfg := Config{System: "model", TimeScale: 0.2, Env: modelEnv(len(m.nodes), m.interval), Families: picked,
 		Budget: time.Hour, Requests: 10_000_000, Coarse: 12, Levels: 2, Seed: 7, NoFault: "the model has no store to stop",
 		Gates: gates, OutDir: t.TempDir(), Now: clk.now}
 	cfg.RunDir = cfg.OutDir
 	if edit != nil {
 		edit(&cfg)
 	}
-	h, err := Hunt(context.Background(), cfg, &modelSender{nodes: nodes, interval: interval, rule: rule, clock: clk, late: late})
+	h, err := Hunt(context.Background(), cfg, m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,11 @@ const rateBucket = 25 * time.Millisecond
 // place puts parts into one round of at most maxLen: each at the earliest whole multiple of
 // its period at which, in every rateBucket it touches, the round asks for at most rate
 // requests per second (a part alone in its buckets may ask more: it is sent as it is, and
-// judged generator-bound if the generator falls behind). The first parts go first, in
-// order; then pinned parts (period 0), then the longest. shift[i] is part i's move; placed[i] false means it waits for a later
-// round.
+// judged generator-bound if the generator falls behind). A part kept alone (Part.Alone) is
+// placed at the earliest whole rateBucket where no request of another part lies within Alone
+// of any of its own, and no part placed after it puts a request there. The first parts go
+// first, in order; then pinned parts (period 0), then the longest. shift[i] is part i's move;
+// placed[i] false means it waits for a later round.
 func place(parts []Part, maxLen time.Duration, rate float64, first int) (shift []time.Duration, placed []bool) {
 	shift, placed = make([]time.Duration, len(parts)), make([]bool, len(parts))
 	order := make([]int, len(parts))
@@ -36,30 +38,47 @@ func place(parts []Part, maxLen time.Duration, rate float64, first int) (shift [
 		return cmp.Compare(parts[b].Schedule.Duration, parts[a].Schedule.Duration)
 	})
 	limit := rate * rateBucket.Seconds()
-	busy := make([]float64, int(maxLen/rateBucket)+2)
+	n := int(maxLen/rateBucket) + 2
+	busy := make([]float64, n)
+	// kept[b]: bucket b is within Alone of a part kept alone; no other part may use it.
+	kept := make([]bool, n)
 	own := map[int]float64{}
 	for _, i := range order {
 		p := parts[i]
-		for m := time.Duration(0); p.Schedule.Duration+m <= maxLen; m += p.Period {
+		step := p.Period
+		guard := int((p.Alone + rateBucket - 1) / rateBucket)
+		if p.Alone > 0 {
+			step = rateBucket
+		}
+		for m := time.Duration(0); p.Schedule.Duration+m <= maxLen; m += step {
 			clear(own)
 			for _, r := range p.Schedule.Requests {
 				own[int((r.At+m)/rateBucket)]++
 			}
 			fits := true
-			for b, n := range own {
-				if busy[b] > 0 && busy[b]+n > limit {
+			for b, k := range own {
+				if kept[b] || busy[b] > 0 && (p.Alone > 0 || busy[b]+k > limit) {
 					fits = false
+					break
+				}
+				for g := max(0, b-guard); fits && g <= min(n-1, b+guard) && p.Alone > 0; g++ {
+					fits = busy[g] == 0
+				}
+				if !fits {
 					break
 				}
 			}
 			if fits {
-				for b, n := range own {
-					busy[b] += n
+				for b, k := range own {
+					busy[b] += k
+					for g := max(0, b-guard); g <= min(n-1, b+guard) && p.Alone > 0; g++ {
+						kept[g] = true
+					}
 				}
 				shift[i], placed[i] = m, true
 				break
 			}
-			if p.Period <= 0 {
+			if step <= 0 {
 				break
 			}
 		}

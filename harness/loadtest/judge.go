@@ -222,7 +222,16 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 	}
 	fmt.Fprintf(w, "\nVerdict (%s provider, %s, %d replicas%s%s, time scale %g, %d cores)\n",
 		s.Config.Provider, network, s.Config.Replicas, design, zones, s.Config.TimeScale, s.Cores)
-	fmt.Fprintf(w, "%-44s %-34s %12s %4s %10s  %s\n", "scenario", "check", "figure", "op", "threshold", "result")
+	// The columns are as wide as the longest scenario and check name they hold (at least 44 and
+	// 34), so that a long name (answer time while the store is slow (ms)) does not push its
+	// row's figures out of their column.
+	scW, checkW := 44, 34
+	for _, c := range s.Checks {
+		if c.Gated {
+			scW, checkW = max(scW, len(c.Scenario)), max(checkW, len(c.Name))
+		}
+	}
+	fmt.Fprintf(w, "%-*s %-*s %12s %4s %10s  %s\n", scW, "scenario", checkW, "check", "figure", "op", "threshold", "result")
 	for _, c := range s.Checks {
 		if !c.Gated {
 			continue
@@ -234,28 +243,28 @@ func WriteVerdict(w io.Writer, s result.Summary) {
 		case !c.Pass:
 			res = "FAIL"
 		}
-		fmt.Fprintf(w, "%-44s %-34s %12.4g %4s %10.4g  %s\n", c.Scenario, c.Name, c.Figure, c.Op, c.Threshold, res)
+		fmt.Fprintf(w, "%-*s %-*s %12.4g %4s %10.4g  %s\n", scW, c.Scenario, checkW, c.Name, c.Figure, c.Op, c.Threshold, res)
 	}
 	for _, r := range s.Scenarios {
 		if l := faultLine(r); l != "" && r.Gated {
-			fmt.Fprintf(w, "%-44s fault %s\n", r.Name, l)
+			fmt.Fprintf(w, "%-*s fault %s\n", scW, r.Name, l)
 		}
 	}
 	for _, r := range s.Scenarios {
 		if r.Clocks != nil && r.Gated {
-			fmt.Fprintf(w, "%-44s %s\n", r.Name, r.Clocks)
+			fmt.Fprintf(w, "%-*s %s\n", scW, r.Name, r.Clocks)
 		}
 	}
 	for _, r := range s.Scenarios {
 		for _, z := range r.Zones {
 			if r.Gated {
-				fmt.Fprintf(w, "%-44s %s\n", r.Name, z.Line())
+				fmt.Fprintf(w, "%-*s %s\n", scW, r.Name, z.Line())
 			}
 		}
 	}
 	for _, r := range s.Scenarios {
 		for _, c := range r.Claims {
-			fmt.Fprintf(w, "%-44s claim %s: %s [%s]\n", r.Name, c.Verdict(), c.Text, c.Figure)
+			fmt.Fprintf(w, "%-*s claim %s: %s [%s]\n", scW, r.Name, c.Verdict(), c.Text, c.Figure)
 		}
 	}
 	WritePeers(w, s)

@@ -376,3 +376,35 @@ func TestVerdictPrintsTheClocksLine(t *testing.T) {
 		t.Errorf("%d clocks lines %q, want one in the verdict and one in the scenario's rows:\n%s", n, want, b.String())
 	}
 }
+
+// The verdict table's columns hold its longest scenario and check names: every row's result
+// starts where the header's does, a 40-character check name and a 47-character scenario
+// name included.
+func TestVerdictColumnsHoldTheLongestNames(t *testing.T) {
+	sum := result.Summary{Config: result.ConfigSummary{Provider: "docker", Network: "host"}, Checks: []result.GateCheck{
+		{Scenario: "traefik-redis", Gated: true, Check: result.Check{Name: "false rejects", Op: "==", Pass: true}},
+		{Scenario: "traefik-redis/store-slow", Gated: true, Check: result.Check{Name: "answer time while the store is slow (ms)", Figure: 303.103, Op: "<=", Threshold: 100}},
+		{Scenario: "sliding_window/delayed-document/store-restart", Gated: true, Check: result.Check{Name: "overshoot across the restart", Figure: 1.2, Op: "<=", Threshold: 1.1}},
+		{Scenario: "a comparison scenario whose name is longer than any gated one", Check: result.Check{Name: "a comparison's check, not in the table at all", Op: "==", Pass: true}},
+	}}
+	var b strings.Builder
+	WriteVerdict(&b, sum)
+	var table []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "scenario ") || strings.HasPrefix(l, "traefik-redis") || strings.HasPrefix(l, "sliding_window") {
+			table = append(table, l)
+		}
+	}
+	if len(table) != 4 {
+		t.Fatalf("%d table lines, want the header and 3 gated checks:\n%s", len(table), b.String())
+	}
+	at := strings.Index(table[0], "  result")
+	for _, l := range table[1:] {
+		if i := max(strings.Index(l, "  pass"), strings.Index(l, "  FAIL")); i != at {
+			t.Errorf("the result starts at %d, the header's at %d:\n%s\n%s", i, at, table[0], l)
+		}
+	}
+	if want := len("sliding_window/delayed-document/store-restart") + 1 + len("answer time while the store is slow (ms)") + 1 + 12 + 1 + 4 + 1 + 10; at != want {
+		t.Errorf("the result column starts at %d, want %d: the columns are not as wide as their longest names", at, want)
+	}
+}

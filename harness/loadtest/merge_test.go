@@ -210,7 +210,7 @@ func TestAttackArgsRoundTrip(t *testing.T) {
 	ac := AttackConfig{Schedule: schedule.Spec{TimeScale: 0.2, Rate: 333.5, Clients: 200000, Seed: 18446744073709551615, Replicas: 8},
 		Shards: 4, Scenario: "sliding_window/delayed", Targets: []string{"http://127.0.0.1:1", "http://127.0.0.1:2"},
 		Start: time.Date(2026, 12, 3, 7, 0, 12, 345678900, time.UTC), ClockRef: "127.0.0.1:6379"}
-	got := strings.Join(attackArgs(ac, 3, "/out"), " ")
+	got := strings.Join(AttackArgs(ac, 3, "/out"), " ")
 	for _, want := range []string{"attack --shard 3/4", "--time-scale 0.2", "--rate 333.5", "--clients 200000",
 		"--seed 18446744073709551615", "--replicas 8", "--start 2026-12-03T07:00:12.3456789Z", "--out /out",
 		"--target http://127.0.0.1:1 --target http://127.0.0.1:2", "--clock-ref 127.0.0.1:6379", "--scenario sliding_window/delayed"} {

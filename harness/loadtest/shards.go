@@ -49,8 +49,11 @@ type ShardRun struct {
 	Logger *slog.Logger
 }
 
-// attackArgs is the `harness attack` command line of shard i writing under the run directory out.
-func attackArgs(ac AttackConfig, i int, out string) []string {
+// AttackArgs is the `harness attack` command line (the command's name first) of ac's shard i
+// writing under the run directory out: what both shard runners start. The attack command reads
+// it back as ac with Shard i and OutDir out; the command's test (TestEveryCommandLineReadsBack
+// in harness/cmd/harness) holds the two to that, field by field.
+func AttackArgs(ac AttackConfig, i int, out string) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	args := []string{"attack", "--shard", fmt.Sprintf("%d/%d", i, ac.Shards),
 		"--time-scale", f(ac.Schedule.TimeScale), "--rate", f(ac.Schedule.Rate),
@@ -94,7 +97,7 @@ func RunShards(ctx context.Context, r ShardRun, onStart func(time.Time) error) (
 			bin = exe
 		}
 		launch = func(ctx context.Context, i int) error {
-			return runProcess(ctx, bin, attackArgs(ac, i, r.Dir), ShardDir(r.Dir, i))
+			return runProcess(ctx, bin, AttackArgs(ac, i, r.Dir), ShardDir(r.Dir, i))
 		}
 	case RunnerContainer:
 		image := r.Image
@@ -179,7 +182,7 @@ func runContainer(ctx context.Context, image string, ac AttackConfig, i int, dir
 	req := testcontainers.ContainerRequest{
 		Image:  image,
 		Name:   fmt.Sprintf("rlharness-shard-%d-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6, i),
-		Cmd:    attackArgs(ac, i, mount),
+		Cmd:    AttackArgs(ac, i, mount),
 		Labels: fleet.Labels("", fmt.Sprintf("shard-%d", i)),
 		User:   fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		HostConfigModifier: func(hc *container.HostConfig) {

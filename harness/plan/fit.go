@@ -98,15 +98,34 @@ func (f Fit) String() string {
 	return strings.Join(parts, " + ")
 }
 
-// fit fits cores to loads over terms by least squares. A term whose coefficient comes out
-// negative (a cost that falls as its load grows: noise between runs, not a cost) is left
-// out and the rest fitted again; where the runs are fewer than the terms, or cannot tell
-// them apart, the fixed part is left out first, then the last term.
+// minSpan is how many times its smallest value a term's load must reach over the runs
+// for a fit with a fixed part to tell the two apart: the store calls a second of runs from
+// 200,000 clients at a node are the probes' at every rate, a fixed part of Redis's work.
+const minSpan = 1.5
+
+// fit fits cores to loads over terms by least squares on the relative error, each run's
+// |fitted − measured| / measured weighing alike: a plan is judged by how far off it is in
+// per cent, and a run at a low rate is as much evidence as one at a high rate. Beside a
+// fixed part, a term whose load the runs span less than minSpan times is left out (it is
+// the fixed part; where that leaves the fixed part alone, the fixed part goes instead). A term whose coefficient comes out negative (a cost that falls as its
+// load grows: noise between runs, not a cost) is left out and the rest fitted again; where
+// the runs are fewer than the terms, or cannot tell them apart, the fixed part is left out
+// first, then the last term.
 func fit(loads []Load, cores []float64, terms []Term) (Fit, error) {
 	if len(loads) == 0 {
 		return Fit{}, fmt.Errorf("no run to fit to")
 	}
 	terms = slices.Clone(terms)
+	if slices.Contains(terms, Fixed) {
+		told := slices.DeleteFunc(slices.Clone(terms), func(t Term) bool { return t != Fixed && span(loads, t) < minSpan })
+		if len(told) > 1 {
+			terms = told
+		} else {
+			// Nothing but the fixed part is told apart (one run, one rate): a cost a load, as
+			// the runs measured it, says more than a fixed part that does not grow.
+			terms = slices.DeleteFunc(terms, func(t Term) bool { return t == Fixed })
+		}
+	}
 	for len(terms) > 0 {
 		coef, ok := []float64(nil), len(terms) <= len(loads)
 		if ok {
@@ -142,7 +161,21 @@ func fit(loads []Load, cores []float64, terms []Term) (Fit, error) {
 	return Fit{}, fmt.Errorf("no term fits the %d runs", len(loads))
 }
 
-// leastSquares solves the normal equations of cores ≈ Σ coef·term over loads, the columns
+// span is the largest of t's loads over the runs over the smallest, +Inf when one is 0.
+func span(loads []Load, t Term) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for _, l := range loads {
+		v := l.value(t)
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	if lo <= 0 {
+		return math.Inf(1)
+	}
+	return hi / lo
+}
+
+// leastSquares solves the normal equations of 1 ≈ Σ coef·term / cores over loads (the
+// relative error; a run that measured nothing weighs as if it measured 1), the columns
 // scaled to their largest value so that a rate in thousands and a fixed 1 weigh alike;
 // false when the columns are not independent.
 func leastSquares(loads []Load, cores []float64, terms []Term) ([]float64, bool) {
@@ -156,18 +189,23 @@ func leastSquares(loads []Load, cores []float64, terms []Term) ([]float64, bool)
 			return nil, false
 		}
 	}
-	// a = XᵀX, b = Xᵀy on scaled columns, solved by Gaussian elimination with pivoting.
+	// a = XᵀX, b = Xᵀy on scaled columns, each row over its measure, solved by Gaussian
+	// elimination with pivoting.
 	a := make([][]float64, n)
 	for i := range a {
 		a[i] = make([]float64, n+1)
 	}
 	for k, l := range loads {
+		w := 1.0
+		if cores[k] > 0 {
+			w = 1 / cores[k]
+		}
 		for i, ti := range terms {
-			xi := l.value(ti) / scale[i]
+			xi := w * l.value(ti) / scale[i]
 			for j, tj := range terms {
-				a[i][j] += xi * l.value(tj) / scale[j]
+				a[i][j] += xi * w * l.value(tj) / scale[j]
 			}
-			a[i][n] += xi * cores[k]
+			a[i][n] += xi * w * cores[k]
 		}
 	}
 	for c := 0; c < n; c++ {

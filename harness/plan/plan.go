@@ -423,12 +423,27 @@ func orUnknownCommit(c string) string {
 // source is the plan's first line's account of its costs.
 func (c Costs) source() string {
 	var rates []float64
-	var pops []string
+	var clients []int
 	for _, p := range c.Points {
 		rates = append(rates, p.Load.Rate)
-		if s := result.Rate(float64(p.Clients)); !slices.Contains(pops, s) {
-			pops = append(pops, s)
+		if !slices.Contains(clients, p.Clients) {
+			clients = append(clients, p.Clients)
 		}
+	}
+	slices.Sort(clients)
+	// A population that is another's over the node count stands for a balancer: the
+	// smaller is what a sticky balancer sends a node of the larger, the larger what a
+	// spreading one sends it.
+	var pops []string
+	for _, n := range clients {
+		s := result.Rate(float64(n))
+		switch {
+		case slices.Contains(clients, n*c.Nodes):
+			s += fmt.Sprintf(" (a sticky balancer's share of %s)", result.Rate(float64(n*c.Nodes)))
+		case n%c.Nodes == 0 && slices.Contains(clients, n/c.Nodes):
+			s += " (a spreading balancer's)"
+		}
+		pops = append(pops, s)
 	}
 	what := "the runs of --from"
 	if c.Builtin {

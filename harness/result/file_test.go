@@ -55,3 +55,49 @@ func TestReadErrors(t *testing.T) {
 		})
 	}
 }
+
+// A client's lock-out figures are written when 0, so summary.json tells a client locked out
+// wholly (steady windows, 0 admitted) from one never measured (no steady window, so none
+// written): 0 is a figure, and SteadyWindows says whether it was measured.
+func TestSteadyAdmittedWrittenWhenZero(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    ClientReport
+		want []string
+		not  []string
+	}{
+		{"locked out wholly", ClientReport{ID: "probe-uniform2x", SteadyWindows: 3, SteadyAt: 12 * time.Second},
+			[]string{`"SteadyWindows":3`, `"SteadyAdmitted":0`, `"SteadyShare":0`, `"SteadyAdmittedArrival":0`, `"SteadyShareArrival":0`}, nil},
+		{"not measured", ClientReport{ID: "probe-intermittent"},
+			[]string{`"SteadyAdmitted":0`, `"SteadyShare":0`}, []string{`"SteadyWindows"`}},
+		{"admitted its limit", ClientReport{ID: "probe-uniform2x", SteadyWindows: 2, SteadyAdmitted: 600, SteadyShare: 1},
+			[]string{`"SteadyWindows":2`, `"SteadyAdmitted":600`, `"SteadyShare":1`}, nil},
+	} {
+		dir := t.TempDir()
+		if err := Write(dir, SummaryFile, Summary{Scenarios: []ScenarioResult{{Probes: []ProbeResult{{ClientReport: tc.c}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := strings.Join(strings.Fields(string(b)), "")
+		for _, w := range tc.want {
+			if !strings.Contains(js, w) {
+				t.Errorf("%s: summary.json lacks %s", tc.name, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(js, n) {
+				t.Errorf("%s: summary.json holds %s", tc.name, n)
+			}
+		}
+		got, err := Read[Summary](dir, SummaryFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := got.Scenarios[0].Probes[0]; p.ClientReport != tc.c {
+			t.Errorf("%s: read back %+v, wrote %+v", tc.name, p.ClientReport, tc.c)
+		}
+	}
+}

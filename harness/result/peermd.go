@@ -76,3 +76,64 @@ func (c PeerFaultColumn) Cell(r PeerRow) string {
 	}
 	return "not run"
 }
+
+// The markers around the generated table on a page (docs/results/peers.md): make results
+// replaces what lies between them.
+const (
+	PeerTableBegin = "<!-- peer-table:begin -->"
+	PeerTableEnd   = "<!-- peer-table:end -->"
+)
+
+// KeepPeerRows is the table fresh (PeerTableMarkdown's) with the rows of the table on page
+// (between PeerTableBegin and PeerTableEnd) whose system fresh has no row for: a run made
+// again replaces its own systems' rows, in their place, and leaves the others' as they were;
+// a system the page lacks comes after them, in fresh's order. A kept row must have the
+// generator's columns: one written by an older generator is refused, its run to be made again.
+func KeepPeerRows(page, fresh string) (string, error) {
+	i, j := strings.Index(page, PeerTableBegin), strings.Index(page, PeerTableEnd)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no %s ... %s block to keep rows from", PeerTableBegin, PeerTableEnd)
+	}
+	system := func(row string) string {
+		cells := strings.SplitN(row, "|", 3)
+		if len(cells) < 3 {
+			return ""
+		}
+		return strings.TrimSuffix(strings.TrimSpace(cells[1]), " (gated)")
+	}
+	lines := strings.Split(strings.TrimSpace(fresh), "\n")
+	if len(lines) < 2 || lines[0] != PeerTableHeader {
+		return "", fmt.Errorf("the new table does not start with the generator's header %q", PeerTableHeader)
+	}
+	head, newRows := lines[:2], lines[2:]
+	byNew := map[string][]string{} // a system two runs ran has two rows
+	for _, r := range newRows {
+		byNew[system(r)] = append(byNew[system(r)], r)
+	}
+	cols := strings.Count(PeerTableHeader, "|")
+	var out []string
+	placed := map[string]bool{}
+	old := strings.Split(strings.TrimSpace(page[i+len(PeerTableBegin):j]), "\n")
+	for k, r := range old {
+		if k < 2 || !strings.HasPrefix(r, "|") { // the page's header and separator: the new ones stand
+			continue
+		}
+		s := system(r)
+		if n, ok := byNew[s]; ok {
+			if !placed[s] {
+				out, placed[s] = append(out, n...), true
+			}
+			continue
+		}
+		if n := strings.Count(r, "|"); n != cols {
+			return "", fmt.Errorf("the page's row for %s has %d column bars, the generator's %d: make its run again", s, n, cols)
+		}
+		out = append(out, r)
+	}
+	for _, r := range newRows {
+		if !placed[system(r)] {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(append(head, out...), "\n") + "\n", nil
+}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,36 @@ func TestSignificant(t *testing.T) {
 		if got := Significant(tt.d, 3).String(); got != tt.want {
 			t.Errorf("Significant(%v, 3) = %s, want %s", tt.d, got, tt.want)
 		}
+	}
+}
+
+// make results with one run made again: that run's systems get their new rows where the old
+// ones stood (gated or not), the others' rows stay as they were, a new system comes last, and a
+// kept row of another generator's columns is refused.
+func TestKeepPeerRows(t *testing.T) {
+	sep := strings.Split(PeerTableMarkdown(nil), "\n")[1]
+	row := func(system, verdict string) string {
+		return "| " + system + strings.Repeat(" | x", strings.Count(PeerTableHeader, "|")-3) + " | " + verdict + " |"
+	}
+	page := strings.Join([]string{"# Results", "prose", PeerTableBegin, PeerTableHeader, sep,
+		row("replica sliding_window/delayed (gated)", "PASS"), row("traefik-redis", "FAIL"), row("nginx-workers", "GENERATOR-BOUND"),
+		PeerTableEnd, ""}, "\n")
+	fresh := PeerTableMarkdown(nil) + row("traefik-redis (gated)", "PASS") + "\n" + row("traefik-memory", "FAIL") + "\n"
+	got, err := KeepPeerRows(page, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{PeerTableHeader, sep, row("replica sliding_window/delayed (gated)", "PASS"),
+		row("traefik-redis (gated)", "PASS"), row("nginx-workers", "GENERATOR-BOUND"), row("traefik-memory", "FAIL")}, "\n") + "\n"
+	if got != want {
+		t.Errorf("kept:\n%s\nwant:\n%s", got, want)
+	}
+
+	old := strings.Replace(page, row("nginx-workers", "GENERATOR-BOUND"), "| nginx-workers | 12s | GENERATOR-BOUND |", 1)
+	if _, err := KeepPeerRows(old, fresh); err == nil || !strings.Contains(err.Error(), "nginx-workers has 4 column bars") {
+		t.Errorf("a kept row of other columns: err %v, want it refused", err)
+	}
+	if _, err := KeepPeerRows("# no table", fresh); err == nil {
+		t.Error("a page without the markers: no error")
 	}
 }

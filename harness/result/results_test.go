@@ -13,7 +13,7 @@ func TestResultsPeerTableIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- peer-table:begin -->", "<!-- peer-table:end -->"
+	const begin, end = PeerTableBegin, PeerTableEnd
 	s := string(b)
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < i {

@@ -99,7 +99,7 @@ type Options struct {
 	Workers        uint64        // workers started up front; more are added when all are busy
 	MaxWorkers     uint64        // cap on workers; 0 is no cap
 	Connections    int           // idle connections kept per replica; 0 is Vegeta's 10,000
-	MaxConnections int           // connections per replica; 0 is no cap
+	MaxConnections int           // connections per replica; 0 is what the open-file limit allows (connectionCap)
 	NoKeepAlive    bool          // a new connection for every request
 	Timeout        time.Duration // per request: to connect, then from the request written to its response's headers
 	// Grace is how far behind the schedule the generator may fall: pacing
@@ -213,6 +213,9 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 		return Summary{}, err
 	}
 	opts = opts.withDefaults()
+	if opts.MaxConnections == 0 {
+		opts.MaxConnections = connectionCap(len(urls))
+	}
 	var last time.Duration
 	if n := len(s.Requests); n > 0 {
 		last = s.Requests[n-1].At
@@ -283,6 +286,24 @@ func checkRun(s *schedule.Schedule, urls []string, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// fdReserve is how many open files the generator leaves to the rest of the process beside its
+// connections: the fleet's pipes and processes, the store's and the metrics' connections, the
+// outcome files.
+const fdReserve = 1024
+
+// connectionCap is the most connections per replica the generator may hold within the
+// process's open-file limit, fdReserve kept back: past the limit a new connection fails to
+// dial ("socket: too many open files"), an error of the generator's own that a run would
+// count against the system under test. With the cap a request that finds every connection
+// busy waits for one and is answered late. 0 (no cap) where the limit is not known.
+func connectionCap(replicas int) int {
+	n := openFileLimit()
+	if n <= 0 || replicas <= 0 {
+		return 0
+	}
+	return max(1, (n-fdReserve)/replicas)
 }
 
 // newAttacker is the Vegeta attacker of a run and its transport, every request bound to

@@ -657,3 +657,22 @@ func TestNextAligned(t *testing.T) {
 		}
 	}
 }
+
+// The generator's connections stay within the process's open-file limit, fdReserve kept for
+// the rest: past it a dial fails with "too many open files", which a run would count as the
+// system's error.
+func TestConnectionCapWithinTheOpenFileLimit(t *testing.T) {
+	limit := openFileLimit()
+	if limit == 0 {
+		t.Skip("the open-file limit is not read here")
+	}
+	for _, n := range []int{1, 2, 8, 64} {
+		c := connectionCap(n)
+		if c < 1 || limit > fdReserve+n && c*n+fdReserve > limit {
+			t.Errorf("%d replicas: %d connections each, %d in all with %d kept back, open-file limit %d", n, c, c*n, fdReserve, limit)
+		}
+	}
+	if connectionCap(0) != 0 {
+		t.Error("no replicas: want no cap")
+	}
+}

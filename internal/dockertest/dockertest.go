@@ -5,12 +5,30 @@ package dockertest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
+
+// ModuleRoot is the folder of the go.mod above the working directory (a test runs in its
+// package's folder). It does not read the source file's path, which -trimpath (make test
+// builds with it, so that a fresh clone reuses the build cache) turns into a module path.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the module root: %w", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s: run the tests inside the module", dir)
+		}
+	}
+}
 
 // Require skips or fails t when Docker does not answer, then builds any of the images
 // (rlharness/<name>:dev) that are missing with scripts/build-images.sh.
@@ -32,8 +50,11 @@ func Require(t testing.TB, images ...string) {
 	if len(missing) == 0 {
 		return
 	}
-	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "build-images.sh")
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(root, "scripts", "build-images.sh")
 	t.Logf("building images %v with %s", missing, script)
 	if out, err := exec.Command(script, missing...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %v: %v\n%s", script, missing, err, out)

@@ -11,7 +11,7 @@ import (
 )
 
 func newAttackCmd() *cobra.Command {
-	var flags *loadtest.AttackFlags
+	var flags *attackFlags
 	cmd := &cobra.Command{
 		Use:   "attack --shard i/N --target URL... [--start TIME] --out DIR",
 		Short: "Send one shard of a load test's schedule; harness judge merges the shards",
@@ -46,7 +46,7 @@ read from the environment. Exit codes: 0 sent, 2 could not run.`,
 			return nil
 		},
 	}
-	flags = loadtest.NewAttackFlags(cmd.Flags())
+	flags = newAttackFlags(cmd.Flags())
 	return cmd
 }
 

@@ -18,8 +18,8 @@ import (
 
 // The flags of the commands that share them, bound to the configs the library packages take
 // as values: the command line is the edge, harness/loadtest and harness/bench never see it.
-// (The attack command line stays beside its writer, loadtest's shard runner: loadtest.SpecFlags,
-// loadtest.TimeScaleFlag, loadtest.AttackFlags.)
+// (attackflags.go: the schedule's spec and the time scale, which several commands share, and
+// the attack command's line, which the load test's shard runner and deploy write.)
 
 // gateFlags defines the generator's gates on f into g, their defaults g's values:
 // --max-lateness, --min-rate-ratio and --gate-clock, as loadtest, hunt and judge read them.
@@ -33,7 +33,7 @@ func gateFlags(f *pflag.FlagSet, g *accounting.Gates) {
 // built-in design (--replicas, --algorithm, --mode, --design, --sync-interval,
 // --store-timeout), the target files (--target), the fault's timing (--outage,
 // --recovery-grace) and the generator's gates, read into a Config. The time scale is
-// loadtest.TimeScaleFlag's (hunt) or loadtest.SpecFlags' (loadtest).
+// timeScaleFlag's (hunt) or specFlags' (loadtest).
 type systemFlags struct {
 	cfg             *loadtest.Config
 	algorithm, mode string
@@ -163,7 +163,7 @@ func newBenchFlags(f *pflag.FlagSet, cfg *bench.Config) *benchFlags {
 	f.Float64Var(&b.sliceCfg.Rate, "rate", b.sliceCfg.Rate, "--slice: req/s sent to the one replica (HS2 / HS4); stepped down to the most this machine sends where the no-op replica falls behind")
 	f.IntVar(&b.sliceCfg.Node, "node", b.sliceCfg.Node, "--slice: the replica's node index")
 	f.IntVar(&b.sliceCfg.Nodes, "nodes", b.sliceCfg.Nodes, "--slice: the fleet size the replica is told (HS4)")
-	loadtest.TimeScaleFlag(f, &b.sliceCfg.TimeScale, "--slice only, as make loadtest (window 12 s at 0.2)")
+	timeScaleFlag(f, &b.sliceCfg.TimeScale, "--slice only, as make loadtest (window 12 s at 0.2)")
 	f.Float64Var(&b.sliceCfg.StoreCPU, "store-cpu", b.sliceCfg.StoreCPU, "--slice: the share of a core each system's Redis is held to (docker: its CPU quota), 1/HS4 so it is as busy per request as with HS4 nodes; 0: not held")
 	f.DurationVar(&b.sliceCfg.Steady, "steady", b.sliceCfg.Steady, "--slice: length of each system's steady run (one window at time scale 0.2)")
 	f.BoolVar(&b.sliceCfg.SteadyOnly, "steady-only", false, "--slice: only the steady runs, the costs harness plan fits: no latency rounds, no ceiling search")

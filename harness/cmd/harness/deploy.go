@@ -75,7 +75,7 @@ func newDeployCmd() *cobra.Command {
 	f.StringVar(&p.Storage, "storage", p.Storage, "size of the outcome volume")
 	f.StringVar(&p.CPU, "cpu", p.CPU, "CPU request and limit of each shard (Guaranteed QoS: a throttled generator falls behind)")
 	f.StringVar(&p.Memory, "memory", p.Memory, "memory request and limit of each shard")
-	loadtest.SpecFlags(f, &p.Schedule, "")
+	specFlags(f, &p.Schedule, "")
 	f.IntVar(&p.Schedule.Replicas, "replicas", 0, "replica indexes (0: one per --target-url)")
 	f.StringVar(&out, "out", "", "directory for attack.yaml and judge.yaml; empty: both to stdout")
 	cmd.AddCommand(render)

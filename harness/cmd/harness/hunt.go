@@ -75,7 +75,7 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f := cmd.Flags()
 	run = newRunFlags(f, &rc.Load.Provider, &rc.Load.Network, &rc.Load.BinDir, &rc.Load.OutDir, "run directory: hunt.json, the schedules, the rounds' outcomes, report.html")
 	system = newSystemFlags(f, &rc.Load)
-	loadtest.TimeScaleFlag(f, &rc.Load.Spec.TimeScale, targetScale)
+	timeScaleFlag(f, &rc.Load.Spec.TimeScale, targetScale)
 	f.DurationVar(&rc.Budget, "budget", rc.Budget, "wall time each system's search may take, its fleet's start not counted")
 	f.IntVar(&rc.Requests, "budget-requests", rc.Requests, "requests each system may be sent")
 	f.Float64Var(&rc.MaxRate, "max-rate", rc.MaxRate, "the most requests per second a burst is asked for (the generator's pace)")

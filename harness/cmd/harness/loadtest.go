@@ -105,7 +105,7 @@ func newLoadtestCmd() *cobra.Command {
 	f := cmd.Flags()
 	run = newRunFlags(f, &cfg.Provider, &cfg.Network, &cfg.BinDir, &cfg.OutDir, "run directory: outcomes, summary.json, report")
 	system = newSystemFlags(f, &cfg)
-	loadtest.SpecFlags(f, &cfg.Spec, targetScale)
+	specFlags(f, &cfg.Spec, targetScale)
 	scenarios = newScenarioFlags(f, &cfg)
 	f.StringVar(&baseline, "baseline", "", "an earlier run's summary.json to compare with; exit 1 on a regression beyond tolerance")
 	f.StringVar(&schedulePath, "schedule", "", "replay a schedule file (harness hunt writes them) exactly, in place of the documents' traffic: one scenario per system, its store fault if it has one")

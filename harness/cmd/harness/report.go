@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -15,7 +17,7 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var baseline, out string
+	var baseline, out, keep string
 	var peerTable, history bool
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR | report --history RUN_DIR... | report --peer-table-md RUN_DIR...",
@@ -27,7 +29,9 @@ regression beyond tolerance: p99 latency +50 %, achieved/asked rate -10 %, overs
 A directory of 'harness run claimcheck' (claimcheck.json) or 'harness run autoscale'
 (autoscale.json) gets its own section instead, and no JUnit file. With --peer-table-md RUN_DIR...
 it writes nothing and prints the runs' systems side by side as one Markdown table instead
-(docs/results/peers.md is this, for the peers', Traefik's and the gateways' runs: make results).
+(docs/results/peers.md is this, for the peers', Traefik's and the gateways' runs: make results);
+--keep PAGE keeps the rows of PAGE's table for the systems no RUN_DIR ran, so that one run made
+again replaces its own rows only.
 
 With --history it reads the summary.json of every RUN_DIR given (the nightly workflow's
 artifacts; a summary.json file may stand for its directory), orders the runs by started_at and
@@ -43,11 +47,14 @@ generator-bound; 2 when no RUN_DIR holds a summary.json.`,
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if keep != "" && !peerTable {
+				return errors.New("--keep is a --peer-table-md flag: add --peer-table-md, or leave it out")
+			}
 			if history {
 				return writeHistory(cmd.OutOrStdout(), args, out)
 			}
 			if peerTable {
-				return writePeerTable(cmd.OutOrStdout(), args...)
+				return writePeerTable(cmd.OutOrStdout(), keep, args...)
 			}
 			if left := loadtest.Unjudged(args[0]); len(left) > 0 {
 				return fmt.Errorf("%s: the run started %s but its %s does not hold it: it was killed before it finished (or it still runs); 'harness judge %s' judges the outcomes it wrote (marked incomplete) and writes the report",
@@ -58,6 +65,7 @@ generator-bound; 2 when no RUN_DIR holds a summary.json.`,
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "", "an earlier run's summary.json (or its run directory) to compare with")
 	cmd.Flags().BoolVar(&peerTable, "peer-table-md", false, "print the run's systems side by side as a Markdown table and write nothing")
+	cmd.Flags().StringVar(&keep, "keep", "", "with --peer-table-md: a page holding the table between its peer-table markers (docs/results/peers.md); its rows for systems no RUN_DIR ran stay, in their place")
 	cmd.Flags().BoolVar(&history, "history", false, "read the runs given (RUN_DIR...) and write their trend page instead of a report")
 	cmd.Flags().StringVar(&out, "out", reports.HistoryFile, "with --history: the trend page's path")
 	return cmd
@@ -104,8 +112,9 @@ func writeHistory(w io.Writer, dirs []string, out string) error {
 	}
 }
 
-// writePeerTable prints the peer table of the run in dir as Markdown.
-func writePeerTable(out io.Writer, dirs ...string) error {
+// writePeerTable prints the peer table of the runs in dirs as Markdown, with keep (a page's
+// path, or "") the rows of the page's table for the systems none of them ran.
+func writePeerTable(out io.Writer, keep string, dirs ...string) error {
 	var rows []result.PeerRow
 	for _, dir := range dirs {
 		s, err := result.Read[result.Summary](dir, result.SummaryFile)
@@ -118,7 +127,17 @@ func writePeerTable(out io.Writer, dirs ...string) error {
 		}
 		rows = append(rows, r...)
 	}
-	_, err := io.WriteString(out, result.PeerTableMarkdown(rows))
+	table := result.PeerTableMarkdown(rows)
+	if keep != "" {
+		page, err := os.ReadFile(keep)
+		if err != nil {
+			return err
+		}
+		if table, err = result.KeepPeerRows(string(page), table); err != nil {
+			return fmt.Errorf("--keep %s: %w", keep, err)
+		}
+	}
+	_, err := io.WriteString(out, table)
 	return err
 }
 
