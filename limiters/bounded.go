@@ -33,8 +33,8 @@ import (
 //
 // While the store is known down (a call's error wraps ErrStoreDown: its connections are
 // refused or reset, or the replica's breaker is open) a node falls back on its own count, up
-// to its lease of the client: what it admitted of the client in the window before it last
-// reached the store, at least its share and at most the limit (lease); one node cannot tell
+// to its lease of the client: its part of the limit as its part of the client's traffic
+// before it last reached the store, at least its share and at most the limit (lease); one node cannot tell
 // a store down for all from a partition that cuts it alone, and a lease bounds both without
 // an error or a wait. A call that failed otherwise
 // (it timed out: the store is slow, not down) admits alone only while the node's own count of
@@ -414,13 +414,15 @@ func (n *BoundedSync) fallbackLimit(s *bstate, err error) int64 {
 }
 
 // lease is what a node cut from the store admits of a client alone in any window-long
-// interval of its arrivals: what it admitted of the client in the window before its last
-// store contact, at least its share s = ⌈L/N⌉ and at most the limit, as Doorman's clients
-// keep the capacity their master granted them while it is unreachable. One node cannot tell
+// interval of its arrivals: its part of the limit as its part of the client's traffic, L ×
+// (what it admitted of the client in the window before its last store contact) / (the
+// store's count of the client it last read), at least its share s = ⌈L/N⌉ and at most the
+// limit; s for a client it never asked the store about. So Doorman's clients keep the
+// capacity their master leased them, in proportion to their demand, while it is unreachable. One node cannot tell
 // a store down for everyone from a partition that cuts it alone; so in either it keeps
-// deciding at once (fail-open: no error, no wait), and a client whose traffic reached this
-// node keeps the part of its limit it used here, while the N nodes together give a fresh
-// client, or one spread over them, about one limit (N s), not N limits. During a partition
+// deciding at once (fail-open: no error, no wait): a client that sent all its traffic here
+// keeps its whole limit here, while the N nodes together give one spread over them, or a
+// fresh one, about one limit (N s), not N limits. During a partition
 // of C of the N nodes a client is admitted at most L + N b by the store and the budgets,
 // and each cut node's lease alone (docs/design-bound.md). A node that never reached the
 // store (started while it was down) knows nothing of the others: the whole limit. Caller
@@ -432,8 +434,12 @@ func (n *BoundedSync) lease(s *bstate) int64 {
 		return bd.Limit
 	}
 	if s.leaseAt != at {
-		before := s.own.count(bd.edge(at)) - s.own.count(at) // admitted in (at − W, at]
-		s.lease, s.leaseAt = min(bd.Limit, max(bd.Share, before)), at
+		s.lease, s.leaseAt = bd.Share, at
+		before := s.own.count(bd.edge(at)) - s.own.count(at) // admitted here in (at − W, at]
+		if total := max(s.viewCount, before); s.viewT != 0 && total > 0 {
+			part := (bd.Limit*before + total - 1) / total // ⌈L × before / total⌉
+			s.lease = min(bd.Limit, max(bd.Share, part))
+		}
 	}
 	return s.lease
 }
