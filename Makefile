@@ -68,12 +68,13 @@ test: deps images lint
 	@# replays x2 through loadtest --schedule and its gate), store-stop and store-pause (the
 	@# gates of store-slow and store-restart are theirs), two shards (the merge and the judge
 	@# are unit-tested) and the Redis Cluster design (make test-cluster).
-	@# TestLoadtestZones (make test-zones) is left out: the design does not yet keep its promises
-	@# with half its replicas 80 ms from the store (docs/zones.md), and make test must pass.
+	@# Of TestLoadtestZones (make test-zones) make test runs the partition (48 s): half the
+	@# replicas 80 ms from the store, that zone cut from it in the middle; the far zone without a
+	@# fault, another 48 s, is make test-zones'.
 	$(GO) test -tags loadtest -count=1 -p 1 -timeout 20m -run '$(LIVE_TESTS)' -skip '$(LIVE_SKIP)' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
 
 LIVE_TESTS := TestLoadtest|TestTwoShards|TestClusterDesign|TestHuntLive
-LIVE_SKIP := TestLoadtestZones|TestLoadtestFixedWindowFailsAtTheBoundary|TestLoadtestTargetFileFixedWindowFailsTheOvershootGate|TestLoadtestFaults/store-stop|TestLoadtestFaults/store-pause|TestTwoShards|TestClusterDesign
+LIVE_SKIP := TestLoadtestZones/far-zone|TestLoadtestFixedWindowFailsAtTheBoundary|TestLoadtestTargetFileFixedWindowFailsTheOvershootGate|TestLoadtestFaults/store-stop|TestLoadtestFaults/store-pause|TestTwoShards|TestClusterDesign
 # The packages whose tests time real traffic or faults on real containers and processes.
 TIMED_PKGS := /harness/(fleet|bench|cmd/harness|loadtest|claimtest|scaletest|fault)$$|/targets/replica$$
 
@@ -82,9 +83,9 @@ test-loadtest: deps images
 	$(GO) test -tags loadtest -count=1 -p 1 -timeout 25m -run '$(LIVE_TESTS)' ./harness/loadtest ./harness/cmd/harness ./harness/hunt
 
 # The design with half the replicas 80 ms (round trip) from the store, without a fault and with
-# that zone partitioned from it (about two minutes; docs/zones.md). It fails today: the far
-# replicas' circuit breakers open and they decide alone (x1.27), and a probe gets x1.152 after
-# the partition heals.
+# that zone partitioned from it (about two minutes; docs/zones.md). The design before its store
+# timeout followed the link failed both: its far replicas decided alone (x1.27), and a probe got
+# x1.152 after the partition healed.
 test-zones: deps images
 	$(GO) test -tags loadtest -count=1 -timeout 10m -v -run TestLoadtestZones ./harness/loadtest
 

@@ -32,8 +32,11 @@ import (
 // admissions decided within a window before it, each between its own send and answer.
 //
 // While the store is known down (a call's error wraps ErrStoreDown: its connections are
-// refused or reset, or the replica's breaker is open) a node falls back on its own count: at
-// most one limit per node, as with the document's delayed sync. A call that failed otherwise
+// refused or reset, or the replica's breaker is open) a node falls back on its own count, up
+// to its lease of the client: its part of the limit as its part of the client's traffic
+// before it last reached the store, at least its share and at most the limit (lease); one node cannot tell
+// a store down for all from a partition that cuts it alone, and a lease bounds both without
+// an error or a wait. A call that failed otherwise
 // (it timed out: the store is slow, not down) admits alone only while the node's own count of
 // the client is under its share of the limit (Bounds.Share). A store that comes back empty is noticed (an
 // epoch key each sync, a vanished push mark at each call) and every node pushes again what
@@ -59,6 +62,9 @@ type BoundedSync struct {
 	syncMu  sync.Mutex
 	touches atomic.Int64
 	calls   atomic.Int64
+	// reached is when (Unix µs, the node's clock) this node's last store call that succeeded
+	// was made: the leases it decides alone on are taken from what it admitted before it.
+	reached atomic.Int64
 }
 
 // BoundedStore is a store that BoundedSync can use: Settle pushes and decides atomically,
@@ -215,9 +221,13 @@ type bstate struct {
 	// carries PushMark.Repush, so that one that landed after the node gave up on it, or a
 	// mark written since the store forgot, makes the store adopt it instead of adding it.
 	repushing bool
-	// alone is the limit of the node's last decision alone after a failed call (the limit
-	// or the share, fallbackLimit), for the retry time of a refusal it made.
+	// alone is the limit of the node's last decision alone after a failed call (its lease
+	// or its share, fallbackLimit), for the retry time of a refusal it made.
 	alone int64
+	// lease is what the node may admit of the client alone in a window while the store is
+	// known down, taken when leaseAt (the node's last store contact, BoundedSync.reached)
+	// was the last store contact: lease.
+	lease, leaseAt int64
 	// epoch is the store's epoch this node last pushed the client again under (a store
 	// that came back empty): the sync that finds the epoch changed pushes again only the
 	// clients a call's vanished mark has not made it push again already.
@@ -352,7 +362,7 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 	bd := s.bd
 	if err != nil || e.Reset {
 		n.putBack(s, &e)
-		alone := fallbackLimit(bd, err)
+		alone := n.fallbackLimit(s, err)
 		s.alone = alone
 		for _, w := range batch {
 			ownLen := s.own.count(bd.edge(w.at))
@@ -368,6 +378,7 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 			w.res <- ok
 		}
 	} else {
+		n.reachedAt(e.At)
 		n.settled(s, &e, time.Now().UnixNano())
 		s.counted += e.admitted()
 		for i, w := range batch {
@@ -392,14 +403,55 @@ func (n *BoundedSync) decideQueued(ctx context.Context, k stateKey, s *bstate) {
 var ErrStoreDown = errors.New("counter store down")
 
 // fallbackLimit is how many of a client's requests in the window a node may have admitted
-// and still admit alone after a store call failed with err: the limit when the store is
-// known down, else (a timeout: the store is slow, the other nodes may be reaching it) the
-// node's share of the limit.
-func fallbackLimit(bd Bounds, err error) int64 {
+// and still admit alone after a store call failed with err: its lease of the client when
+// the store is known down (lease), else (a timeout: the store is slow, the other nodes may
+// be reaching it) the node's share of the limit. Caller holds n.mu.
+func (n *BoundedSync) fallbackLimit(s *bstate, err error) int64 {
 	if errors.Is(err, ErrStoreDown) {
+		return n.lease(s)
+	}
+	return s.bd.Share
+}
+
+// lease is what a node cut from the store admits of a client alone in any window-long
+// interval of its arrivals: its part of the limit as its part of the client's traffic, L ×
+// (what it admitted of the client in the window before its last store contact) / (the
+// store's count of the client it last read), at least its share s = ⌈L/N⌉ and at most the
+// limit; s for a client it never asked the store about. So Doorman's clients keep the
+// capacity their master leased them, in proportion to their demand, while it is unreachable. One node cannot tell
+// a store down for everyone from a partition that cuts it alone; so in either it keeps
+// deciding at once (fail-open: no error, no wait): a client that sent all its traffic here
+// keeps its whole limit here, while the N nodes together give one spread over them, or a
+// fresh one, about one limit (N s), not N limits. During a partition
+// of C of the N nodes a client is admitted at most L + N b by the store and the budgets,
+// and each cut node's lease alone (docs/design-bound.md). A node that never reached the
+// store (started while it was down) knows nothing of the others: the whole limit. Caller
+// holds n.mu.
+func (n *BoundedSync) lease(s *bstate) int64 {
+	bd := s.bd
+	at := n.reached.Load()
+	if at == 0 {
 		return bd.Limit
 	}
-	return bd.Share
+	if s.leaseAt != at {
+		s.lease, s.leaseAt = bd.Share, at
+		before := s.own.count(bd.edge(at)) - s.own.count(at) // admitted here in (at − W, at]
+		if total := max(s.viewCount, before); s.viewT != 0 && total > 0 {
+			part := (bd.Limit*before + total - 1) / total // ⌈L × before / total⌉
+			s.lease = min(bd.Limit, max(bd.Share, part))
+		}
+	}
+	return s.lease
+}
+
+// reachedAt records a store call made at t (Unix µs) that succeeded.
+func (n *BoundedSync) reachedAt(t int64) {
+	for {
+		old := n.reached.Load()
+		if t <= old || n.reached.CompareAndSwap(old, t) {
+			return
+		}
+	}
 }
 
 // takePush moves the client's unpushed counts into e with their mark (everything it
@@ -558,6 +610,7 @@ func (n *BoundedSync) sync(ctx context.Context, now time.Time, call func(ctx con
 		return errors.Join(errDoc, fmt.Errorf("bounded sync: read the store's epoch: %w", err))
 	}
 	t := now.UnixMicro()
+	n.reachedAt(t)
 	n.mu.Lock()
 	if n.epoch != "" && ep != n.epoch {
 		for k, s := range n.clients {

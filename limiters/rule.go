@@ -45,6 +45,12 @@ const DefaultStoreTimeout = 50 * time.Millisecond
 // handing every node a share of the limit to decide alone.
 const DefaultStoreWait = 250 * time.Millisecond
 
+// StoreFollowCeiling is how many times the longer of its store timeout and store wait a
+// bounded node's timeout and wait may grow to as they follow the measured round trip to its
+// store (a store 80 ms away keeps answering syncs that a 50 ms timeout would all give up
+// on): 4, a second with the defaults.
+const StoreFollowCeiling = 4
+
 // Rule is a client's declared limit and the algorithm that enforces it.
 type Rule struct {
 	// Name identifies the rule; it is part of the store key, so two rules never share counters.

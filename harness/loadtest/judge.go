@@ -65,6 +65,7 @@ func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judg
 		Fault: sc.Fault, Outage: outage, Grace: c.RecoveryGrace, StoreTimeout: c.StoreTimeout,
 		LimiterOwnsKilledNode: c.killedNodeRefusals() == target.BlameLimiter,
 		StoreWait:             c.storeWait(sc),
+		StoreFollow:           c.storeFollow(sc),
 		Exact:                 c.exactClock,
 		CutNodes:              c.cutNodes(sc.Fault),
 		LinkRTT:               c.farRTT(),
@@ -77,6 +78,15 @@ func (c Config) judging(sc result.Scenario, outage result.Interval) verdict.Judg
 func (c Config) storeWait(sc result.Scenario) time.Duration {
 	if sc.Target == "" && boundedDesign(sc) {
 		return limiters.DefaultStoreWait
+	}
+	return 0
+}
+
+// storeFollow is how long the built-in bounded design's store timeout and wait may grow as
+// they follow its round trip to the store (limiters.StoreFollowCeiling); 0 for every other.
+func (c Config) storeFollow(sc result.Scenario) time.Duration {
+	if w := c.storeWait(sc); w > 0 {
+		return limiters.StoreFollowCeiling * max(w, c.StoreTimeout)
 	}
 	return 0
 }

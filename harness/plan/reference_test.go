@@ -40,8 +40,8 @@ func referenceCheck(t *testing.T) (fitted []Input, tops []Input) {
 	return fitted, tops
 }
 
-// checkRows are a check as docs/bench.md's table has it: the run checked, the part, busy
-// cores predicted and measured, the error and the verdict.
+// checkRows are a check as docs/bench.md's tables have it: the run checked (its directory
+// below harness/plan), the part, busy cores predicted and measured, the error and the verdict.
 func checkRows(ch Check) []string {
 	var rows []string
 	o := ch.Other
@@ -51,7 +51,7 @@ func checkRows(ch Check) []string {
 			verdict = "OUTSIDE 15 %"
 		}
 		rows = append(rows, fmt.Sprintf("| %s (%s req/s from %s clients) | %s | %.3f | %.3f | %+.0f %% | %s |",
-			path.Base(path.Dir(o.File)), result.Rate(o.Load.Rate), result.Rate(float64(o.Clients)), k.Part, k.Predicted, k.Measure, 100*k.Error, verdict))
+			path.Dir(strings.TrimPrefix(o.File, path.Dir(ReferenceDir)+"/")), result.Rate(o.Load.Rate), result.Rate(float64(o.Clients)), k.Part, k.Predicted, k.Measure, 100*k.Error, verdict))
 	}
 	return rows
 }
@@ -125,6 +125,27 @@ func TestReferenceCostsLoadAndTheCheckTableIsTheirs(t *testing.T) {
 		}
 		if rows := checkRows(off); !slices.Contains(off.Outside, "replica") || !strings.HasSuffix(rows[1], "| replica | "+fmt.Sprintf("%.3f", ch.Parts[1].Predicted)+" | "+fmt.Sprintf("%.3f", ch.Parts[1].Predicted/1.33)+" | +33 % | OUTSIDE 15 % |") {
 			t.Errorf("a replica a third off: %v %s", off.Outside, rows[1])
+		}
+	}
+
+	// The runs of a second hold of the lock (testdata/second-batch: the same commands, the
+	// same binaries) checked against the same costs, as docs/bench.md's second table has them.
+	again, err := Read([]string{"testdata/second-batch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 3 {
+		t.Fatalf("%d runs in testdata/second-batch, want 3", len(again))
+	}
+	for _, in := range again {
+		ch, err := CheckAgainst(low, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range checkRows(ch) {
+			if !strings.Contains(string(doc), row+"\n") {
+				t.Errorf("docs/bench.md's second check table lacks\n%s", row)
+			}
 		}
 	}
 }

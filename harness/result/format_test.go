@@ -27,3 +27,22 @@ func TestRateAndNumberGroupThousands(t *testing.T) {
 		}
 	}
 }
+
+// A check on one line prints its figures as the verdict table does and no empty "()".
+func TestCheckString(t *testing.T) {
+	for _, tc := range []struct {
+		c    Check
+		want string
+	}{
+		{Check{Name: "overshoot after recovery", Figure: 700.0 / 600, Op: "<=", Threshold: 1.1, Detail: "probe-boundary-burst: 700 accepted"},
+			"FAIL overshoot after recovery: 1.167 <= 1.1 (probe-boundary-burst: 700 accepted)"},
+		{Check{Name: "5xx responses", Figure: 3615, Op: "==", Pass: false}, "FAIL 5xx responses: 3,615 == 0"},
+		{Check{Name: "false rejects", Op: "==", Pass: true, Detail: "none"}, "pass false rejects: 0 == 0 (none)"},
+		{Check{Name: "locked-out clients", Op: "==", Pass: true, NotMeasured: true, Detail: "no client sent steadily"},
+			"not measured locked-out clients: 0 == 0 (no client sent steadily)"},
+	} {
+		if got := tc.c.String(); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}

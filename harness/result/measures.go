@@ -134,7 +134,9 @@ type Check struct {
 	NotMeasured bool `json:",omitempty"`
 }
 
-// String is the check on one line, for logs and test failures.
+// String is the check on one line, for the terminal, logs and test failures: the figures to
+// four significant digits as the verdict table prints them (thousands grouped), never a
+// ratio's sixteen digits, and no empty parentheses where the check has no detail.
 func (c Check) String() string {
 	verdict := "FAIL"
 	switch {
@@ -143,7 +145,11 @@ func (c Check) String() string {
 	case c.Pass:
 		verdict = "pass"
 	}
-	return fmt.Sprintf("%s %s: %g %s %g (%s)", verdict, c.Name, c.Figure, c.Op, c.Threshold, c.Detail)
+	s := fmt.Sprintf("%s %s: %s %s %s", verdict, c.Name, Number(c.Figure), c.Op, Number(c.Threshold))
+	if c.Detail != "" {
+		s += " (" + c.Detail + ")"
+	}
+	return s
 }
 
 // The clocks a run's promises are counted on (see Clocks).

@@ -34,6 +34,10 @@ type Judging struct {
 	// StoreWait, when set, is how long the limiter under test waits for a slow store (0: not
 	// known, and the store-slow overshoot gate is not applied).
 	StoreTimeout, StoreWait time.Duration
+	// StoreFollow, when set, is how long the limiter's store timeout and wait may grow as
+	// they follow its measured round trip to the store (the bounded design's: 4 × its wait);
+	// a slow store's answers may then take that long in place of each (0: they are fixed).
+	StoreFollow time.Duration
 	// LimiterOwnsKilledNode says a refused connection to a killed node counts as the
 	// limiter's error (a target file's faults.killed_node: limiter), not the harness's.
 	LimiterOwnsKilledNode bool
@@ -230,9 +234,14 @@ func slowChecks(rep *accounting.Report, j Judging, ev Evidence) []result.Check {
 			// (a sync's call, under the timeout), then a call in flight and its own, each
 			// min(wait, delay); an answer time measured at the client carries the harness's own
 			// timing error too, up to its lateness tolerance.
-			bound = 2*min(j.StoreWait, delay) + min(j.StoreTimeout, delay) + j.Gates.LatenessP99
+			wait, timeout := max(j.StoreWait, j.StoreFollow), max(j.StoreTimeout, j.StoreFollow)
+			bound = 2*min(wait, delay) + min(timeout, delay) + j.Gates.LatenessP99
 			why = fmt.Sprintf("the limiter waits up to %v for its store: at most its client's push in flight under its %v timeout, then a call in flight and its own, each min(wait, delay), and the harness's %v timing tolerance",
 				j.StoreWait, j.StoreTimeout, j.Gates.LatenessP99)
+			if j.StoreFollow > 0 {
+				why = fmt.Sprintf("the limiter waits up to %v for its store, its timeout %v, each following the store's round trip up to %v: at most its client's push in flight, then a call in flight and its own, each min(that, delay), and the harness's %v timing tolerance",
+					j.StoreWait, j.StoreTimeout, j.StoreFollow, j.Gates.LatenessP99)
+			}
 		}
 		out = append(out, accounting.NewCheck("answer time while the store is slow (ms)", millis(l.P99), accounting.OpAtMost, millis(bound),
 			fmt.Sprintf("p99 of %d answers while every store reply took %v more (and the recovery grace): %s; p50 %v, max %v",

@@ -137,6 +137,9 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 		wait = cfg.StoreWait
 	}
 	r.guard = newStoreGuard(cfg.StoreTimeout, wait, r.m, r.log, r.now)
+	if cfg.Mode == limiters.ModeDelayed && cfg.Design == DesignBounded {
+		r.guard.followLink() // its store timeout and wait follow the link to the store
+	}
 	switch cfg.Mode {
 	case limiters.ModeCentral:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout, 0)

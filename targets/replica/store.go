@@ -42,6 +42,9 @@ const (
 	// clients past their budgets has one call in flight per client and node, each waiting up
 	// to the store wait, and none should wait for a connection instead of the store.
 	boundedPoolSize = 128
+	// followCeiling is how many store waits the bounded design's store timeout and wait may
+	// grow to when they follow the link (storeGuard.follow).
+	followCeiling = limiters.StoreFollowCeiling
 )
 
 // newRedisClient opens a go-redis client for --redis (see ParseRedisAddrs: one Redis, or
@@ -50,19 +53,25 @@ const (
 // that missed the store is decided fail-open, and a sync that missed it is retried at the
 // next interval with its counts kept. A cluster client still follows MOVED and ASK
 // (go-redis's default of 3 redirects), within the same timeout. With wait > 0 (the bounded
-// design's store wait) a read, a write or a free connection may take up to the longer of the
-// two, each call's context setting its own deadline (a sync's the timeout, a decision's the
-// wait), and the pool holds boundedPoolSize connections.
+// design's store wait) a dial, a read, a write or a free connection may take up to
+// followCeiling times the longer of the two, each call's context setting its own deadline (a
+// sync's the timeout, a decision's the wait, each as it follows the link: storeGuard.follow),
+// and the pool holds boundedPoolSize connections.
 func newRedisClient(target string, timeout, wait time.Duration) redis.UniversalClient {
 	addrs, cluster, _ := ParseRedisAddrs(target) // Validate has refused a bad one
 	rw, pool := timeout, 0                       // 0: go-redis's default pool
+	dial := timeout
 	if wait > 0 {
-		rw, pool = max(timeout, wait), boundedPoolSize
+		// The bounded design's calls wait up to what follows the link (storeGuard.follow),
+		// each call's context setting its own deadline, and so may a dial: a TCP handshake to
+		// a store 80 ms away takes 80 ms.
+		rw, pool = followCeiling*max(timeout, wait), boundedPoolSize
+		dial = rw
 	}
 	if cluster {
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs:                    addrs,
-			DialTimeout:              timeout,
+			DialTimeout:              dial,
 			DialerRetries:            1,
 			ReadTimeout:              rw,
 			WriteTimeout:             rw,
@@ -76,7 +85,7 @@ func newRedisClient(target string, timeout, wait time.Duration) redis.UniversalC
 	}
 	return redis.NewClient(&redis.Options{
 		Addr:                  addrs[0],
-		DialTimeout:           timeout,
+		DialTimeout:           dial,
 		DialerRetries:         1, // one dial attempt: the default retries five times with 100 ms pauses
 		ReadTimeout:           rw,
 		WriteTimeout:          rw,
@@ -121,6 +130,14 @@ var errStoreUnavailable = fmt.Errorf("%w: circuit breaker open", limiters.ErrSto
 type storeGuard struct {
 	timeout time.Duration
 	wait    time.Duration // a bounded decision's (bounded)
+	// ceiling, when set, makes the timeout and the wait follow the link (follow): each
+	// grows past its configured figure with the store's measured round trip, to ceiling.
+	ceiling time.Duration
+	rtt     roundTrips
+	// backoff is what the next sync waits at least (ns): twice what the last one waited when
+	// it timed out, until a call succeeds (a link longer than every timeout so far is
+	// learnt from syncs alone; a hung store costs a sync more each time, never a decision).
+	backoff atomic.Int64
 	cb      *gobreaker.TwoStepCircuitBreaker[struct{}]
 	m       *metrics
 	log     *slog.Logger
@@ -173,16 +190,81 @@ func (e syncTimeout) Unwrap() error { return e.error }
 // open. The context does not end with ctx's cancellation: a decision that reached the
 // store is counted there whether or not its client is still waiting.
 func (g *storeGuard) call(ctx context.Context, op string, f func(context.Context) error) error {
-	return g.run(ctx, op, g.timeout, f)
+	return g.run(ctx, op, g.syncTimeout(), f)
 }
 
 // bounded is the bounded design's StoreCalls: a decision (opTake) waits up to the store
-// wait, a sync's exchange the store timeout.
+// wait, a sync's exchange the store timeout, each as it follows the link.
 func (g *storeGuard) bounded(ctx context.Context, op string, f func(context.Context) error) error {
 	if op == opTake {
-		return g.run(ctx, op, g.wait, f)
+		return g.run(ctx, op, g.follow(g.wait), f)
 	}
-	return g.run(ctx, op, g.timeout, f)
+	return g.run(ctx, op, g.syncTimeout(), f)
+}
+
+// followLink makes the guard's timeout and wait follow the link to the store, up to
+// followCeiling store waits (the bounded design's guard).
+func (g *storeGuard) followLink() *storeGuard {
+	g.ceiling = followCeiling * max(g.timeout, g.wait)
+	return g
+}
+
+// follow is how long a call whose configured limit is base may wait: base, or, where the
+// guard follows the link and its store's calls take longer, twice their smoothed time plus
+// four times its mean deviation (RFC 6298's retransmission timeout with the smoothed round
+// trip doubled: a call is given its usual time twice over, and the link's jitter), at most
+// the ceiling. A replica 80 ms (round trip) from its store so waits about 200 ms for a sync
+// where 50 ms would time every one of them out; one beside it keeps its 50 ms. Only calls
+// that succeeded are measured: a store that stops answering does not lengthen the wait.
+func (g *storeGuard) follow(base time.Duration) time.Duration {
+	if g.ceiling <= 0 {
+		return base
+	}
+	return min(max(base, g.rtt.timeout()), max(base, g.ceiling))
+}
+
+// syncTimeout is what a call other than a bounded decision waits now: the store timeout as
+// it follows the link, and at least the backoff after syncs that timed out.
+func (g *storeGuard) syncTimeout() time.Duration {
+	d := g.follow(g.timeout)
+	if g.ceiling > 0 {
+		d = min(max(d, time.Duration(g.backoff.Load())), g.ceiling)
+	}
+	return d
+}
+
+// roundTrips follows the time of successful store calls: the smoothed time and its mean
+// deviation (RFC 6298: gains 1/8 and 1/4).
+type roundTrips struct {
+	mu           sync.Mutex
+	srtt, rttvar time.Duration
+	n            int64
+}
+
+func (r *roundTrips) add(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	if r.n == 1 {
+		r.srtt, r.rttvar = d, d/2
+		return
+	}
+	dev := r.srtt - d
+	if dev < 0 {
+		dev = -dev
+	}
+	r.rttvar += (dev - r.rttvar) / 4
+	r.srtt += (d - r.srtt) / 8
+}
+
+// timeout is 2 × the smoothed time + 4 × its deviation (0 before any call succeeded).
+func (r *roundTrips) timeout() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == 0 {
+		return 0
+	}
+	return 2*r.srtt + 4*r.rttvar
 }
 
 func (g *storeGuard) run(ctx context.Context, op string, timeout time.Duration, f func(context.Context) error) error {
@@ -195,8 +277,16 @@ func (g *storeGuard) run(ctx context.Context, op string, timeout time.Duration, 
 	}
 	g.m.roundTrips.WithLabelValues(op).Inc()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	start := time.Now()
 	err = f(cctx)
+	took := time.Since(start)
 	cancel()
+	if err == nil {
+		g.rtt.add(took)
+		g.backoff.Store(0)
+	} else if g.ceiling > 0 && op != opTake && reason(err) == reasonTimeout && !storeDown(err) {
+		g.backoff.Store(int64(min(2*timeout, g.ceiling)))
+	}
 	if err != nil && storeDown(err) {
 		err = fmt.Errorf("%w: %w", limiters.ErrStoreDown, err)
 	}
