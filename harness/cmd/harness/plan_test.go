@@ -22,7 +22,7 @@ func TestPlanExits(t *testing.T) {
 		code int
 		want string
 	}{
-		{"a fresh clone", []string{"plan", "--rate", "40000", "--replicas", "8"}, exitPass, "fitted to the reference costs built in (make plan-reference): harness/plan/reference"},
+		{"a fresh clone", []string{"plan", "--rate", "40000", "--replicas", "8"}, exitPass, "fitted to the reference costs built in (make plan-reference): 10 runs in harness/plan/reference (commit "},
 		{"sticky", []string{"plan", "--clients", "25000", "--sticky"}, exitPass, "3,125 clients each"},
 		{"checked against a fitted run", []string{"plan", "--check", fitted}, exitNotMade, "one of the runs the costs were fitted to"},
 		{"no such run", []string{"plan", "--from", "nowhere/bench.json"}, exitNotMade, "read nowhere/bench.json"},
