@@ -275,3 +275,31 @@ func TestLinkFaultOutageBound(t *testing.T) {
 		}
 	}
 }
+
+// Overshoot after recovery reads the probes' busiest window after the grace: a probe admitted
+// twice its limit fails it, one within 1.1x passes, and a run with no limited probe says it
+// was not measured instead of passing at x0.
+func TestAfterRecoveryCheck(t *testing.T) {
+	j := Judging{Gates: accounting.DefaultGates(), Replicas: 3, Fault: result.FaultStop}
+	for _, tc := range []struct {
+		name              string
+		probes            []result.ProbeResult
+		figure            float64
+		pass, notMeasured bool
+	}{
+		{"twice the limit", []result.ProbeResult{{ClientReport: result.ClientReport{ID: "probe-uniform2x", Limit: 600}, AfterRecovery: 1200}}, 2, false, false},
+		{"within 1.1x", []result.ProbeResult{{ClientReport: result.ClientReport{ID: "probe-uniform2x", Limit: 600}, AfterRecovery: 600}}, 1, true, false},
+		{"no limited probe", []result.ProbeResult{{ClientReport: result.ClientReport{ID: "probe-unlimited"}, AfterRecovery: 5000}}, 0, true, true},
+		{"no probe", nil, 0, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := afterRecoveryCheck(j, Evidence{Probes: tc.probes})
+			if c.Name != "overshoot after recovery" || c.Figure != tc.figure || c.Pass != tc.pass || c.NotMeasured != tc.notMeasured {
+				t.Errorf("%v (not measured %v), want figure %g pass %v not measured %v", c, c.NotMeasured, tc.figure, tc.pass, tc.notMeasured)
+			}
+			if tc.notMeasured && !strings.HasPrefix(c.String(), "not measured overshoot after recovery") {
+				t.Errorf("%q: want it said not measured", c.String())
+			}
+		})
+	}
+}

@@ -197,16 +197,25 @@ func faultChecks(checks []result.Check, rep *accounting.Report, j Judging, ev Ev
 
 // afterRecoveryCheck is 1.1x once the store is back and the grace has passed: the worst
 // probe's busiest window of acceptances after it (Probes' AfterRecovery, on the gate clock).
+// With no limited probe in the run there is nothing to read after the recovery: the check is
+// not measured, not a pass at x0.
 func afterRecoveryCheck(j Judging, ev Evidence) result.Check {
-	worst, who := 0.0, ""
+	worst, who, probes := 0.0, "", 0
 	for _, p := range ev.Probes {
 		if p.Limit <= 0 {
 			continue
 		}
+		probes++
 		if r := float64(p.AfterRecovery) / float64(p.Limit); r >= worst {
 			worst, who = r, fmt.Sprintf("%s: %d accepted in one window from %v after the store returned", p.ID, p.AfterRecovery,
 				(j.Recovered()-j.Outage.To).Round(time.Millisecond))
 		}
+	}
+	if probes == 0 {
+		c := accounting.NewCheck("overshoot after recovery", 0, accounting.OpAtMost, j.Gates.MaxOvershoot,
+			"not measured: no probe with a limit sent in this run, so no client's acceptances after the recovery grace can be read")
+		c.NotMeasured = true
+		return c
 	}
 	return accounting.NewCheck("overshoot after recovery", worst, accounting.OpAtMost, j.Gates.MaxOvershoot, who)
 }
