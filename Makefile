@@ -9,7 +9,7 @@ export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 BIN := bin
 RUN_DIR ?= runs/latest
 
-.PHONY: results test-zones all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan plan-reference lint clean
+.PHONY: results loadtest-peers-zones test-zones all build deps images images-envoy images-gubernator images-traefik test test-loadtest test-short test-envoy test-gubernator test-traefik test-haproxy test-nginx loadtest-traefik loadtest-gateways loadtest loadtest-full hs2-kit loadtest-hs2 loadtest-peers loadtest-cluster test-cluster test-cluster-faults hunt model autoscale claimcheck bench bench-slice plan plan-reference lint clean
 
 all: build
 
@@ -126,7 +126,7 @@ test-nginx: deps
 # table (harness report --peer-table-md DIR...); the page's prose above the table stays, and so
 # do its rows for the systems none of those directories ran (--keep): one run made again
 # replaces its own rows only.
-RESULTS_DIRS ?= $(PEERS_DIR) $(TRAEFIK_DIR) $(GATEWAYS_DIR)
+RESULTS_DIRS ?= $(PEERS_DIR) $(TRAEFIK_DIR) $(GATEWAYS_DIR) $(foreach p,$(ZONES_PEERS),$(PEERS_ZONES_DIR)/$(p))
 results: build
 	@dirs=; for d in $(RESULTS_DIRS); do if [ -f $$d/summary.json ]; then dirs="$$dirs $$d"; fi; done; \
 	if [ -z "$$dirs" ]; then echo "make results: none of $(RESULTS_DIRS) holds a summary.json; run make loadtest-peers, loadtest-traefik or loadtest-gateways first" >&2; exit 2; fi; \
@@ -213,6 +213,22 @@ loadtest-traefik: build images images-traefik
 	rc=0; $(BIN)/harness loadtest $(foreach p,$(TRAEFIK_PEERS),--target $(p)) \
 	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(TRAEFIK_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
 	if [ -f $(TRAEFIK_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(TRAEFIK_DIR) > $(TRAEFIK_DIR)/peer-table.md; fi; exit $$rc
+
+# The peers that keep their counts in the Redis the harness runs, each through zones
+# (docs/zones.md#the-peers-on-a-far-zone-and-in-a-partition): half its nodes 40 ms ± 10 ms
+# each way from the store, without a fault and with that zone partitioned from it
+# (PEERS_ZONES_FLAGS), one run directory a peer under $(PEERS_ZONES_DIR); make results puts
+# them in the peer table's far-zone and partition columns. envoy's two nodes make a zone
+# each. ZONES_PEERS narrows the list.
+PEERS_ZONES_DIR ?= runs/peers-zones
+ZONES_PEERS ?= redis-rate traefik-redis envoy-ratelimit
+PEERS_ZONES_FLAGS ?= --faults partition --rate 300
+loadtest-peers-zones: build images images-envoy images-traefik
+	rc=0; for p in $(ZONES_PEERS); do \
+	  zones='near:4:0.5ms,far:4:40ms±10ms'; if [ $$p = envoy-ratelimit ]; then zones='near:1:0.5ms,far:1:40ms±10ms'; fi; \
+	  $(BIN)/harness loadtest --target targets/peers/$$p.yaml --zones "$$zones" --matrix=false --network host \
+	    --out $(PEERS_ZONES_DIR)/$$p $(PEERS_ZONES_FLAGS) || rc=$$?; \
+	done; exit $$rc
 
 # The limiters SREs deploy at the edge, side by side (docs/peers.md), as processes on this host
 # (--provider local; Debian's haproxy and nginx, installed here), each configured as it

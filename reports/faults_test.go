@@ -26,7 +26,7 @@ func TestReportShowsTheFaultTiming(t *testing.T) {
 		"replica-kill on replica-7: planned from 14400.00 ms to 20400.00 ms; taken down from 14401.00 ms (down at 14420.00 ms), brought back from 20401.00 ms, answering again at 20950.00 ms",
 		"the harness sent its requests to the other replicas from 14300.00 ms to 22400.00 ms",
 		"3 requests sent to the killed replica are the harness's routing errors, in no other count.",
-		"<th>store slow</th><th>store restarted</th><th>node killed</th>",
+		"<th>store slow</th><th>store restarted</th><th>node killed</th><th>far zone</th><th>partition</th>",
 		"0 timeouts, 3 routing errors apart",
 	} {
 		if !strings.Contains(html, want) {

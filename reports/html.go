@@ -290,9 +290,9 @@ var pageTmpl = template.Must(newTemplate("report").Funcs(template.FuncMap{
 {{with .Summary.Failed}}<p>Failed: {{range .}}<br>{{.}}{{end}}</p>{{end}}
 {{with .Peers}}<h2>Systems side by side</h2>
 <p>Each system over every scenario it ran; the first is gated, and the promises, gates and conditions below are its.</p>
-<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th></tr>
-{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td><td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{if .NoStore}}no store{{else}}{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}}){{end}}</td><td>{{.Verdict}}</td>
-{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row}}</td>{{end}}</tr>
+<table id="peers"><tr><th>system</th><th>window</th><th>boundary burst (busiest window / limit)</th><th>worst client</th><th>false rejects</th><th>p99</th><th>store commands / request (ops inside scripts too)</th><th>verdict</th><th>store stopped</th><th>store paused</th><th>store slow</th><th>store restarted</th><th>node killed</th><th>far zone</th><th>partition</th></tr>
+{{range .}}<tr class="peer"><td>{{.System}}{{if .Gated}} (gated){{end}}</td>{{if and .Zoned (not .Unzoned)}}<td colspan="6">not run: only through zones</td><td>{{.Verdict}}</td>{{else}}<td class="n">{{.Window}}</td><td class="n">x{{f3 .BoundaryOvershoot}}</td><td>{{.WorstClient}} x{{f3 .MaxOvershoot}}</td><td class="n">{{.FalseRejects}}</td><td class="n">{{ms .P99}} ms</td><td class="n">{{if .NoStore}}no store{{else}}{{f3 .StorePerRequest}} ({{f3 .StoreOpsPerRequest}}){{end}}</td><td>{{.Verdict}}</td>{{end}}
+{{$row := .}}{{range .FaultColumns}}<td class="peer-fault">{{.Cell $row}}</td>{{end}}{{range .ZoneColumns}}<td class="peer-fault">{{.Cell $row}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 
 <h2>Promises</h2>

@@ -354,9 +354,16 @@ func WritePeers(w io.Writer, s result.Summary) {
 		if r.NoStore {
 			store, ops = "no store", "-"
 		}
-		fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9s %9s  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
-			r.FalseRejects, r.P99.Round(10*time.Microsecond), store, ops, r.Verdict())
+		if r.Zoned && !r.Unzoned { // its figures are the zone lines': none were measured without a topology
+			fmt.Fprintf(w, "%-36s %s  %s\n", r.System, "only through zones", r.Verdict())
+		} else {
+			fmt.Fprintf(w, "%-36s %7s %8.3fx %8.3fx %-26s %6d %9v %9s %9s  %s\n", r.System, r.Window, r.BoundaryOvershoot, r.MaxOvershoot, r.WorstClient,
+				r.FalseRejects, r.P99.Round(10*time.Microsecond), store, ops, r.Verdict())
+		}
 		for _, c := range r.FaultColumns() {
+			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r))
+		}
+		for _, c := range r.ZoneColumns() {
 			fmt.Fprintf(w, "%-36s %-16s %s\n", "", c.Name+":", c.Cell(r))
 		}
 	}

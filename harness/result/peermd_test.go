@@ -1,6 +1,7 @@
 package result
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,13 +26,13 @@ func TestPeerTableMarkdown(t *testing.T) {
 	}
 	got := PeerTableMarkdown(rows)
 	want := PeerTableHeader + "\n" +
-		"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
 		"| replica sliding_window/delayed (gated) | 12s | x1.000 | probe-boundary-burst x1.050 | 0 | 0 | 2.35ms | 0.123 (0.500 ops) | PASS: 900 ok, 10 rejected, 0 errors (0 timeouts), p99 3ms, x1.200 | FAIL: 800 ok, 12 rejected, 3 errors (3 timeouts), p99 5s, x1.000 | " +
-		"PASS: 910 ok, 11 rejected, 0 errors (0 timeouts), p99 52ms, x1.100 | not run | PASS: 950 ok, 9 rejected, 0 errors (0 timeouts, 2 routing errors apart), p99 702µs, x1.020 | PASS |\n" +
+		"PASS: 910 ok, 11 rejected, 0 errors (0 timeouts), p99 52ms, x1.100 | not run | PASS: 950 ok, 9 rejected, 0 errors (0 timeouts, 2 routing errors apart), p99 702µs, x1.020 | not run: its run had no topology | not run: its run had no topology | PASS |\n" +
 		"| gubernator-global | 12s | x2.000 | probe-x x2.100 | 4 | 25472 | 1ms | no store (peer traffic not measured) | no store: its fault is a node | no store: its fault is a node | " +
-		"no store: its fault is a node | no store: its fault is a node | FAIL: 700 ok, 5 rejected, 329 errors (0 timeouts, 0 routing errors apart), p99 36s, x2.000 | FAIL |\n" +
-		"| ulule | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | 0.000 (0.000 ops) | PASS: 10 ok, 0 rejected, 0 errors (0 timeouts), p99 not measured (no request answered during the fault), x0.000 | not run | not run | not run | not run | PASS |\n" +
-		"| nginx-workers | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | no store (peer traffic not measured) | no store | no store | no store | no store | not run: one node, none left to take its traffic | PASS |\n"
+		"no store: its fault is a node | no store: its fault is a node | FAIL: 700 ok, 5 rejected, 329 errors (0 timeouts, 0 routing errors apart), p99 36s, x2.000 | not run: no store; links between its nodes are not built (docs/zones.md) | not run: no store; links between its nodes are not built (docs/zones.md) | FAIL |\n" +
+		"| ulule | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | 0.000 (0.000 ops) | PASS: 10 ok, 0 rejected, 0 errors (0 timeouts), p99 not measured (no request answered during the fault), x0.000 | not run | not run | not run | not run | not run: its run had no topology | not run: its run had no topology | PASS |\n" +
+		"| nginx-workers | 12s | x0.000 |  x0.000 | 0 | 0 | 0s | no store (peer traffic not measured) | no store | no store | no store | no store | not run: one node, none left to take its traffic | not run: no store; links between its nodes are not built (docs/zones.md) | not run: no store; links between its nodes are not built (docs/zones.md) | PASS |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -60,32 +61,97 @@ func TestSignificant(t *testing.T) {
 }
 
 // make results with one run made again: that run's systems get their new rows where the old
-// ones stood (gated or not), the others' rows stay as they were, a new system comes last, and a
-// kept row of another generator's columns is refused.
+// ones stood (gated or not), the others' rows stay as they were, a new system comes last, a
+// row of the generator before the zone columns is kept with them not run, and a kept row of
+// other columns is refused.
 func TestKeepPeerRows(t *testing.T) {
 	sep := strings.Split(PeerTableMarkdown(nil), "\n")[1]
+	cells := func(system, verdict string) []string {
+		return append(append([]string{system}, slices.Repeat([]string{"x"}, strings.Count(PeerTableHeader, "|")-3)...), verdict)
+	}
 	row := func(system, verdict string) string {
-		return "| " + system + strings.Repeat(" | x", strings.Count(PeerTableHeader, "|")-3) + " | " + verdict + " |"
+		return strings.TrimSuffix(joinCells(cells(system, verdict)), "\n")
+	}
+	before := func(system, store, verdict string) string { // the generator's row before the zone columns
+		c := cells(system, verdict)
+		c[7] = store
+		return strings.TrimSuffix(joinCells(append(c[:len(c)-3:len(c)-3], verdict)), "\n")
 	}
 	page := strings.Join([]string{"# Results", "prose", PeerTableBegin, PeerTableHeader, sep,
-		row("replica sliding_window/delayed (gated)", "PASS"), row("traefik-redis", "FAIL"), row("nginx-workers", "GENERATOR-BOUND"),
+		row("replica sliding_window/delayed (gated)", "PASS"), row("traefik-redis", "FAIL"),
+		before("nginx-workers", "no store (peer traffic not measured)", "GENERATOR-BOUND"), before("ulule", "1.000 (3.000 ops)", "FAIL"),
 		PeerTableEnd, ""}, "\n")
-	fresh := PeerTableMarkdown(nil) + row("traefik-redis (gated)", "PASS") + "\n" + row("traefik-memory", "FAIL") + "\n"
+	fresh := []PeerRow{{System: "traefik-redis", Gated: true, Window: 12 * time.Second, Unzoned: true, Outcome: outcome.Pass},
+		{System: "traefik-memory", Window: 12 * time.Second, NoStore: true, Unzoned: true, Outcome: outcome.Fail}}
 	got, err := KeepPeerRows(page, fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Join([]string{PeerTableHeader, sep, row("replica sliding_window/delayed (gated)", "PASS"),
-		row("traefik-redis (gated)", "PASS"), row("nginx-workers", "GENERATOR-BOUND"), row("traefik-memory", "FAIL")}, "\n") + "\n"
+	nginx := cells("nginx-workers", "GENERATOR-BOUND")
+	nginx[7], nginx[13], nginx[14] = "no store (peer traffic not measured)", notRunNoStoreZones, notRunNoStoreZones
+	ulule := cells("ulule", "FAIL")
+	ulule[7], ulule[13], ulule[14] = "1.000 (3.000 ops)", notRunNoTopology, notRunNoTopology
+	traefik := fresh[0].cells() // run again without zones: the page's zone cells stay
+	traefik[13], traefik[14] = "x", "x"
+	want := strings.Join([]string{PeerTableHeader, sep, row("replica sliding_window/delayed (gated)", "PASS")}, "\n") + "\n" +
+		joinCells(traefik) + joinCells(nginx) + joinCells(ulule) + joinCells(fresh[1].cells())
 	if got != want {
 		t.Errorf("kept:\n%s\nwant:\n%s", got, want)
 	}
 
-	old := strings.Replace(page, row("nginx-workers", "GENERATOR-BOUND"), "| nginx-workers | 12s | GENERATOR-BOUND |", 1)
-	if _, err := KeepPeerRows(old, fresh); err == nil || !strings.Contains(err.Error(), "nginx-workers has 4 column bars") {
+	old := strings.Replace(page, row("traefik-redis", "FAIL"), "| traefik-redis | 12s | FAIL |", 1)
+	if _, err := KeepPeerRows(old, nil); err == nil || !strings.Contains(err.Error(), "traefik-redis has 4 column bars") {
 		t.Errorf("a kept row of other columns: err %v, want it refused", err)
 	}
 	if _, err := KeepPeerRows("# no table", fresh); err == nil {
 		t.Error("a page without the markers: no error")
+	}
+}
+
+// A run made only through zones replaces the zone columns of its systems' rows on the page and
+// keeps their other columns, the verdict over both; a run made again without a topology keeps
+// the page's zone columns, its verdict over theirs and its own scenarios'.
+func TestKeepPeerRowsZones(t *testing.T) {
+	page := func(rows ...PeerRow) string {
+		return strings.Join([]string{"# Results", PeerTableBegin, strings.TrimSuffix(PeerTableMarkdown(rows), "\n"), PeerTableEnd, ""}, "\n")
+	}
+	base := PeerRow{System: "envoy-ratelimit", Window: time.Minute, BoundaryOvershoot: 2, MaxOvershoot: 2, WorstClient: "probe-boundary-burst",
+		Unzoned: true, Outcome: outcome.Pass, Stop: &PeerFault{Accepted: 10, Outcome: outcome.Pass}}
+	far := &PeerZone{Zone: "far", Link: LinkFigures{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond}, Zones: "near:1:0.5ms,far:1:40ms±10ms",
+		Overshoot: 1.5, FarOvershoot: 0.8, FarP99: 210 * time.Millisecond, FarMax: 300 * time.Millisecond, Outcome: outcome.Fail}
+	zoned := PeerRow{System: "envoy-ratelimit", Zoned: true, FarZone: far, Outcome: outcome.Fail}
+
+	got, err := KeepPeerRows(page(base), []PeerRow{zoned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := base
+	both.Zoned, both.FarZone, both.Outcome = true, far, outcome.Fail
+	if want := PeerTableMarkdown([]PeerRow{both}); got != want {
+		t.Errorf("zones over the page's row:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(got, "| PASS: 10 ok,") || !strings.Contains(got, "| FAIL: zone far 40ms±10ms each way") ||
+		!strings.Contains(got, "| not run: not among its run's faults on the topology | FAIL |") {
+		t.Errorf("the row lacks the page's store cell, the far zone's or the partition's reason:\n%s", got)
+	}
+
+	// The run without zones made again, passing: the far zone's FAIL stays in the verdict.
+	got, err = KeepPeerRows(page(both), []PeerRow{base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := PeerTableMarkdown([]PeerRow{both}); got != want {
+		t.Errorf("the page's zones kept:\n%s\nwant:\n%s", got, want)
+	}
+	// The far zone made again, passing, beside a page whose verdict was only its far zone's
+	// FAIL: the verdict keeps the page's (a row's verdict covers scenarios no cell shows).
+	far2 := *far
+	far2.Outcome = outcome.Pass
+	got, err = KeepPeerRows(page(both), []PeerRow{{System: "envoy-ratelimit", Zoned: true, FarZone: &far2, Outcome: outcome.Pass}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "| PASS: zone far") || !strings.HasSuffix(got, "| FAIL |\n") {
+		t.Errorf("far zone made again:\n%s", got)
 	}
 }

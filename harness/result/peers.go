@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
@@ -37,6 +38,35 @@ type PeerRow struct {
 	Slow    *PeerFault `json:"slow,omitempty"`
 	Restart *PeerFault `json:"restart,omitempty"`
 	Kill    *PeerFault `json:"kill,omitempty"`
+	// FarZone is the system's scenario without a fault on a topology (--zones, a target
+	// file's topology: section), seen from its farthest zone; Partition that zone cut from the
+	// store (partition). Nil where the system was not run so. The other scenarios of a run on a
+	// topology (a store fault on it, link-slow, flap, partition-blackhole) are not in this
+	// table: its store columns are the system's without one.
+	FarZone   *PeerZone `json:"far_zone,omitempty"`
+	Partition *PeerZone `json:"partition,omitempty"`
+	// Zoned says the row holds a scenario run on a topology; Unzoned one run without: a run
+	// made again replaces only the columns it ran (KeepPeerRows, MergePeerRows).
+	Zoned   bool `json:"zoned,omitempty"`
+	Unzoned bool `json:"unzoned,omitempty"`
+}
+
+// PeerZone is what a scenario on a topology showed, its farthest zone apart: the whole
+// run's worst client on the gated clock (the gate's figure: a client's requests go to every
+// zone) beside what the far zone's replicas admitted and how long they took.
+type PeerZone struct {
+	Zone string      `json:"zone"` // the farthest zone's name
+	Link LinkFigures `json:"link"` // its link to the store, one way
+	// Zones are the topology as ran, in the --zones form.
+	Zones              string        `json:"zones"`
+	Accepted, Rejected int           `json:",omitempty"`
+	Errors, Timeouts   int           `json:",omitempty"`
+	FalseRejects       int           `json:",omitempty"`
+	Overshoot          float64       // the worst client's, on the gated clock
+	FarOvershoot       float64       // the most one client was admitted by the far zone's replicas (ZoneFigures.Overshoot)
+	FarP99, FarMax     time.Duration // the far zone's answer times
+	FarErrors          int           // the far zone's errors
+	Outcome            outcome.Outcome
 }
 
 // PeerFaultColumn is one fault column of the systems' table.
@@ -93,6 +123,20 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 			rows = append(rows, PeerRow{System: name, Gated: s.Gated})
 		}
 		row := &rows[i]
+		if len(s.Conditions.Zones) > 0 {
+			row.Zoned = true
+			switch s.Fault {
+			case FaultNone:
+				row.FarZone = peerZone(s)
+				row.Outcome = outcome.Combine(row.Outcome, s.Outcome)
+				row.NoStore, row.Nodes = s.NoStore, s.Conditions.Replicas
+			case FaultPartition:
+				row.Partition = peerZone(s)
+				row.Outcome = outcome.Combine(row.Outcome, s.Outcome)
+			}
+			continue
+		}
+		row.Unzoned = true
 		slot := map[string]**PeerFault{FaultStop: &row.Stop, FaultPause: &row.Pause, FaultSlow: &row.Slow, FaultRestart: &row.Restart, FaultKill: &row.Kill}
 		switch at, ok := slot[s.Fault]; {
 		case ok:
@@ -136,4 +180,58 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 		}
 	}
 	return rows
+}
+
+// peerZone is a scenario on a topology as the far-zone and partition columns show it.
+func peerZone(s ScenarioResult) *PeerZone {
+	top := topology.Topology{Zones: s.Conditions.Zones}
+	z := &PeerZone{Zones: top.String(), Accepted: s.Accepted, Rejected: s.Rejected, Errors: s.Errors.Total(), Timeouts: s.Errors.Timeout,
+		FalseRejects: s.FalseRejects, Overshoot: s.MaxOvershoot, Outcome: s.Outcome}
+	if k := top.Farthest(); k >= 0 {
+		far := top.Zones[k]
+		z.Zone, z.Link = far.Name, LinkFigures{Latency: far.Latency, Jitter: far.Jitter}
+		for _, f := range s.Zones {
+			if f.Zone == far.Name {
+				z.FarOvershoot, z.FarP99, z.FarMax, z.FarErrors = f.Overshoot, f.Latency.P99, f.Latency.Max, f.Errors.Total()
+			}
+		}
+	}
+	return z
+}
+
+// MergePeerRows is rows with more's rows added: a row of a system rows already holds is
+// merged into it where the two ran different parts (one on a topology only, the other
+// without one only: make results gives the peers' run and their zones' run), and added
+// beside it otherwise (a system two runs ran the same way has two rows).
+func MergePeerRows(rows, more []PeerRow) []PeerRow {
+	for _, m := range more {
+		merged := false
+		for i := range rows {
+			if rows[i].System == m.System && complementary(rows[i], m) {
+				rows[i], merged = mergeRow(rows[i], m), true
+				break
+			}
+		}
+		if !merged {
+			rows = append(rows, m)
+		}
+	}
+	return rows
+}
+
+// complementary says a and b ran different parts of one system: one only on a topology, the
+// other only without one.
+func complementary(a, b PeerRow) bool {
+	return (a.Zoned && !a.Unzoned && b.Unzoned && !b.Zoned) || (b.Zoned && !b.Unzoned && a.Unzoned && !a.Zoned)
+}
+
+// mergeRow is the row of a system with a's figures and b's of the part a did not run, its
+// outcome over both; gated as its run without a topology was.
+func mergeRow(a, b PeerRow) PeerRow {
+	if b.Unzoned {
+		a, b = b, a
+	}
+	a.Zoned, a.FarZone, a.Partition = true, b.FarZone, b.Partition
+	a.Outcome = outcome.Combine(a.Outcome, b.Outcome)
+	return a
 }

@@ -1,6 +1,13 @@
 package result
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeproof/rlharness/harness/topology"
+	"github.com/edgeproof/rlharness/harness/verdict/outcome"
+)
 
 // A system's verdict in the peer table is over every scenario it ran: one fault scenario
 // that failed on schedule fails the system even when its run without a fault passed, and a
@@ -66,5 +73,85 @@ func TestPeerTableWorstClientIsTheGates(t *testing.T) {
 				t.Errorf("worst client %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A system's scenarios on a topology fill the far-zone and partition columns, each with its
+// own outcome and the far zone's figures (the farthest zone, wherever it stands in the list);
+// a store fault run on the topology leaves the store columns, which are the system's without
+// one, as they were; and the verdict is over every scenario.
+func TestPeerTableZoneColumns(t *testing.T) {
+	zones := []topology.Zone{{Name: "far", Replicas: 4, Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond},
+		{Name: "near", Replicas: 4, Latency: 500 * time.Microsecond}}
+	sc := func(fault string, zoned bool, o outcome.Outcome, accepted int) ScenarioResult {
+		r := ScenarioResult{Scenario: Scenario{Name: "sys/" + fault, Target: "sys", Fault: fault}, Outcome: o, Accepted: accepted, MaxOvershoot: 1.5}
+		if zoned {
+			r.Conditions.Zones = zones
+			r.Zones = []ZoneFigures{{Zone: "far", Overshoot: 0.9, Latency: Percentiles{P99: 210 * time.Millisecond, Max: 300 * time.Millisecond}},
+				{Zone: "near", Overshoot: 0.6, Latency: Percentiles{P99: 2 * time.Millisecond}}}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name                    string
+		scs                     []ScenarioResult
+		far, partition, verdict string // the cells' leading words
+		stopAccepted            int
+	}{
+		{"base and zones", []ScenarioResult{sc("", false, outcome.Pass, 1), sc(FaultStop, false, outcome.Pass, 7),
+			sc("", true, outcome.Fail, 2), sc(FaultPartition, true, outcome.Pass, 3), sc(FaultStop, true, outcome.Fail, 99)}, "FAIL", "PASS", "FAIL", 7},
+		{"zones pass", []ScenarioResult{sc("", false, outcome.Pass, 1), sc("", true, outcome.Pass, 2), sc(FaultPartition, true, outcome.GeneratorBound, 3)},
+			"PASS", "GENERATOR-BOUND", "GENERATOR-BOUND", 0},
+		{"no zones", []ScenarioResult{sc("", false, outcome.Pass, 1)}, "not run: its run had no topology", "not run: its run had no topology", "PASS", 0},
+		{"far zone only", []ScenarioResult{sc("", true, outcome.Pass, 2)}, "PASS", "not run: not among its run's faults on the topology", "PASS", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := PeerTable(tc.scs)
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1", len(rows))
+			}
+			r := rows[0]
+			cols := r.ZoneColumns()
+			for i, want := range []string{tc.far, tc.partition} {
+				if got := cols[i].Cell(r); !strings.HasPrefix(got, want) {
+					t.Errorf("%s: %q, want it to begin %q", cols[i].Name, got, want)
+				}
+			}
+			if r.Verdict() != tc.verdict {
+				t.Errorf("verdict %s, want %s", r.Verdict(), tc.verdict)
+			}
+			stop := 0
+			if r.Stop != nil {
+				stop = r.Stop.Accepted
+			}
+			if stop != tc.stopAccepted {
+				t.Errorf("store stopped %+v, want %d accepted (the run without a topology's)", r.Stop, tc.stopAccepted)
+			}
+			if f := r.FarZone; f != nil && (f.Zone != "far" || f.FarOvershoot != 0.9 || f.FarP99 != 210*time.Millisecond || f.Overshoot != 1.5) {
+				t.Errorf("far zone %+v: want zone far's figures (x0.9, p99 210ms) and the gate's x1.5", f)
+			}
+		})
+	}
+	// A system without a store says why it was not run through zones.
+	r := PeerRow{System: "gubernator-global", NoStore: true, Unzoned: true}
+	if got := r.ZoneColumns()[0].Cell(r); got != notRunNoStoreZones {
+		t.Errorf("no store: %q", got)
+	}
+}
+
+// make results of a system's run without zones and its run through them gives one row with
+// both; two runs made the same way give two rows.
+func TestMergePeerRows(t *testing.T) {
+	base := PeerRow{System: "envoy", Unzoned: true, Outcome: outcome.Pass, MaxOvershoot: 2}
+	zoned := PeerRow{System: "envoy", Zoned: true, Outcome: outcome.Fail, FarZone: &PeerZone{Outcome: outcome.Fail}}
+	got := MergePeerRows([]PeerRow{base}, []PeerRow{zoned})
+	if len(got) != 1 || got[0].FarZone == nil || got[0].MaxOvershoot != 2 || got[0].Outcome != outcome.Fail {
+		t.Errorf("merged %+v: want one row with the base's x2 and the far zone, FAIL", got)
+	}
+	if got := MergePeerRows([]PeerRow{zoned}, []PeerRow{base}); len(got) != 1 || got[0].FarZone == nil || got[0].MaxOvershoot != 2 {
+		t.Errorf("merged the other way %+v", got)
+	}
+	if got := MergePeerRows([]PeerRow{base}, []PeerRow{base}); len(got) != 2 {
+		t.Errorf("two runs without zones: %d rows, want 2", len(got))
 	}
 }

@@ -125,7 +125,8 @@ func writePeerTable(out io.Writer, keep string, dirs ...string) error {
 		if len(r) == 0 {
 			return fmt.Errorf("%s has no system to put side by side: run harness loadtest with --target (make loadtest-peers)", dir)
 		}
-		rows = append(rows, r...)
+		// A system's run on a topology and its run without one make one row.
+		rows = result.MergePeerRows(rows, r)
 	}
 	table := result.PeerTableMarkdown(rows)
 	if keep != "" {
@@ -133,7 +134,7 @@ func writePeerTable(out io.Writer, keep string, dirs ...string) error {
 		if err != nil {
 			return err
 		}
-		if table, err = result.KeepPeerRows(string(page), table); err != nil {
+		if table, err = result.KeepPeerRows(string(page), rows); err != nil {
 			return fmt.Errorf("--keep %s: %w", keep, err)
 		}
 	}
