@@ -84,7 +84,7 @@ func exactVoid(r *Report, name string, threshold float64, op, clock string) (res
 // the window before the request is within its limit, on the clock named (see
 // ClientReport.FalseRejects and FalseRejectsSent).
 func CheckFalseRejects(r *Report, clock string) result.Check {
-	if c, void := exactVoid(r, "false rejects", 0, OpEqual, clock); void {
+	if c, void := exactVoid(r, CheckFalseRejectsName, 0, OpEqual, clock); void {
 		return c
 	}
 	n, clients := r.FalseRejectsOn(clock)
@@ -106,7 +106,7 @@ func CheckFalseRejects(r *Report, clock string) result.Check {
 		}
 		detail = fmt.Sprintf("%d rejections of %d clients within their limit at that moment%s", n, clients, first)
 	}
-	return NewCheck("false rejects", float64(n), OpEqual, 0, detail)
+	return NewCheck(CheckFalseRejectsName, float64(n), OpEqual, 0, detail)
 }
 
 // CheckErrorsOutsideFaults is requirement 3 and plain health: outside the
@@ -144,6 +144,9 @@ const (
 	CheckLatenessName = "generator lateness p99 (ms)"
 	CheckRateName     = "achieved / asked rate"
 )
+
+// CheckFalseRejectsName is the check of promise 2: no client refused within its limit.
+const CheckFalseRejectsName = "false rejects"
 
 // IsGeneratorCheck says a check is one of the generator's own gates.
 func IsGeneratorCheck(name string) bool { return name == CheckLatenessName || name == CheckRateName }
