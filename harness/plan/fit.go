@@ -24,6 +24,12 @@ const (
 	// PerPastBudget grows with the requests a node decides with the store: those past the
 	// node's budget of their client in a window (core-seconds a request past a budget).
 	PerPastBudget
+	// PerRequestBeside grows with the requests the part is sent and with the busy cores of
+	// the processes beside it at one node's share (the replica and Redis, as their fits give
+	// them at the same load): core-seconds a request for each busy core beside it. It is the
+	// generator's: in a slice run it shares the machine's cores with the replica and Redis,
+	// and each request cost it more where they kept more of them busy.
+	PerRequestBeside
 )
 
 func (t Term) String() string {
@@ -34,6 +40,8 @@ func (t Term) String() string {
 		return "a request"
 	case PerPastBudget:
 		return "a request past a budget"
+	case PerRequestBeside:
+		return "a request for each busy core beside it"
 	}
 	return fmt.Sprintf("term %d", int(t))
 }
@@ -43,6 +51,9 @@ type Load struct {
 	Rate float64 // req/s
 	// Past is the share of the requests past their client's budget at the node.
 	Past float64
+	// Beside is the busy cores of the node's replica and Redis at this load, as their fits
+	// give them: what shared the generator's machine with it at one node's share.
+	Beside float64
 }
 
 func (l Load) value(t Term) float64 {
@@ -51,6 +62,8 @@ func (l Load) value(t Term) float64 {
 		return l.Rate
 	case PerPastBudget:
 		return l.Rate * l.Past
+	case PerRequestBeside:
+		return l.Rate * l.Beside
 	}
 	return 1
 }
