@@ -43,6 +43,15 @@ func NewCheck(name string, figure float64, op string, threshold float64, detail 
 	return c
 }
 
+// NotMeasuredCheck is a check the run lacks the evidence for: it neither passes nor fails
+// (Pass is true so that it does not fail the run, NotMeasured says it was not measured), and
+// its detail, "not measured: " and why, says which evidence was missing.
+func NotMeasuredCheck(name, op string, threshold float64, why string) result.Check {
+	c := NewCheck(name, 0, op, threshold, "not measured: "+why)
+	c.Pass, c.NotMeasured = true, true
+	return c
+}
+
 // CheckOvershoot is requirement 1: no client gets more than limit × its
 // declared limit through in any window-long interval, on the clock named
 // (result.ClockArrival, the default, or result.ClockClient).
@@ -75,9 +84,7 @@ func exactVoid(r *Report, name string, threshold float64, op, clock string) (res
 	if !result.Exact(clock) || (r.Exact == clock && r.ExactTimes > 0) {
 		return result.Check{}, false
 	}
-	c := NewCheck(name, 0, op, threshold, fmt.Sprintf("not measured: gated on the %s clock, but no request has a time on it (give the target's clock, or --gate-clock auto or arrival)", clock))
-	c.Pass, c.NotMeasured = true, true
-	return c, true
+	return NotMeasuredCheck(name, op, threshold, fmt.Sprintf("gated on the %s clock, but no request has a time on it (give the target's clock, or --gate-clock auto or arrival)", clock)), true
 }
 
 // CheckFalseRejects is requirement 2: a client is never rejected while its own traffic in
