@@ -122,8 +122,8 @@ const minSpan = 1.5
 // fixed part, a term whose load the runs span less than minSpan times is left out (it is
 // the fixed part; where that leaves the fixed part alone, the fixed part goes instead). A term whose coefficient comes out negative (a cost that falls as its
 // load grows: noise between runs, not a cost) is left out and the rest fitted again; where
-// the runs are fewer than the terms, or cannot tell them apart, the fixed part is left out
-// first, then the last term.
+// the runs are fewer than the terms, or cannot tell them apart, a cost beside the other
+// parts' cores is left out first, then the fixed part, then the last term.
 func fit(loads []Load, cores []float64, terms []Term) (Fit, error) {
 	if len(loads) == 0 {
 		return Fit{}, fmt.Errorf("no run to fit to")
@@ -146,10 +146,14 @@ func fit(loads []Load, cores []float64, terms []Term) (Fit, error) {
 		}
 		drop := -1
 		if !ok {
-			// Too few runs, or runs that cannot tell the terms apart (one rate): the fixed
-			// part goes first, so that one run gives its cost a request, as it measured.
+			// Too few runs, or runs that cannot tell the terms apart (one rate): a cost beside
+			// the other parts' cores goes first (it refines a cost a request, which two runs
+			// cannot tell it from), then the fixed part, so that one run gives its cost a
+			// request, as it measured.
 			drop = len(terms) - 1
-			if i := slices.Index(terms, Fixed); i >= 0 && len(terms) > 1 {
+			if i := slices.Index(terms, PerRequestBeside); i >= 0 && len(terms) > 1 {
+				drop = i
+			} else if i := slices.Index(terms, Fixed); i >= 0 && len(terms) > 1 {
 				drop = i
 			}
 		} else {

@@ -113,6 +113,10 @@ func TestFitKeepsOnlyWhatTheRunsShow(t *testing.T) {
 		// request; the cost a request that falls is left out.
 		{"a cost a request that falls beside the cores beside it", []Load{{Rate: 1000, Beside: 0.1}, {Rate: 2000, Beside: 0.2}, {Rate: 3000, Beside: 0.4}},
 			[]float64{0.10, 0.12, 0.19}, []Term{Fixed, PerRequest, PerRequestBeside}, []Term{Fixed, PerRequestBeside}, nil},
+		// Two runs cannot tell a cost beside the other parts' cores from a cost a request: it
+		// goes first, and they give a fixed part and a cost a request.
+		{"two runs and the cores beside them", []Load{{Rate: 1000, Beside: 0.1}, {Rate: 3000, Beside: 0.3}}, []float64{0.15, 0.35},
+			[]Term{Fixed, PerRequest, PerRequestBeside}, []Term{Fixed, PerRequest}, []float64{0.05, 100e-6}},
 		{"the cores beside it", []Load{{Rate: 1000, Beside: 0.1}, {Rate: 2000, Beside: 0.2}, {Rate: 3000, Beside: 0.4}},
 			[]float64{0.11, 0.14, 0.22}, []Term{Fixed, PerRequestBeside}, []Term{Fixed, PerRequestBeside}, []float64{0.1, 100e-6}},
 		// Least squares on the relative error: c = Σ(x/y) / Σ(x/y)², not Σxy / Σx².
