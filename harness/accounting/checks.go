@@ -43,6 +43,15 @@ func NewCheck(name string, figure float64, op string, threshold float64, detail 
 	return c
 }
 
+// NotMeasuredCheck is a check the run lacks the evidence for: it neither passes nor fails
+// (Pass is true so that it does not fail the run, NotMeasured says it was not measured), and
+// its detail, "not measured: " and why, says which evidence was missing.
+func NotMeasuredCheck(name, op string, threshold float64, why string) result.Check {
+	c := NewCheck(name, 0, op, threshold, "not measured: "+why)
+	c.Pass, c.NotMeasured = true, true
+	return c
+}
+
 // CheckOvershoot is requirement 1: no client gets more than limit × its
 // declared limit through in any window-long interval, on the clock named
 // (result.ClockArrival, the default, or result.ClockClient).
@@ -75,16 +84,14 @@ func exactVoid(r *Report, name string, threshold float64, op, clock string) (res
 	if !result.Exact(clock) || (r.Exact == clock && r.ExactTimes > 0) {
 		return result.Check{}, false
 	}
-	c := NewCheck(name, 0, op, threshold, fmt.Sprintf("not measured: gated on the %s clock, but no request has a time on it (give the target's clock, or --gate-clock auto or arrival)", clock))
-	c.Pass, c.NotMeasured = true, true
-	return c, true
+	return NotMeasuredCheck(name, op, threshold, fmt.Sprintf("gated on the %s clock, but no request has a time on it (give the target's clock, or --gate-clock auto or arrival)", clock)), true
 }
 
 // CheckFalseRejects is requirement 2: a client is never rejected while its own traffic in
 // the window before the request is within its limit, on the clock named (see
 // ClientReport.FalseRejects and FalseRejectsSent).
 func CheckFalseRejects(r *Report, clock string) result.Check {
-	if c, void := exactVoid(r, "false rejects", 0, OpEqual, clock); void {
+	if c, void := exactVoid(r, CheckFalseRejectsName, 0, OpEqual, clock); void {
 		return c
 	}
 	n, clients := r.FalseRejectsOn(clock)
@@ -106,7 +113,7 @@ func CheckFalseRejects(r *Report, clock string) result.Check {
 		}
 		detail = fmt.Sprintf("%d rejections of %d clients within their limit at that moment%s", n, clients, first)
 	}
-	return NewCheck("false rejects", float64(n), OpEqual, 0, detail)
+	return NewCheck(CheckFalseRejectsName, float64(n), OpEqual, 0, detail)
 }
 
 // CheckErrorsOutsideFaults is requirement 3 and plain health: outside the
@@ -144,6 +151,9 @@ const (
 	CheckLatenessName = "generator lateness p99 (ms)"
 	CheckRateName     = "achieved / asked rate"
 )
+
+// CheckFalseRejectsName is the check of promise 2: no client refused within its limit.
+const CheckFalseRejectsName = "false rejects"
 
 // IsGeneratorCheck says a check is one of the generator's own gates.
 func IsGeneratorCheck(name string) bool { return name == CheckLatenessName || name == CheckRateName }

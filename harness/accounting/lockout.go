@@ -140,10 +140,8 @@ func CheckLockout(r *Report, minShare float64, clock string) result.Check {
 	}
 	n, w, steady := r.LockedOut(minShare, clock)
 	if !steady {
-		c := NewCheck("locked-out clients", 0, OpEqual, 0,
-			"not measured: no client sent steadily over its limit (more than its limit in a window and in the one before, at least one request in every tenth of each) outside fault windows")
-		c.NotMeasured = true
-		return c
+		return NotMeasuredCheck("locked-out clients", OpEqual, 0,
+			"no client sent steadily over its limit (more than its limit in a window and in the one before, at least one request in every tenth of each) outside fault windows")
 	}
 	steadyClients := 0
 	for _, c := range r.Clients {

@@ -315,9 +315,13 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 	if e.outOfTime(s, r) {
 		return true, nil
 	}
+	before, read := e.storeLoad()
 	hr, stop, err := e.send(ctx, s, r)
 	if stop || err != nil {
 		return true, err
+	}
+	if after, readAfter := e.storeLoad(); read && readAfter {
+		hr.Store = &result.HuntStore{Timeouts: after.Timeouts - before.Timeouts, Degraded: after.Degraded - before.Degraded}
 	}
 	e.judge(s, r, hr, plan)
 	if last {
@@ -501,6 +505,7 @@ func (e *engine) judge(s layout, r *Round, hr result.HuntRound, plan *learnPlan)
 		if ms[i].GeneratorBound {
 			hr.Bound++
 		}
+		hv[i].Store = hr.Store
 		e.search.Record(sv.v, ms[i])
 		e.records[sv.v.Family] = append(e.records[sv.v.Family], record{v: sv.v, m: ms[i], h: hv[i], sched: sv.sched, fault: s.fault, phase: phase})
 	}

@@ -618,10 +618,14 @@ func (e *engine) judgePressure(s layout, r *Round, hr result.HuntRound, load Sto
 	cfg := e.cfg
 	hv, ms := r.judge(cfg.judging())
 	phase := time.Duration(s.origin.UnixNano() % int64(cfg.Env.Window))
+	if read {
+		hr.Store = &result.HuntStore{Timeouts: load.Timeouts, Degraded: load.Degraded}
+	}
 	for i, sv := range r.sent {
 		if ms[i].GeneratorBound {
 			hr.Bound++
 		}
+		hv[i].Store = hr.Store
 		applied := *sv.pressure
 		var asked []time.Duration
 		for _, q := range sv.sched.Requests {

@@ -13,7 +13,6 @@ import (
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/traffic"
 	judging "github.com/edgeproof/rlharness/harness/verdict"
-	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
 // Round is one run of many variants at once against the fleet: every variant its own
@@ -265,9 +264,17 @@ func judgeVariant(sv *sentVariant, round int, env Env, fault string, recovered t
 		ev.Probes = []result.ProbeResult{p}
 	}
 	v := judging.Judge(&rep, j, ev)
+	if sv.fam.Unpaced {
+		// Its lateness is the busy sender's jitter the family is made of: it is judged on the
+		// send times achieved, by every check but the generator's, which are dropped (kept,
+		// they would read as failures of the variant).
+		v = withoutGeneratorChecks(v)
+	}
 	clocks := v.Clocks
-	over, _ := rep.Overshoot(j.Clock())
-	falseRejects, _ := rep.FalseRejectsOn(j.Clock())
+	// The figures the variant prints are those of the clock its checks were gated on.
+	gate := clocks.Gate
+	over, _ := rep.Overshoot(gate)
+	falseRejects, _ := rep.FalseRejectsOn(gate)
 	h := result.HuntVariant{
 		Round: round, Level: sv.v.Level, Accepted: rep.Accepted, Rejected: rep.Rejected, Errors: rep.Errors.Total(),
 		Overshoot: over, FalseRejects: falseRejects, Outcome: v.Outcome(), GeneratorBound: v.GeneratorBound,
@@ -282,17 +289,11 @@ func judgeVariant(sv *sentVariant, round int, env Env, fault string, recovered t
 		if h.Client == "" {
 			h.Client = c.ID
 		}
-		if o := c.OvershootArrival; j.Clock() == result.ClockClient && c.Overshoot > j.Gates.MaxOvershoot || j.Clock() != result.ClockClient && o > j.Gates.MaxOvershoot {
+		if clientOvershoot(c, gate) > j.Gates.MaxOvershoot {
 			h.ClientsOver++
 		}
 	}
 	h.Clients = len(rep.Clients)
-	if sv.fam.Unpaced {
-		// Its lateness is the busy sender's jitter the family is made of: it is judged on the
-		// send times achieved, by every check but the generator's.
-		h.GeneratorBound, v.GeneratorBound = false, false
-		h.Outcome = outcome.Of(!v.Broken, false)
-	}
 	m := Measured{GeneratorBound: v.GeneratorBound}
 	switch sv.fam.Kind {
 	case Attack:
@@ -308,4 +309,32 @@ func judgeVariant(sv *sentVariant, round int, env Env, fault string, recovered t
 		m.Score = max(h.Overshoot/float64(env.Replicas), h.AfterRecovery/j.Gates.MaxOvershoot) + float64(h.FalseRejects) + float64(h.ErrorsInFault)
 	}
 	return h, m
+}
+
+// withoutGeneratorChecks is v judged without the generator's checks: for a family whose
+// lateness is what it sends (an unpaced herd), only the limiter's checks say anything.
+func withoutGeneratorChecks(v judging.Verdict) judging.Verdict {
+	checks := make([]result.Check, 0, len(v.Checks))
+	v.Pass, v.GeneratorBound = true, false
+	for _, c := range v.Checks {
+		if accounting.IsGeneratorCheck(c.Name) {
+			continue
+		}
+		checks = append(checks, c)
+		v.Pass = v.Pass && c.Pass
+	}
+	v.Checks = checks
+	return v
+}
+
+// clientOvershoot is a client's overshoot on the clock named: its send times, the exact
+// clock the run had, or arrival bounds.
+func clientOvershoot(c result.ClientReport, clock string) float64 {
+	switch {
+	case clock == result.ClockClient:
+		return c.Overshoot
+	case result.Exact(clock):
+		return c.OvershootExact
+	}
+	return c.OvershootArrival
 }

@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,4 +223,41 @@ func TestFaultVariantOnAPartitionCountsTheCutNodes(t *testing.T) {
 		}
 	}
 	t.Errorf("no check \"overshoot during the outage\" among %d", len(h.Checks))
+}
+
+// An unpaced family is judged without the generator's checks (its lateness is what it
+// sends), by every other check; and a variant's figures are those of the clock it was gated on.
+func TestUnpacedVariantKeepsTheLimitersChecksOnly(t *testing.T) {
+	late := result.Check{Name: accounting.CheckLatenessName, Figure: 176.6, Threshold: 25, Pass: false}
+	rate := result.Check{Name: accounting.CheckRateName, Figure: 0.5, Threshold: 0.9, Pass: false}
+	over := result.Check{Name: "max overshoot", Figure: 1.0, Threshold: 1.1, Pass: true}
+	fr := result.Check{Name: accounting.CheckFalseRejectsName, Figure: 1, Threshold: 0, Pass: false}
+	for _, tc := range []struct {
+		name     string
+		checks   []result.Check
+		pass     bool
+		outcome  outcome.Outcome
+		keptName []string
+	}{
+		{"late only", []result.Check{late, rate, over}, true, outcome.Pass, []string{"max overshoot"}},
+		{"late and a false reject", []result.Check{late, over, fr}, false, outcome.Fail, []string{"max overshoot", "false rejects"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := withoutGeneratorChecks(verdict.Verdict{Checks: tc.checks, GeneratorBound: true, Broken: !tc.pass})
+			var names []string
+			for _, c := range v.Checks {
+				names = append(names, c.Name)
+			}
+			if v.Pass != tc.pass || v.GeneratorBound || v.Outcome() != tc.outcome || !slices.Equal(names, tc.keptName) {
+				t.Errorf("pass %v, generator-bound %v, outcome %s, checks %v; want pass %v, %s, %v",
+					v.Pass, v.GeneratorBound, v.Outcome(), names, tc.pass, tc.outcome, tc.keptName)
+			}
+		})
+	}
+	c := result.ClientReport{Overshoot: 1.3, OvershootArrival: 1.2, OvershootExact: 1.05}
+	for clock, want := range map[string]float64{result.ClockClient: 1.3, result.ClockArrival: 1.2, result.ClockDecision: 1.05, result.ClockBackend: 1.05} {
+		if got := clientOvershoot(c, clock); got != want {
+			t.Errorf("clientOvershoot on %s: %v, want %v", clock, got, want)
+		}
+	}
 }

@@ -24,6 +24,12 @@ const (
 	// PerPastBudget grows with the requests a node decides with the store: those past the
 	// node's budget of their client in a window (core-seconds a request past a budget).
 	PerPastBudget
+	// PerRequestBeside grows with the requests the part is sent and with the busy cores of
+	// the processes beside it at one node's share (the replica and Redis, as their fits give
+	// them at the same load): core-seconds a request for each busy core beside it. It is the
+	// generator's: in a slice run it shares the machine's cores with the replica and Redis,
+	// and each request cost it more where they kept more of them busy.
+	PerRequestBeside
 )
 
 func (t Term) String() string {
@@ -34,6 +40,8 @@ func (t Term) String() string {
 		return "a request"
 	case PerPastBudget:
 		return "a request past a budget"
+	case PerRequestBeside:
+		return "a request for each busy core beside it"
 	}
 	return fmt.Sprintf("term %d", int(t))
 }
@@ -43,6 +51,9 @@ type Load struct {
 	Rate float64 // req/s
 	// Past is the share of the requests past their client's budget at the node.
 	Past float64
+	// Beside is the busy cores of the node's replica and Redis at this load, as their fits
+	// give them: what shared the generator's machine with it at one node's share.
+	Beside float64
 }
 
 func (l Load) value(t Term) float64 {
@@ -51,6 +62,8 @@ func (l Load) value(t Term) float64 {
 		return l.Rate
 	case PerPastBudget:
 		return l.Rate * l.Past
+	case PerRequestBeside:
+		return l.Rate * l.Beside
 	}
 	return 1
 }
@@ -109,8 +122,8 @@ const minSpan = 1.5
 // fixed part, a term whose load the runs span less than minSpan times is left out (it is
 // the fixed part; where that leaves the fixed part alone, the fixed part goes instead). A term whose coefficient comes out negative (a cost that falls as its
 // load grows: noise between runs, not a cost) is left out and the rest fitted again; where
-// the runs are fewer than the terms, or cannot tell them apart, the fixed part is left out
-// first, then the last term.
+// the runs are fewer than the terms, or cannot tell them apart, a cost beside the other
+// parts' cores is left out first, then the fixed part, then the last term.
 func fit(loads []Load, cores []float64, terms []Term) (Fit, error) {
 	if len(loads) == 0 {
 		return Fit{}, fmt.Errorf("no run to fit to")
@@ -133,10 +146,14 @@ func fit(loads []Load, cores []float64, terms []Term) (Fit, error) {
 		}
 		drop := -1
 		if !ok {
-			// Too few runs, or runs that cannot tell the terms apart (one rate): the fixed
-			// part goes first, so that one run gives its cost a request, as it measured.
+			// Too few runs, or runs that cannot tell the terms apart (one rate): a cost beside
+			// the other parts' cores goes first (it refines a cost a request, which two runs
+			// cannot tell it from), then the fixed part, so that one run gives its cost a
+			// request, as it measured.
 			drop = len(terms) - 1
-			if i := slices.Index(terms, Fixed); i >= 0 && len(terms) > 1 {
+			if i := slices.Index(terms, PerRequestBeside); i >= 0 && len(terms) > 1 {
+				drop = i
+			} else if i := slices.Index(terms, Fixed); i >= 0 && len(terms) > 1 {
 				drop = i
 			}
 		} else {

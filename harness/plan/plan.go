@@ -151,20 +151,15 @@ func FitCosts(ins []Input, name string, builtin bool) (Costs, error) {
 	if len(c.Points) == 0 {
 		return c, fmt.Errorf("no run of %s can be planned from: %s", describe(ins), strings.Join(c.Skipped, "; "))
 	}
-	var loads, gen, rep, rl []Load
-	var g, r, s []float64
+	var rep, rl []Load
+	var r, s []float64
 	for _, p := range c.Points {
-		loads = append(loads, p.Load)
-		gen, g = append(gen, Load{Rate: p.Load.Rate}), append(g, p.Generator)
 		rep, r = append(rep, p.Load), append(r, p.Replica)
 		if !math.IsNaN(p.Redis) {
 			rl, s = append(rl, p.Load), append(s, p.Redis)
 		}
 	}
 	var err error
-	if c.Generator, err = fit(gen, g, []Term{Fixed, PerRequest}); err != nil {
-		return c, fmt.Errorf("the generator's costs: %w", err)
-	}
 	if c.Replica, err = fit(rep, r, []Term{Fixed, PerRequest, PerPastBudget}); err != nil {
 		return c, fmt.Errorf("the replica's costs: %w", err)
 	}
@@ -174,7 +169,37 @@ func FitCosts(ins []Input, name string, builtin bool) (Costs, error) {
 		}
 		c.HasRedis = true
 	}
+	// The generator last: its cost a request is fitted beside what the replica and Redis
+	// are fitted to keep busy at each run's load, the one figure a plan can read it at.
+	var gen []Load
+	var g []float64
+	for i := range c.Points {
+		p := &c.Points[i]
+		p.Load.Beside = c.beside(p.Load)
+		gen, g = append(gen, Load{Rate: p.Load.Rate, Beside: p.Load.Beside}), append(g, p.Generator)
+	}
+	if c.Generator, err = fit(gen, g, []Term{Fixed, PerRequest, PerRequestBeside}); err != nil {
+		return c, fmt.Errorf("the generator's costs: %w", err)
+	}
 	return c, nil
+}
+
+// besideWhat names the processes beside is the busy cores of.
+func (c Costs) besideWhat() string {
+	if c.HasRedis {
+		return "replica and Redis"
+	}
+	return "the replica"
+}
+
+// beside is the busy cores the replica and Redis are fitted to at one node's load l: the
+// processes that shared the slice's machine with its generator.
+func (c Costs) beside(l Load) float64 {
+	b := c.Replica.At(l)
+	if c.HasRedis {
+		b += c.Redis.At(l)
+	}
+	return b
 }
 
 // nodeLoad is what one node of nodes is sent at rate from clients: the share of its
@@ -184,7 +209,9 @@ func (c Costs) nodeLoad(rate float64, clients, nodes int) (Load, error) {
 	if err != nil {
 		return Load{}, fmt.Errorf("the traffic at one replica (%s req/s from %s clients): %w", result.Rate(rate), result.Rate(float64(clients)), err)
 	}
-	return Load{Rate: rate, Past: past}, nil
+	l := Load{Rate: rate, Past: past}
+	l.Beside = c.beside(l)
+	return l, nil
 }
 
 // Cost is one fitted cost and where it came from.
@@ -249,9 +276,14 @@ func Make(c Costs, ask Ask) (Plan, error) {
 	// The generator: a fixed part each shard process, the rest a request sent.
 	g := c.Generator
 	gFixed := g.Coefficient(Fixed)
-	gReq := g.At(Load{Rate: ask.Rate}) - gFixed
+	// Its cost a request is read beside a replica's share of the fleet's replica and Redis
+	// cores, as the slice runs had it beside them: one replica's share on their machine.
+	gReq := g.At(Load{Rate: ask.Rate, Beside: p.Load.Beside}) - gFixed
 	gen := Part{Name: "generator shards", Count: 1, Note: "one harness attack process a core (--shards)",
 		Costs: []Cost{{g.String(), fitted(g, "harness CPU (/proc) a shard")}}}
+	if g.Coefficient(PerRequestBeside) > 0 {
+		gen.Note += fmt.Sprintf("; a request's cost read beside %.2f busy cores of %s, a replica's share", p.Load.Beside, c.besideWhat())
+	}
 	for {
 		gen.Busy = float64(gen.Count)*gFixed + gReq
 		n := max(1, int(math.Ceil(gen.Busy/ask.Utilisation)))
@@ -575,7 +607,7 @@ func CheckAgainst(c Costs, other Input) (Check, error) {
 		}
 		ch.Parts = append(ch.Parts, k)
 	}
-	add("generator", c.Generator.At(Load{Rate: load.Rate}), pt.Generator)
+	add("generator", c.Generator.At(Load{Rate: load.Rate, Beside: load.Beside}), pt.Generator)
 	add("replica", c.Replica.At(load), pt.Replica)
 	if c.HasRedis {
 		add("Redis", c.Redis.At(load), pt.Redis)
@@ -613,6 +645,13 @@ func WriteCheck(w io.Writer, ch Check) error {
 		return err
 	}
 	fmt.Fprintf(w, "requests past a budget: %.2f %% as the plan counts this traffic; the run's store made %.4f round trips a request\n", 100*ch.Load.Past, o.StoreCalls)
+	if ch.Costs.Generator.Coefficient(PerRequestBeside) > 0 {
+		measured := o.Replica
+		if !math.IsNaN(o.Redis) {
+			measured += o.Redis
+		}
+		fmt.Fprintf(w, "the generator's cost a request read beside %.3f busy cores of %s, as fitted; the run measured %.3f\n", ch.Load.Beside, ch.Costs.besideWhat(), measured)
+	}
 	if o.Late > 0 {
 		fmt.Fprintf(w, "note: %s was sent late (generator p99 lateness %v) but in full\n", o.File, o.Late.Round(time.Millisecond))
 	}

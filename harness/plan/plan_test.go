@@ -13,9 +13,10 @@ import (
 )
 
 // truth are the costs the synthetic slice runs below are made of: busy cores = fixed + a
-// cost a request + a cost a request past a budget.
-var truth = struct{ gen0, gen1, rep0, rep1, rep2, red0, red2 float64 }{
-	gen0: 0.05, gen1: 100e-6, rep0: 0.02, rep1: 40e-6, rep2: 300e-6, red0: 0.004, red2: 60e-6,
+// cost a request + a cost a request past a budget; the generator's a cost a request and one
+// a request for each core the replica and Redis keep busy beside it.
+var truth = struct{ gen0, gen1, gen2, rep0, rep1, rep2, red0, red2 float64 }{
+	gen0: 0.05, gen1: 100e-6, gen2: 20e-6, rep0: 0.02, rep1: 40e-6, rep2: 300e-6, red0: 0.004, red2: 60e-6,
 }
 
 // run is a slice run of the bounded design at rate from clients at node 0 of 8, whose busy
@@ -28,9 +29,9 @@ func run(t *testing.T, rate float64, clients int) Input {
 		t.Fatal(err)
 	}
 	n := int(12 * rate)
-	gen := truth.gen0 + truth.gen1*rate
 	rep := truth.rep0 + truth.rep1*rate + truth.rep2*rate*past
 	red := truth.red0 + truth.red2*rate*past
+	gen := truth.gen0 + truth.gen1*rate + truth.gen2*rate*(rep+red)
 	b := result.Bench{Commit: "abc123", Cores: 2, StartedAt: time.Unix(int64(rate)+int64(clients), 0),
 		Slice: &result.SliceBench{Traffic: tr, Rate: rate, StoreCPU: 0.125, Systems: []result.FleetBench{{Name: "bounded",
 			Steady:    &result.Step{Rate: rate, Achieved: rate, Duration: 12 * time.Second, Requests: n, Answered: n, Sustained: true, Seed: 7},
@@ -66,7 +67,7 @@ func TestFitCostsRecoversEveryPart(t *testing.T) {
 		f    Fit
 		want map[Term]float64
 	}{
-		{"generator", c.Generator, map[Term]float64{Fixed: truth.gen0, PerRequest: truth.gen1}},
+		{"generator", c.Generator, map[Term]float64{Fixed: truth.gen0, PerRequest: truth.gen1, PerRequestBeside: truth.gen2}},
 		{"replica", c.Replica, map[Term]float64{Fixed: truth.rep0, PerRequest: truth.rep1, PerPastBudget: truth.rep2}},
 		{"Redis", c.Redis, map[Term]float64{Fixed: truth.red0, PerPastBudget: truth.red2}},
 	} {
@@ -107,6 +108,17 @@ func TestFitKeepsOnlyWhatTheRunsShow(t *testing.T) {
 		{"a load the runs hardly span", []Load{{Rate: 1000, Past: 0.0732}, {Rate: 3000, Past: 0.0244}, {Rate: 5000, Past: 0.01464}},
 			[]float64{0.014, 0.020, 0.016}, []Term{Fixed, PerPastBudget}, []Term{PerPastBudget},
 			[]float64{(1/0.014 + 1/0.020 + 1/0.016) / (73.2 * (1/0.014/0.014 + 1/0.020/0.020 + 1/0.016/0.016))}},
+		// The generator's cost a request where the replica and Redis beside it keep 0.1, 0.2
+		// and 0.4 cores busy: 100 us a request for each busy core beside it, less 10 us a
+		// request; the cost a request that falls is left out.
+		{"a cost a request that falls beside the cores beside it", []Load{{Rate: 1000, Beside: 0.1}, {Rate: 2000, Beside: 0.2}, {Rate: 3000, Beside: 0.4}},
+			[]float64{0.10, 0.12, 0.19}, []Term{Fixed, PerRequest, PerRequestBeside}, []Term{Fixed, PerRequestBeside}, nil},
+		// Two runs cannot tell a cost beside the other parts' cores from a cost a request: it
+		// goes first, and they give a fixed part and a cost a request.
+		{"two runs and the cores beside them", []Load{{Rate: 1000, Beside: 0.1}, {Rate: 3000, Beside: 0.3}}, []float64{0.15, 0.35},
+			[]Term{Fixed, PerRequest, PerRequestBeside}, []Term{Fixed, PerRequest}, []float64{0.05, 100e-6}},
+		{"the cores beside it", []Load{{Rate: 1000, Beside: 0.1}, {Rate: 2000, Beside: 0.2}, {Rate: 3000, Beside: 0.4}},
+			[]float64{0.11, 0.14, 0.22}, []Term{Fixed, PerRequestBeside}, []Term{Fixed, PerRequestBeside}, []float64{0.1, 100e-6}},
 		// Least squares on the relative error: c = Σ(x/y) / Σ(x/y)², not Σxy / Σx².
 		{"the relative error", []Load{{Rate: 1000}, {Rate: 2000}, {Rate: 3000}}, []float64{0.1, 0.2, 0.6}, []Term{PerRequest}, []Term{PerRequest}, []float64{2.5e4 / 2.25e8}},
 	} {
@@ -207,14 +219,19 @@ func TestMakeSizesEveryPartForItsBalancer(t *testing.T) {
 		if p.ClientsAt != clients || math.Abs(p.Load.Past-past) > 1e-12 {
 			t.Errorf("sticky %v: %d clients at a replica, %.4f past, want %d and %.4f", sticky, p.ClientsAt, p.Load.Past, clients, past)
 		}
-		// 7 shards: 7 × 0.05 fixed + 40,000 × 100 us = 4.35 busy cores, under 70 % of 7.
+		// 7 shards: 7 × 0.05 fixed + 40,000 × (100 us + 20 us for each core a replica and
+		// Redis's share keep busy at a replica's load) = 4.54 or 4.76 busy cores, under 70 % of 7.
 		each := truth.rep0 + truth.rep1*5000 + truth.rep2*5000*past
+		beside := each + truth.red0 + truth.red2*5000*past
+		if math.Abs(p.Load.Beside-beside) > 1e-9 || !strings.Contains(p.Parts[0].Note, fmt.Sprintf("read beside %.2f busy cores", beside)) {
+			t.Errorf("sticky %v: the generator read beside %.4f busy cores (%s), want %.4f", sticky, p.Load.Beside, p.Parts[0].Note, beside)
+		}
 		want := []struct {
 			name  string
 			count int
 			busy  float64
 		}{
-			{"generator shards", 7, 7*truth.gen0 + truth.gen1*40_000},
+			{"generator shards", 7, 7*truth.gen0 + 40_000*(truth.gen1+truth.gen2*beside)},
 			{"replicas", 8, 8 * each},
 			{"Redis", 1, 8*truth.red0 + truth.red2*40_000*past},
 		}
@@ -359,6 +376,7 @@ func TestCheckAgainstARunSaysWithinOrOutside(t *testing.T) {
 		{"the replica costs a quarter more", func(b *result.Bench) { b.Slice.Systems[0].Replica.Cores *= 1.25 }, []string{"replica"}},
 		{"Redis is twice as busy", func(b *result.Bench) { b.Slice.Systems[0].StoreCPU.Percent *= 2 }, []string{"Redis"}},
 		{"the generator costs 14 % less", func(b *result.Bench) { b.Slice.Systems[0].Generator.Cores /= 1.14 }, nil},
+		{"the generator costs a quarter more", func(b *result.Bench) { b.Slice.Systems[0].Generator.Cores *= 1.25 }, []string{"generator"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			other := run(t, 4000, 25_000)

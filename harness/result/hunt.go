@@ -109,7 +109,17 @@ type HuntRound struct {
 	// overlap: the burst rate, lowered after a round whose variants fell behind.
 	Pace     float64     `json:"pace"`
 	Lateness Percentiles `json:"lateness"`
-	Error    string      `json:"error,omitempty"`
+	// Store is what the fleet's replicas said of their store over the round; nil when the
+	// system exposes no such metrics (a target file's limiter) or they could not be read.
+	Store *HuntStore `json:"store,omitempty"`
+	Error string     `json:"error,omitempty"`
+}
+
+// HuntStore is the fleet's store calls that timed out and decisions made without the store
+// over one round (every replica's metrics, read before and after it).
+type HuntStore struct {
+	Timeouts float64 `json:"store_timeouts"`
+	Degraded float64 `json:"degraded_decisions"`
 }
 
 // HuntFault is a round's store fault: as planned (From, To) and as made (Timing).
@@ -191,12 +201,12 @@ func (f HuntFamily) Verdict() string {
 	case f.GeneratorBound:
 		return "not measured: every variant was generator-bound"
 	case f.Breaks && f.Kind == "at-limit":
-		return fmt.Sprintf("BREAKS: %d false rejects of a client within its limit", w.FalseRejects) + w.otherFailures()
+		return fmt.Sprintf("BREAKS: %d false rejects of a client within its limit", w.FalseRejects) + w.otherFailures() + w.storeNote()
 	case f.Breaks && f.Kind == "fault":
 		return fmt.Sprintf("BREAKS: x%.3f while the store was away (bound x%d), x%.3f after it returned (bound x1.1), %d errors while it was away, %d false rejects",
 			w.Overshoot, f.replicas(), w.AfterRecovery, w.ErrorsInFault, w.FalseRejects) + w.otherFailures()
 	case f.Breaks:
-		return fmt.Sprintf("BREAKS: x%.3f the limit in one window, %d false rejects", w.Overshoot, w.FalseRejects) + w.otherFailures()
+		return fmt.Sprintf("BREAKS: x%.3f the limit in one window, %d false rejects", w.Overshoot, w.FalseRejects) + w.otherFailures() + w.storeNote()
 	case f.Kind == "at-limit":
 		return fmt.Sprintf("holds: 0 false rejects (%d rejected)", w.Rejected)
 	case f.Kind == "fault":
@@ -226,6 +236,18 @@ func (v HuntVariant) otherFailures() string {
 		return ""
 	}
 	return "; also failed: " + out
+}
+
+// storeNote says, for a variant that refused a client within its limit, what the fleet's
+// store did in its round: "; its round: 3 store calls timed out, 0 decisions with the store
+// down" (a node whose store call timed out decides that call's requests alone, up to its
+// share of the limit); empty when it refused no such client or the store was not read.
+func (v HuntVariant) storeNote() string {
+	if v.FalseRejects == 0 || v.Store == nil {
+		return ""
+	}
+	return fmt.Sprintf("; its round: %s store calls timed out, %s decisions with the store down",
+		Number(v.Store.Timeouts), Number(v.Store.Degraded))
 }
 
 func (f HuntFamily) replicas() int {
@@ -275,6 +297,10 @@ type HuntVariant struct {
 	// Clocks are both promises on both clocks; Overshoot and FalseRejects are the gated
 	// clock's. Nil in a hunt written before they were counted.
 	Clocks *Clocks `json:"clocks,omitempty"`
+	// Store is the fleet's store over the variant's round (HuntRound.Store): a refusal of a
+	// client within its limit while nodes decided without their store is the design's
+	// fallback at work, a refusal with none is not; nil when not read.
+	Store *HuntStore `json:"store,omitempty"`
 }
 
 // HuntParam is one parameter's value.

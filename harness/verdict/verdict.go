@@ -212,10 +212,8 @@ func afterRecoveryCheck(j Judging, ev Evidence) result.Check {
 		}
 	}
 	if probes == 0 {
-		c := accounting.NewCheck("overshoot after recovery", 0, accounting.OpAtMost, j.Gates.MaxOvershoot,
-			"not measured: no probe with a limit sent in this run, so no client's acceptances after the recovery grace can be read")
-		c.NotMeasured = true
-		return c
+		return accounting.NotMeasuredCheck("overshoot after recovery", accounting.OpAtMost, j.Gates.MaxOvershoot,
+			"no probe with a limit sent in this run, so no client's acceptances after the recovery grace can be read")
 	}
 	return accounting.NewCheck("overshoot after recovery", worst, accounting.OpAtMost, j.Gates.MaxOvershoot, who)
 }

@@ -12,6 +12,7 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
 	"github.com/edgeproof/rlharness/internal/redistest"
@@ -94,6 +95,17 @@ func TestStoreTimeoutFollowsTheLink(t *testing.T) {
 			}
 			if got := g.syncTimeout(); got < tt.wantAtLeast || got > tt.wantAtMost {
 				t.Errorf("sync timeout %v after the syncs, want %v to %v", got, tt.wantAtLeast, tt.wantAtMost)
+			}
+			// The replica's metrics say the limits as they stand.
+			cs := g.collectors()
+			if got, want := testutil.ToFloat64(cs[0]), g.syncTimeout().Seconds(); got != want {
+				t.Errorf("rlreplica_store_timeout_seconds %v, want the sync timeout %v", got, want)
+			}
+			if got, want := testutil.ToFloat64(cs[1]), g.follow(g.wait).Seconds(); got != want {
+				t.Errorf("rlreplica_store_wait_seconds %v, want the decision wait %v", got, want)
+			}
+			if tt.follow && tt.addr == far && testutil.ToFloat64(cs[0]) <= timeout.Seconds() {
+				t.Errorf("rlreplica_store_timeout_seconds %v on a far link: want it past the configured %v", testutil.ToFloat64(cs[0]), timeout)
 			}
 			// A decision keeps the store wait, unless the link is longer than it allows.
 			if got := g.follow(g.wait); got < wait || got > followCeiling*wait {

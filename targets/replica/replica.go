@@ -140,6 +140,7 @@ func New(cfg Config, rules *Rules, opts ...Option) (*Replica, error) {
 	if cfg.Mode == limiters.ModeDelayed && cfg.Design == DesignBounded {
 		r.guard.followLink() // its store timeout and wait follow the link to the store
 	}
+	r.m.reg.MustRegister(r.guard.collectors()...)
 	switch cfg.Mode {
 	case limiters.ModeCentral:
 		r.rdb = newRedisClient(cfg.Redis, cfg.StoreTimeout, 0)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/sony/gobreaker/v2"
@@ -231,6 +232,23 @@ func (g *storeGuard) syncTimeout() time.Duration {
 		d = min(max(d, time.Duration(g.backoff.Load())), g.ceiling)
 	}
 	return d
+}
+
+// collectors are the guard's limits as they stand, for the replica's metrics: what a sync
+// (and, outside the bounded design, every store call) waits now, and what a bounded
+// decision waits now, each in seconds. Where the guard follows the link they move with the
+// store's measured round trip; elsewhere they are the configured figures.
+func (g *storeGuard) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "rlreplica_store_timeout_seconds",
+			Help: "How long a store call other than a bounded decision waits now before it counts as timed out: --store-timeout, or in the bounded design that timeout as it follows the link (2 x the smoothed call time + 4 x its deviation, at least the backoff after syncs that timed out, at most 4 store waits).",
+		}, func() float64 { return g.syncTimeout().Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "rlreplica_store_wait_seconds",
+			Help: "How long a decision waits now for its store call before the replica decides alone: the bounded design's --store-wait as it follows the link; --store-timeout in the other modes.",
+		}, func() float64 { return g.follow(g.wait).Seconds() }),
+	}
 }
 
 // roundTrips follows the time of successful store calls: the smoothed time and its mean

@@ -18,7 +18,8 @@ func newPlanCmd() *cobra.Command {
 		Short: "Size a fleet from one replica's measured share: cores for the generator, the replicas and Redis",
 		Long: `Fits each part's busy cores, as measured by harness bench --slice at several rates, to a fixed
 part plus a cost a request (the replica's and Redis's also a cost a request past a node's budget:
-the bounded design's store calls, counted on the traffic a replica is sent), and prints the cores
+the bounded design's store calls, counted on the traffic a replica is sent; the generator's also a
+cost a request for each busy core the replica and Redis keep beside it), and prints the cores
 each part of a fleet needs at --rate over --replicas for --clients clients: the generator's shards
 (the harness's own CPU), the replicas (the replica process's CPU, /proc), Redis (INFO cpu; past one
 busy core, Redis Cluster masters), each sized to keep at most --utilisation of its cores busy,

@@ -1,0 +1,35 @@
+package result
+
+import (
+	"strings"
+	"testing"
+)
+
+// A family's verdict says what the store did in the round of a variant that refused a
+// client within its limit, and nothing of it where none was refused or it was not read.
+func TestHuntFamilyVerdictSaysTheRoundsStore(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		falseRejects int
+		store        *HuntStore
+		want, absent string
+	}{
+		{"refused in a round with timeouts", 1, &HuntStore{Timeouts: 3, Degraded: 0},
+			"; its round: 3 store calls timed out, 0 decisions with the store down", ""},
+		{"refused, store not read", 1, nil, "BREAKS: x1.000 the limit in one window, 1 false rejects", "its round"},
+		{"none refused", 0, &HuntStore{Timeouts: 3}, "BREAKS: x1.200 the limit in one window, 0 false rejects", "its round"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			over := 1.0
+			if tc.falseRejects == 0 {
+				over = 1.2
+			}
+			f := HuntFamily{Name: "window-apart-herd", Kind: "attack", Breaks: true,
+				Worst: &HuntVariant{Overshoot: over, FalseRejects: tc.falseRejects, Store: tc.store}}
+			got := f.Verdict()
+			if !strings.Contains(got, tc.want) || tc.absent != "" && strings.Contains(got, tc.absent) {
+				t.Errorf("verdict %q: want %q in it and not %q", got, tc.want, tc.absent)
+			}
+		})
+	}
+}
