@@ -550,6 +550,10 @@ func containsVariant(vs []Variant, v Variant) bool {
 func (e *engine) afterLearning() {
 	for i := range e.search.Families() {
 		f, _ := e.search.Family(i)
+		if f.NeedsFar && len(e.cfg.Env.Far) == 0 {
+			e.search.Stop(i, "no far zone to aim at: hunt on a topology (--zones, --topology, a target file's topology:)")
+			continue
+		}
 		if !f.NeedsTicks || e.learned.ticks != nil {
 			continue
 		}

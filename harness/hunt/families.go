@@ -25,13 +25,15 @@ const (
 	FamilyAtLimitSpread = "at-limit-spread"
 	FamilyWindowApart   = "window-apart"
 	FamilyWindowHerd    = "window-apart-herd"
+	FamilyPartitionEdge = "partition-edge"
+	FamilyFarClient     = "far-zone-client"
 )
 
 // Families are every family of aimed traffic, in the order the report lists them: the
 // default set, then those hunted only when named (Family.ByName).
 func Families() []Family {
 	return []Family{edge(), refill(), sliceDrop(), spread(), fresh(), syncTick(), storeFault(), atLimitPaced(), atLimitBursts(),
-		atLimitSpread(), windowApart(), windowApartHerd()}
+		atLimitSpread(), windowApart(), windowApartHerd(), partitionEdge(), farClient()}
 }
 
 // DefaultFamilies are the families hunted when none is named.
@@ -443,6 +445,84 @@ func windowApartHerd() Family {
 			}
 			slices.SortStableFunc(s.Requests, func(a, b schedule.Request) int { return cmp.Compare(a.At, b.At) })
 			return Part{Schedule: s, Period: e.Slice()}, s.Validate()
+		},
+	}
+}
+
+// partitionEdge aims at the two instants a partition of the far zone changes what its
+// replicas know: its start (the cut replicas learning, with calls in flight, that the store
+// is gone) and its heal (the cut replicas back, with what they admitted alone). A burst at
+// offset from the instant, over every replica or the far zone's only, then twice the limit
+// after the recovery grace, judged as a fault round is. Only on a topology (Env.Far).
+func partitionEdge() Family {
+	return Family{
+		Name: FamilyPartitionEdge, Kind: Fault, ByName: true, NeedsFar: true,
+		Doc: "share × limit at offset from the far zone's partition's start (edge 0) or heal (edge 1), over every replica (zone 0) or the far zone's (zone 1), then twice the limit after the recovery grace",
+		Space: func(e Env) []ParamSpec {
+			return []ParamSpec{
+				{Name: "edge", Lo: 0, Hi: 1, Points: 2, Integer: true},
+				{Name: "offset", Unit: "ms", Lo: -ms(e.Slice() / 2), Hi: ms(e.Slice() / 2), Points: 3},
+				{Name: "share", Unit: "× limit", Lo: 1, Hi: float64(max(1, len(e.Far))) + 1, Points: 2},
+				{Name: "zone", Lo: 0, Hi: 1, Points: 2, Integer: true},
+			}
+		},
+		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
+			o := e.Outage
+			switch {
+			case len(e.Far) == 0:
+				return Part{}, fmt.Errorf("%s: no far zone: hunt on a topology (--zones)", FamilyPartitionEdge)
+			case o.To <= o.From:
+				return Part{}, fmt.Errorf("%s: no partition in this round", FamilyPartitionEdge)
+			}
+			at := o.From
+			if v[0] == 1 {
+				at = o.To
+			}
+			at += fromMS(v[1])
+			n := int(math.Round(v[2] * float64(e.Limit)))
+			var b builder
+			if v[3] == 1 {
+				b.burstOver(at, spanFor(n, e.MaxRate), n, e.Far)
+			} else {
+				b.burst(at, spanFor(n, e.MaxRate), n, 0, e.Replicas)
+			}
+			b.burst(o.To+e.Grace+e.Slice(), spanFor(2*e.Limit, e.MaxRate), 2*e.Limit, n, e.Replicas)
+			return b.part(e.client(FamilyPartitionEdge), 0, e.Slice())
+		},
+	}
+}
+
+// farClient is a client that sends only to the far zone: a fresh client's share × limit to
+// each of the far zone's replicas, interleaved (order 0) or replica after replica (order 1).
+// Replicas that wait a long round trip for their store, or stop waiting for it, are where
+// such a client gets more than its limit. Only on a topology (Env.Far).
+func farClient() Family {
+	return Family{
+		Name: FamilyFarClient, Kind: Attack, ByName: true, NeedsFar: true,
+		Doc: "a fresh client sends share × limit to each replica of the far zone only, interleaved (order 0) or replica after replica (order 1)",
+		Space: func(e Env) []ParamSpec {
+			return []ParamSpec{
+				{Name: "share", Unit: "× limit per replica", Lo: 0.5, Hi: 1, Points: 2},
+				rateSpec(e, 1, time.Second, 2),
+				{Name: "order", Lo: 0, Hi: 1, Points: 2, Integer: true},
+			}
+		},
+		Build: func(e Env, v []float64, _ *rand.Rand) (Part, error) {
+			if len(e.Far) == 0 {
+				return Part{}, fmt.Errorf("%s: no far zone: hunt on a topology (--zones)", FamilyFarClient)
+			}
+			n := max(1, int(math.Round(v[0]*float64(e.Limit))))
+			t0 := e.Slice() / 2
+			var b builder
+			if v[2] == 0 {
+				b.burstOver(t0, spanFor(n*len(e.Far), v[1]), n*len(e.Far), e.Far)
+			} else {
+				each := spanFor(n, v[1])
+				for k, j := range e.Far {
+					b.burstTo(t0+time.Duration(k)*each, each, n, j)
+				}
+			}
+			return b.part(e.client(FamilyFarClient), e.Slice(), e.Slice())
 		},
 	}
 }

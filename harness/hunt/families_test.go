@@ -11,6 +11,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
+	"github.com/edgeproof/rlharness/harness/topology"
 )
 
 // testEnv is modelEnv with what the learning step and a fault round give a family.
@@ -22,6 +23,7 @@ func testEnv() Env {
 		e.Ticks[i] *= time.Millisecond
 	}
 	e.Outage = result.Interval{From: 2 * time.Second, To: 8 * time.Second}
+	e.Far = []int{4, 5, 6, 7}
 	return e
 }
 
@@ -177,5 +179,103 @@ func TestPlaceSpreadsTheLoad(t *testing.T) {
 	wantPlaced := []bool{true, true, false, true, false, true}
 	if !slices.Equal(shift, wantShift) || !slices.Equal(placed, wantPlaced) {
 		t.Errorf("shift %v placed %v, want %v %v", shift, placed, wantShift, wantPlaced)
+	}
+}
+
+// The zone families keep their aim: every request of a far-zone client goes to a replica of
+// the far zone, the limit to each of them; a partition-edge burst starts at its offset from the
+// partition's start or heal, on the far zone's replicas when asked, and its recovery burst
+// after the grace. Without a far zone or a partition they say so instead of aiming elsewhere.
+func TestZoneFamiliesAim(t *testing.T) {
+	env := testEnv()
+	ms := time.Millisecond
+	far := map[int16]bool{4: true, 5: true, 6: true, 7: true}
+	for _, order := range []float64{0, 1} {
+		p, err := farClient().Build(env, []float64{1, 2000, order}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[int16]int{}
+		for _, r := range p.Schedule.Requests {
+			if !far[r.Replica] {
+				t.Fatalf("order %v: a request to replica %d, outside the far zone %v", order, r.Replica, env.Far)
+			}
+			per[r.Replica]++
+		}
+		if len(per) != 4 || per[4] != env.Limit || per[7] != env.Limit {
+			t.Errorf("order %v: requests per far replica %v, want the limit %d to each of 4", order, per, env.Limit)
+		}
+	}
+	for _, tc := range []struct {
+		edge, offset, zone float64
+		first              time.Duration
+	}{
+		{0, -100, 0, env.Outage.From - 100*ms}, // just before the cut
+		{0, 250, 1, env.Outage.From + 250*ms},
+		{1, 0, 1, env.Outage.To}, // at the heal
+		{1, -250, 0, env.Outage.To - 250*ms},
+	} {
+		p, err := partitionEdge().Build(env, []float64{tc.edge, tc.offset, 2, tc.zone}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := p.Schedule.Requests
+		n := 2 * env.Limit
+		if len(rs) != n+2*env.Limit || rs[0].At != tc.first {
+			t.Errorf("edge %v offset %v: %d requests from %v, want %d from %v", tc.edge, tc.offset, len(rs), rs[0].At, n+2*env.Limit, tc.first)
+			continue
+		}
+		for _, r := range rs[:n] {
+			if tc.zone == 1 && !far[r.Replica] {
+				t.Errorf("edge %v zone 1: a burst request to replica %d, outside the far zone", tc.edge, r.Replica)
+				break
+			}
+		}
+		if tc.zone == 0 && p.Schedule.Replicas() != env.Replicas {
+			t.Errorf("edge %v zone 0: the burst reaches %d replicas, want all %d", tc.edge, p.Schedule.Replicas(), env.Replicas)
+		}
+		if after := env.Outage.To + env.Grace; rs[n].At <= after {
+			t.Errorf("edge %v: the recovery burst at %v, not after the grace (%v)", tc.edge, rs[n].At, after)
+		}
+	}
+	none := env
+	none.Far = nil
+	if _, err := farClient().Build(none, []float64{1, 2000, 0}, nil); err == nil {
+		t.Error("far-zone-client without a far zone: no error")
+	}
+	if _, err := partitionEdge().Build(none, []float64{0, 0, 2, 0}, nil); err == nil {
+		t.Error("partition-edge without a far zone: no error")
+	}
+	none = env
+	none.Outage = result.Interval{}
+	if _, err := partitionEdge().Build(none, []float64{0, 0, 2, 0}, nil); err == nil {
+		t.Error("partition-edge without a partition: no error")
+	}
+}
+
+// --fault partition cuts the farthest zone: a hunt without zones is refused with what to give,
+// one with zones (or a target file's topology) is let through.
+func TestRunConfigPartitionNeedsZones(t *testing.T) {
+	zones, err := topology.Parse("near:4:0.5ms,far:4:40ms±10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		fault string
+		zones topology.Topology
+		ok    bool
+	}{
+		{result.FaultPartition, topology.Topology{}, false},
+		{result.FaultPartitionBlackhole, topology.Topology{}, false},
+		{result.FaultPartition, zones, true},
+		{result.FaultLinkSlow, zones, false}, // not a fault round's: the families aim at an outage
+		{result.FaultStop, topology.Topology{}, true},
+	} {
+		rc := RunConfig{Fault: tc.fault, MaxRate: 1500}
+		rc.Load.Spec.TimeScale, rc.Load.Zones = 0.2, tc.zones
+		_, err := rc.check()
+		if (err == nil) != tc.ok {
+			t.Errorf("--fault %s, zones %q: err %v, want ok %v", tc.fault, tc.zones, err, tc.ok)
+		}
 	}
 }

@@ -55,6 +55,9 @@ type Env struct {
 	// applies again (loadtest's recovery grace).
 	Outage result.Interval
 	Grace  time.Duration
+	// Far are the replicas of the topology's farthest zone (--zones: the zone the link faults
+	// hit), in node order; nil without a topology. The zone families aim at them.
+	Far []int
 }
 
 // Slice is a slice of the window: Window / Slices.
@@ -77,6 +80,8 @@ func (e Env) check() error {
 		return fmt.Errorf("the generator's burst rate must be > 0 requests/s (got %v)", e.MaxRate)
 	case e.Ticks != nil && len(e.Ticks) != e.Replicas:
 		return fmt.Errorf("%d sync ticks learned for %d replicas", len(e.Ticks), e.Replicas)
+	case slices.ContainsFunc(e.Far, func(j int) bool { return j < 0 || j >= e.Replicas }):
+		return fmt.Errorf("the far zone's replicas %v are not all among the %d replicas", e.Far, e.Replicas)
 	}
 	return nil
 }
@@ -153,6 +158,9 @@ type Family struct {
 	// NeedsTicks: the family aims at the replicas' sync ticks and is not run until they are
 	// learned.
 	NeedsTicks bool
+	// NeedsFar: the family aims at the topology's far zone (Env.Far) and is stopped, saying
+	// why, on a system without one.
+	NeedsFar bool
 	// ByName: the family is hunted only when named (--families), not in the default set.
 	ByName bool
 	// Unpaced: the family's bursts are sent as fast as the generator can, so how late their
@@ -187,6 +195,14 @@ func (b *builder) burst(from, span time.Duration, n, first, replicas int) {
 	for i := range n {
 		b.at = append(b.at, from+time.Duration(float64(span)*float64(i)/float64(n)))
 		b.replica = append(b.replica, int16((first+i)%replicas))
+	}
+}
+
+// burstOver adds n requests evenly over [from, from+span), to the given replicas in turn.
+func (b *builder) burstOver(from, span time.Duration, n int, replicas []int) {
+	for i := range n {
+		b.at = append(b.at, from+time.Duration(float64(span)*float64(i)/float64(n)))
+		b.replica = append(b.replica, int16(replicas[i%len(replicas)]))
 	}
 }
 

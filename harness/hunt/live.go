@@ -54,8 +54,9 @@ type RunConfig struct {
 	Pressure         int
 	PressureShare    float64
 	PressureRequests int
-	// Fault is the fault rounds' store fault: result.FaultStop (default) or FaultPause;
-	// "none" runs no fault round.
+	// Fault is the fault rounds' store fault: result.FaultStop (default) or FaultPause, or
+	// on a topology FaultPartition or FaultPartitionBlackhole (the farthest zone cut from the
+	// store); "none" runs no fault round.
 	Fault    string
 	OutDir   string
 	Commit   string
@@ -73,8 +74,13 @@ func (rc *RunConfig) check() ([]Family, error) {
 	case "":
 		rc.Fault = result.FaultStop
 	case result.FaultStop, result.FaultPause, FaultNone:
+	case result.FaultPartition, result.FaultPartitionBlackhole:
+		if rc.Load.Zones.IsZero() && !slices.ContainsFunc(rc.Load.Targets, func(t *target.Target) bool { return t != nil && !t.Topology.IsZero() }) {
+			return nil, fmt.Errorf("--fault %s cuts the farthest zone from the store: give the zones (--zones, --topology or a target file's topology:)", rc.Fault)
+		}
 	default:
-		return nil, fmt.Errorf("--fault %q: use %s, %s or %s", rc.Fault, result.FaultStop, result.FaultPause, FaultNone)
+		return nil, fmt.Errorf("--fault %q: use %s, %s, on a topology %s or %s, or %s", rc.Fault, result.FaultStop, result.FaultPause,
+			result.FaultPartition, result.FaultPartitionBlackhole, FaultNone)
 	}
 	if err := schedule.CheckTimeScale(rc.Load.Spec.TimeScale); err != nil {
 		return nil, err
@@ -227,7 +233,7 @@ func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Targ
 	cfg := Config{
 		System: sys.Name(), Design: out.Design, TimeScale: sys.TimeScale(),
 		Env: Env{Limit: sys.Limit(), Window: sys.Window(), Slices: limiters.DefaultSlices, Replicas: sys.Replicas(),
-			Interval: sys.SyncInterval(), MaxRate: rc.MaxRate, Grace: grace},
+			Interval: sys.SyncInterval(), MaxRate: rc.MaxRate, Grace: grace, Far: sys.FarReplicas()},
 		Families: fams, Budget: rc.Budget, Requests: rc.Requests, Coarse: rc.Coarse, Levels: rc.Levels, Seed: rc.Seed,
 		Pressure: rc.Pressure, PressureShare: rc.PressureShare, PressureRequests: rc.PressureRequests,
 		Fault: rc.Fault, Outage: outage, Gates: sys.Gates(), Judging: sys.Judging(),
@@ -237,6 +243,8 @@ func huntSystem(ctx context.Context, rc RunConfig, fams []Family, t *target.Targ
 		cfg.Fault, cfg.NoFault = "", "--fault none"
 	} else if ok, why := sys.Faultable(); !ok {
 		cfg.Fault, cfg.NoFault = "", why
+	} else if result.LinkFault(rc.Fault) && len(cfg.Env.Far) == 0 {
+		cfg.Fault, cfg.NoFault = "", rc.Fault+" needs a topology, and "+sys.Name()+" runs on none"
 	}
 	snd := liveSender{sys: sys}
 	if t == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/topology"
 	"github.com/edgeproof/rlharness/harness/verdict/outcome"
 )
 
@@ -78,15 +79,20 @@ func huntWhy(h result.Hunt) string {
 // replayFlags are the flags a replay of a system's schedule needs besides the file: the
 // target file, or the built-in replica's design.
 func replayFlags(s result.HuntSystem) string {
+	// A hunt on a topology replays on it: a partition round's schedule cuts its far zone.
+	zones := ""
+	if len(s.Conditions.Zones) > 0 {
+		zones = "--zones '" + topology.Topology{Zones: s.Conditions.Zones}.String() + "' "
+	}
 	switch {
 	case s.System != "replica" && s.TargetFile != "":
-		return "--target " + s.TargetFile + " "
+		return "--target " + s.TargetFile + " " + zones
 	case s.System != "replica":
-		return "--target <" + s.System + "'s target file> "
+		return "--target <" + s.System + "'s target file> " + zones
 	case s.Design != "":
-		return "--design " + s.Design + " "
+		return "--design " + s.Design + " " + zones
 	}
-	return ""
+	return zones
 }
 
 // storeWords is a pressure round's store load in words, empty when it was not read.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgeproof/rlharness/harness/result"
+	"github.com/edgeproof/rlharness/harness/topology"
 )
 
 // The terminal shows a family's worst variant on both clocks, the gated one first, so the
@@ -36,5 +37,23 @@ func TestWriteSummaryShowsBothClocks(t *testing.T) {
 		if !strings.Contains(out, tc.want) {
 			t.Errorf("%s: summary lacks %q:\n%s", tc.name, tc.want, out)
 		}
+	}
+}
+
+// A hunt on a topology prints replay commands on the same topology: without it, a partition
+// round's schedule has no far zone to cut.
+func TestReplayFlagsKeepTheZones(t *testing.T) {
+	zones, err := topology.Parse("near:4:0.5ms,far:4:40ms±10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := result.HuntSystem{System: "replica", Design: "bounded"}
+	s.Conditions.Zones = zones.Zones
+	if got, want := replayFlags(s), "--design bounded --zones 'near:4:500µs,far:4:40ms±10ms' "; got != want {
+		t.Errorf("replay flags %q, want %q", got, want)
+	}
+	s.Conditions.Zones = nil
+	if got := replayFlags(s); got != "--design bounded " {
+		t.Errorf("without zones: %q", got)
 	}
 }

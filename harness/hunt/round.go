@@ -249,6 +249,9 @@ func judgeVariant(sv *sentVariant, round int, env Env, fault string, recovered t
 		// The round's fault (store-stop, store-pause) with its own gates; the outage ends the
 		// grace before recovered, as measured.
 		j.Fault, j.Outage = cmp.Or(fault, result.FaultStop), result.Interval{From: env.Outage.From, To: recovered - env.Grace}
+		if result.LinkFault(j.Fault) { // the far zone cut: one limit a cut node, as loadtest's link faults
+			j.CutNodes = len(env.Far)
+		}
 		p := result.ProbeResult{ClientReport: result.ClientReport{Limit: env.Limit}}
 		for _, a := range sv.accepted {
 			p.AcceptedAt, p.AnsweredAt = append(p.AcceptedAt, a.sent), append(p.AnsweredAt, a.answered)

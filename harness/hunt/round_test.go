@@ -178,6 +178,53 @@ func TestAttackVariantJudgedByEveryCheck(t *testing.T) {
 	}
 }
 
+// A fault round on a partition of the far zone is judged with the partition's bound: one limit
+// for each cut node (the far zone's) plus the gate for the others, as loadtest judges it.
+func TestFaultVariantOnAPartitionCountsTheCutNodes(t *testing.T) {
+	const limit = 600
+	window := 12 * time.Second
+	outage := &schedule.Fault{Kind: result.FaultPartition, From: 6 * time.Second, To: 12 * time.Second}
+	env := modelEnv(8, 0)
+	env.Grace, env.Far = time.Second, []int{4, 5, 6, 7}
+	var fam Family
+	for _, f := range Families() {
+		if f.Name == FamilyPartitionEdge {
+			fam = f
+		}
+	}
+	sched := schedule.Schedule{Clients: []schedule.Client{{ID: "v", Limit: limit, Window: window, Probe: true}}, Duration: 18 * time.Second}
+	for i := range 1800 {
+		sched.Requests = append(sched.Requests, schedule.Request{At: time.Duration(i) * 10 * time.Millisecond, Replica: int16(i % 8)})
+	}
+	acc, err := accounting.New(&sched, faultWindows(outage, env.Grace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := &sentVariant{fam: fam, sched: sched, acc: acc}
+	for i, q := range sched.Requests {
+		code := uint16(429)
+		if q.At < outage.From || q.At < outage.To+env.Grace && i%2 == 0 {
+			code = 200
+			sv.accepted = append(sv.accepted, acceptance{q.At, q.At + time.Millisecond})
+		}
+		if err := acc.Add(traffic.Outcome{Index: i, Code: code, Sent: q.At, Latency: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gates := accounting.DefaultGates()
+	gates.LatenessP99 = 20 * time.Millisecond
+	h, _ := judgeVariant(sv, 1, env, result.FaultPartition, outage.To+env.Grace, verdict.Judging{Gates: gates, Replicas: 8})
+	for _, c := range h.Checks {
+		if c.Name == "overshoot during the outage" {
+			if want := 4 + gates.MaxOvershoot; c.Threshold != want {
+				t.Errorf("overshoot during the outage judged against %v, want %v (4 cut nodes + %v)", c.Threshold, want, gates.MaxOvershoot)
+			}
+			return
+		}
+	}
+	t.Errorf("no check \"overshoot during the outage\" among %d", len(h.Checks))
+}
+
 // An unpaced family is judged without the generator's checks (its lateness is what it
 // sends), by every other check; and a variant's figures are those of the clock it was gated on.
 func TestUnpacedVariantKeepsTheLimitersChecksOnly(t *testing.T) {

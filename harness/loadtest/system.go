@@ -114,6 +114,15 @@ func (s *System) Outage() (outage, grace time.Duration) {
 	return s.cfg.scaled(s.cfg.Outage), s.cfg.RecoveryGrace
 }
 
+// FarReplicas are the node indexes of the topology's farthest zone, the one a link fault
+// hits (--zones, a target file's topology); nil without a topology.
+func (s *System) FarReplicas() []int {
+	if k := s.cfg.Zones.Farthest(); k >= 0 {
+		return s.cfg.Zones.Members(k)
+	}
+	return nil
+}
+
 // Faultable says whether the harness runs the system's store, so that it can stop and pause
 // it; why says why not.
 func (s *System) Faultable() (ok bool, why string) {
@@ -141,6 +150,10 @@ func (s *System) Send(ctx context.Context, sched *schedule.Schedule, start time.
 	var armed *fault.Armed // set on the origin, when the fault's clock starts
 	if flt != nil {
 		plan := fault.Plan{Fault: flt.Kind, Member: fault.Member(flt.Kind, s.Replicas()), At: flt.From, Until: flt.To}
+		if result.LinkFault(flt.Kind) { // the farthest zone's link, as a load test's link fault
+			plan.Zone = s.cfg.farZone()
+			plan.Member = fault.ZoneMember(plan.Zone)
+		}
 		if err := plan.Check(); err != nil {
 			return nil, err
 		}

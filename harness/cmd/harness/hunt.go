@@ -84,7 +84,7 @@ rate gates on its own sends), so the hunt has no evidence for it.`,
 	f.IntVar(&rc.Levels, "refine", rc.Levels, "refinement levels after the coarse sweep (each halves the step around the worst point)")
 	f.IntVar(&rc.Pressure, "pressure", rc.Pressure, "the pressure ladder's top level: after the generator's ceiling is measured, each family's worst point is also sent unpaced by a herd of fresh clients, the top level first (its herd sized from the ceiling), then the levels below, until the bound breaks; the end says the peak reached (0: no pressure search)")
 	f.Float64Var(&rc.PressureShare, "pressure-share", rc.PressureShare, "the factor each pressure level puts on an attack's bursts (level k: share^(k-1), at most 8 limits in a window per client)")
-	f.StringVar(&rc.Fault, "fault", rc.Fault, "the store-fault family's fault: store-stop, store-pause or none")
+	f.StringVar(&rc.Fault, "fault", rc.Fault, "the fault rounds' fault (the store-fault and partition-edge families'): store-stop, store-pause, on a topology (--zones) partition or partition-blackhole (the farthest zone cut from the store), or none")
 	f.Uint64Var(&rc.Seed, "seed", rc.Load.Spec.Seed, "seed of the variants' traffic and of the coarse sweep's sample")
 	return cmd
 }
