@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/limiters"
 	"github.com/edgeproof/rlharness/reports"
@@ -161,10 +162,23 @@ func TestLoadtestStoreWorkFarBelowCentral(t *testing.T) {
 rules:
   - {name: probes, match: {prefix: "probe-"}, limit: 1000000, window: %s, algorithm: sliding_window, slices: 12}
 `, window, window)
-	sum := runMeasured(ctx, t, cfg)
+	sum, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	by := map[string]result.ScenarioResult{}
 	for _, sc := range sum.Scenarios {
 		by[sc.Name] = sc
+		// Store work is counted per request sent, on schedule or late: the generator's
+		// lateness (at time scale 0.1, 8 replicas syncing every 20 ms on 2 cores, tens of
+		// milliseconds at times: CI read p99 20.8 to 74 ms) changes when the requests were
+		// sent, not what each cost the store, so it is not gated here. What is: the generator
+		// sent the schedule's requests at its rate, and each scenario sent traffic at all.
+		for _, c := range sc.Checks {
+			if c.Name == accounting.CheckRateName && !c.Pass {
+				t.Errorf("%s: %s: the generator did not send the schedule, so its store work is not measured", sc.Name, c)
+			}
+		}
 	}
 	design, document, central := by["sliding_window/delayed"], by["sliding_window/delayed-document"], by["sliding_window/central"]
 	if design.Design != string(limiters.DesignBounded) || document.Design != string(limiters.DesignDocument) || central.Requests == 0 {
@@ -173,9 +187,6 @@ rules:
 	work := func(r result.ScenarioResult) float64 { return r.RoundTripsPerRequest() + r.ScriptCmdPerRequest() }
 	for _, r := range []result.ScenarioResult{design, document, central} {
 		t.Logf("%s: %.3f round trips + %.3f commands inside scripts per request; %s", r.Name, r.RoundTripsPerRequest(), r.ScriptCmdPerRequest(), storeCost(r))
-	}
-	if sum.GeneratorBound {
-		t.Errorf("generator-bound: %v", sum.Failed)
 	}
 	if d := design.Sync; d == nil || d.Exchanges == nil || d.Exchanges.OKShare() < 0.9 || d.StoreDecisions != nil {
 		t.Errorf("the bounded design's sync %+v: want its epoch reads succeeded and no decision asked of the store", d)
