@@ -56,7 +56,7 @@ func NotMeasuredCheck(name, op string, threshold float64, why string) result.Che
 // declared limit through in any window-long interval, on the clock named
 // (result.ClockArrival, the default, or result.ClockClient).
 func CheckOvershoot(r *Report, limit float64, clock string) result.Check {
-	if c, void := exactVoid(r, "max overshoot", limit, OpAtMost, clock); void {
+	if c, void := exactVoid(r, CheckOvershootName, limit, OpAtMost, clock); void {
 		return c
 	}
 	fig, who := r.Overshoot(clock)
@@ -74,7 +74,7 @@ func CheckOvershoot(r *Report, limit float64, clock string) result.Check {
 		}
 		detail = fmt.Sprintf("client %s: %d accepted in one %v interval, limit %d (%s in it)", c.ID, n, c.Window, c.Limit, how)
 	}
-	return NewCheck("max overshoot", fig, OpAtMost, limit, detail)
+	return NewCheck(CheckOvershootName, fig, OpAtMost, limit, detail)
 }
 
 // exactVoid is the check named, not measured, when clock is an exact clock the run's
@@ -151,6 +151,10 @@ const (
 	CheckLatenessName = "generator lateness p99 (ms)"
 	CheckRateName     = "achieved / asked rate"
 )
+
+// CheckOvershootName is the check of promise 1: no client over 1.1x its limit in any
+// window-long interval.
+const CheckOvershootName = "max overshoot"
 
 // CheckFalseRejectsName is the check of promise 2: no client refused within its limit.
 const CheckFalseRejectsName = "false rejects"
