@@ -196,11 +196,21 @@ rules:
 	if r := design.StoreCmdPerSec / epochs; r < 0.5 || r > 1.1 {
 		t.Errorf("the bounded design's store saw %.0f commands/s, %.2fx its nodes' epoch reads (%.0f/s): want 0.5x..1.1x", design.StoreCmdPerSec, r, epochs)
 	}
-	if work(central) <= 0 || work(design) > work(central)/4 {
-		t.Errorf("the bounded design's store work %.3f per request, central's %.3f: want under a quarter", work(design), work(central))
+	// Central calls its store on every decision; the decisions its fail-open fallback made
+	// alone (a store call past its 50 ms timeout on 2 busy cores: CI read 0.736 round trips
+	// a request) cost the store nothing and would make central look cheaper than it is. Its
+	// cost is read per decision it asked the store for: what a central limiter costs when
+	// its store answers.
+	centralWork := 0.0
+	if rt := central.RoundTripsPerRequest(); rt > 0 {
+		centralWork = work(central) / rt
 	}
-	if work(document) <= work(central)/2 {
-		t.Errorf("the document's store work %.3f per request, central's %.3f: this run does not show its HS2 failure", work(document), work(central))
+	if centralWork <= 0 || work(design) > centralWork/4 {
+		t.Errorf("the bounded design's store work %.3f per request, central's %.3f per decision it asked the store for (%.3f per request): want under a quarter",
+			work(design), centralWork, work(central))
+	}
+	if work(document) <= centralWork/2 {
+		t.Errorf("the document's store work %.3f per request, central's %.3f per decision: this run does not show its HS2 failure", work(document), centralWork)
 	}
 }
 
