@@ -99,14 +99,7 @@ func CheckFalseRejects(r *Report, clock string) result.Check {
 	if n > 0 {
 		first := ""
 		for _, c := range r.Clients {
-			k := c.FalseRejects
-			switch {
-			case clock == result.ClockClient:
-				k = c.FalseRejectsSent
-			case result.Exact(clock):
-				k = c.FalseRejectsExact
-			}
-			if k > 0 {
+			if k := c.FalseRejectsOn(clock); k > 0 {
 				first = fmt.Sprintf("; first: %s, %d rejected, busiest %d of %d", c.ID, k, c.BusiestOffered, c.Limit)
 				break
 			}

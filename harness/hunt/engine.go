@@ -315,13 +315,9 @@ func (e *engine) round(ctx context.Context, filter func(Family) bool, faultRound
 	if e.outOfTime(s, r) {
 		return true, nil
 	}
-	before, read := e.storeLoad()
 	hr, stop, err := e.send(ctx, s, r)
 	if stop || err != nil {
 		return true, err
-	}
-	if after, readAfter := e.storeLoad(); read && readAfter {
-		hr.Store = &result.HuntStore{Timeouts: after.Timeouts - before.Timeouts, Degraded: after.Degraded - before.Degraded}
 	}
 	e.judge(s, r, hr, plan)
 	if last {
@@ -452,6 +448,7 @@ func (e *engine) send(ctx context.Context, s layout, r *Round) (_ result.HuntRou
 	}
 	fmt.Fprintf(cfg.Progress, "   round %d (%s): %d variants, %d requests over %v from %s\n", n, s.kind, r.Variants(),
 		len(r.Schedule.Requests), r.Schedule.Duration.Round(time.Millisecond), s.origin.Format("15:04:05.000"))
+	before, read := e.storeLoad()
 	timing, sendErr := e.snd.Send(ctx, r, s.origin, func(o traffic.Outcome) error {
 		if err := w.Write(o); err != nil {
 			return err
@@ -485,6 +482,9 @@ func (e *engine) send(ctx context.Context, s layout, r *Round) (_ result.HuntRou
 		e.out.Rounds = append(e.out.Rounds, hr)
 		e.out.Stopped = "interrupted"
 		return hr, true, nil
+	}
+	if after, readAfter := e.storeLoad(); read && readAfter {
+		hr.Store = &result.HuntStore{Timeouts: after.Timeouts - before.Timeouts, Degraded: after.Degraded - before.Degraded}
 	}
 	return hr, false, nil
 }

@@ -534,14 +534,11 @@ func (e *engine) pressureRound(ctx context.Context) (done bool, err error) {
 		e.out.Stopped = fmt.Sprintf("time budget spent (%v of %v; the next round needed %v)", elapsed.Round(time.Second), e.cfg.Budget, need.Round(time.Second))
 		return true, nil
 	}
-	before, read := e.storeLoad()
 	hr, stop, err := e.send(ctx, s, r)
 	if stop || err != nil {
 		return true, err
 	}
-	after, readAfter := e.storeLoad()
-	load := StoreLoad{Timeouts: after.Timeouts - before.Timeouts, Degraded: after.Degraded - before.Degraded}
-	e.judgePressure(s, r, hr, load, read && readAfter)
+	e.judgePressure(s, r, hr)
 	return false, nil
 }
 
@@ -614,12 +611,14 @@ func (e *engine) storeLoad() (StoreLoad, bool) {
 }
 
 // judgePressure judges a pressure round's variants as any round's and climbs each ladder.
-func (e *engine) judgePressure(s layout, r *Round, hr result.HuntRound, load StoreLoad, read bool) {
+func (e *engine) judgePressure(s layout, r *Round, hr result.HuntRound) {
 	cfg := e.cfg
 	hv, ms := r.judge(cfg.judging())
 	phase := time.Duration(s.origin.UnixNano() % int64(cfg.Env.Window))
+	var load StoreLoad
+	read := hr.Store != nil
 	if read {
-		hr.Store = &result.HuntStore{Timeouts: load.Timeouts, Degraded: load.Degraded}
+		load = StoreLoad{Timeouts: hr.Store.Timeouts, Degraded: hr.Store.Degraded}
 	}
 	for i, sv := range r.sent {
 		if ms[i].GeneratorBound {

@@ -289,7 +289,7 @@ func judgeVariant(sv *sentVariant, round int, env Env, fault string, recovered t
 		if h.Client == "" {
 			h.Client = c.ID
 		}
-		if clientOvershoot(c, gate) > j.Gates.MaxOvershoot {
+		if c.OvershootOn(gate) > j.Gates.MaxOvershoot {
 			h.ClientsOver++
 		}
 	}
@@ -325,16 +325,4 @@ func withoutGeneratorChecks(v judging.Verdict) judging.Verdict {
 	}
 	v.Checks = checks
 	return v
-}
-
-// clientOvershoot is a client's overshoot on the clock named: its send times, the exact
-// clock the run had, or arrival bounds.
-func clientOvershoot(c result.ClientReport, clock string) float64 {
-	switch {
-	case clock == result.ClockClient:
-		return c.Overshoot
-	case result.Exact(clock):
-		return c.OvershootExact
-	}
-	return c.OvershootArrival
 }

@@ -33,3 +33,18 @@ func TestHuntFamilyVerdictSaysTheRoundsStore(t *testing.T) {
 		})
 	}
 }
+
+// A client's promises read on the clock named: its send times, the run's exact clock, or
+// arrival bounds.
+func TestClientReportOnAClock(t *testing.T) {
+	c := ClientReport{Overshoot: 1.3, OvershootArrival: 1.2, OvershootExact: 1.05, FalseRejectsSent: 4, FalseRejects: 2, FalseRejectsExact: 1}
+	for _, tc := range []struct {
+		clock string
+		over  float64
+		rej   int
+	}{{ClockClient, 1.3, 4}, {ClockArrival, 1.2, 2}, {ClockDecision, 1.05, 1}, {ClockBackend, 1.05, 1}} {
+		if got, rej := c.OvershootOn(tc.clock), c.FalseRejectsOn(tc.clock); got != tc.over || rej != tc.rej {
+			t.Errorf("%s: overshoot %v, false rejects %d; want %v, %d", tc.clock, got, rej, tc.over, tc.rej)
+		}
+	}
+}

@@ -121,6 +121,29 @@ type ClientReport struct {
 	SteadyShareArrival    float64
 }
 
+// OvershootOn is the client's overshoot on the clock named: its send times (ClockClient), the
+// run's exact clock (ClockDecision, ClockBackend), or arrival bounds.
+func (c ClientReport) OvershootOn(clock string) float64 {
+	switch {
+	case clock == ClockClient:
+		return c.Overshoot
+	case Exact(clock):
+		return c.OvershootExact
+	}
+	return c.OvershootArrival
+}
+
+// FalseRejectsOn is the client's false rejects on the clock named, as OvershootOn.
+func (c ClientReport) FalseRejectsOn(clock string) int {
+	switch {
+	case clock == ClockClient:
+		return c.FalseRejectsSent
+	case Exact(clock):
+		return c.FalseRejectsExact
+	}
+	return c.FalseRejects
+}
+
 // Check is one gate: a figure from the run compared with a threshold.
 type Check struct {
 	Name      string
