@@ -56,6 +56,8 @@ docker_build() { # tag context
 	local tag=$1 ctx=$2 sum
 	# An image whose context is unchanged (the same binaries, built reproducibly with -trimpath)
 	# is kept: make test builds the images on every run, seven docker builds of about 2.6 s each.
+	# A fresh clone (CI's) stamps its commit into every Go binary, so there only the images of
+	# a commit already built (and Redis's) are kept; a git worktree stamps none.
 	sum=$(context_hash "$ctx")
 	if [[ $("$DOCKER" image inspect -f '{{index .Config.Labels "rlharness.context"}}' "$tag" 2>/dev/null) == "$sum" ]]; then
 		log "$tag is up to date (its context unchanged)"
