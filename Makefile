@@ -61,7 +61,7 @@ test: deps images lint
 	$(GO) test -race -count=1 -p 1 -timeout 20m $$($(GO) list ./... | grep -E '$(TIMED_PKGS)')
 	@# One package at a time (-p 1): the shard test's fleets beside the first load test's stalled
 	@# its generator for 235 ms and its syncs with it (CI: overshoot 1.85, generator-bound).
-	@# The live load tests (about 6 minutes): the design alone, under its own bursts' pressure,
+	@# The live load tests (391 s in CI): the design alone, under its own bursts' pressure,
 	@# its store work beside central's and the document's, central on a stalling store, the
 	@# store slowed and restarted empty (each run judged again by harness judge's code), and
 	@# the zones: half the replicas 80 ms from the store, without a fault (48 s) and with that
