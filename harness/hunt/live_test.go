@@ -183,6 +183,14 @@ func TestHuntLiveWindowApart(t *testing.T) {
 	defer cancel()
 	rc := quickHunt(t, 75*time.Second, FamilyWindowApart, FamilyWindowHerd)
 	rc.Load.Design = string(limiters.DesignBounded)
+	// The herd asks the generator's burst rate, each burst unpaced: at the default 1,500 req/s
+	// (15 clients, 62,400 requests in its round) two cores shared by the generator, eight
+	// replicas and Redis answered it past the run's deadline ("run exceeded the schedule's last
+	// offset + grace + timeout", 3 clean-clone CI runs of 3 on one machine). At 750 req/s the
+	// herd is 8 clients (4 to 12 searched) and its round ends within the deadline; what the test
+	// holds, 1.1x for every client of a herd bursting a window apart, is the same. (At 500 and
+	// 600 req/s the learning round's probe no longer fits a round.)
+	rc.MaxRate = 750
 	h, err := Run(ctx, rc)
 	if err != nil {
 		t.Fatal(err)
@@ -218,8 +226,8 @@ func TestHuntLiveWindowApart(t *testing.T) {
 			t.Errorf("%s: %d of %d clients got more than 1.1x their limit in a window-long interval", name, w.ClientsOver, w.Clients)
 		}
 	}
-	// At 1,500 req/s and limit 600 per 6 s window, the herd is 15 clients (8 to 22 searched).
-	if herd := familyOf(t, s, FamilyWindowHerd); herd.Worst != nil && herd.Worst.Clients < 8 {
-		t.Errorf("a herd of %d clients: want the family's herd of 8 or more", herd.Worst.Clients)
+	// At 750 req/s and limit 600 per 6 s window, the herd is 8 clients (4 to 12 searched).
+	if herd := familyOf(t, s, FamilyWindowHerd); herd.Worst != nil && herd.Worst.Clients < 4 {
+		t.Errorf("a herd of %d clients: want the family's herd of 4 or more", herd.Worst.Clients)
 	}
 }

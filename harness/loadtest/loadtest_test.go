@@ -216,9 +216,10 @@ rules:
 
 // TestLoadtestFaults runs the design through every fault on real containers: the store
 // stopped, paused, slowed through the proxy, killed and started again empty, and one replica
-// killed, each judged by its own gates (docs/faults.md). Each fault is its own run, so that
-// one that was generator-bound is run again alone. About four minutes; make test runs
-// store-slow, store-restart and replica-kill (make test-loadtest all five).
+// killed, each judged by its own gates (docs/faults.md), and each run judged again from what
+// it wrote (checkJudgedAgain). Each fault is its own run, so that one that was
+// generator-bound is run again alone. About four minutes; make test runs store-slow and
+// store-restart (make test-loadtest all five).
 func TestLoadtestFaults(t *testing.T) {
 	for _, f := range []string{result.FaultStop, result.FaultPause, result.FaultSlow, result.FaultRestart, result.FaultKill} {
 		t.Run(f, func(t *testing.T) {
@@ -235,6 +236,7 @@ func TestLoadtestFaults(t *testing.T) {
 			if !sum.Pass || sum.GeneratorBound {
 				t.Errorf("verdict pass=%v generator-bound=%v failed=%v", sum.Pass, sum.GeneratorBound, sum.Failed)
 			}
+			checkJudgedAgain(t, cfg, sum)
 		})
 	}
 }

@@ -3,34 +3,25 @@
 package loadtest
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/edgeproof/rlharness/harness/accounting"
 	"github.com/edgeproof/rlharness/harness/result"
 )
 
-// harness judge on a finished run's directory judges it again from what it wrote, as the
-// run judged it: the same checks, figures and verdicts, scenario by scenario, a fault
-// scenario's included; with the other gate clock the clocks line names it.
-func TestLoadtestRejudgeGivesTheRunsChecks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	cfg := quickConfig(t)
-	cfg.Provider = "local"
-	cfg.Spec.TimeScale = 0.05
-	cfg.Faults = []string{result.FaultStop}
-	sum, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkJudgedAgain is harness judge on a finished run's directory: it judges the run again
+// from what it wrote, as the run judged it, the same checks, figures and verdicts, scenario
+// by scenario, a fault scenario's included; with the other gate clock the clocks line names
+// it. TestLoadtestFaults asks it of each fault's run, so that the run a fault test makes is
+// judged twice instead of a run of its own (30 s of make test).
+func checkJudgedAgain(t *testing.T, cfg Config, sum result.Summary) {
+	t.Helper()
 	again, err := JudgeRunDir(cfg.OutDir, JudgeConfig{OutDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(again.Scenarios) != len(sum.Scenarios) || len(sum.Scenarios) != 2 {
-		t.Fatalf("judged %d scenarios again of the run's %d; want the design and its store-stop", len(again.Scenarios), len(sum.Scenarios))
+	if len(again.Scenarios) != len(sum.Scenarios) || len(sum.Scenarios) == 0 {
+		t.Fatalf("judged %d scenarios again of the run's %d", len(again.Scenarios), len(sum.Scenarios))
 	}
 	for i, run := range sum.Scenarios {
 		got := again.Scenarios[i]
@@ -60,7 +51,7 @@ func TestLoadtestRejudgeGivesTheRunsChecks(t *testing.T) {
 			t.Errorf("%s: --gate-clock client gave clocks %+v", sc.Name, sc.Clocks)
 		}
 	}
-	t.Logf("%s", sum.Scenarios[0].Clocks)
+	t.Logf("judged again: %s", sum.Scenarios[0].Clocks)
 }
 
 // gatesOn is the run's gates on another clock, the lateness the run's own.
