@@ -214,19 +214,24 @@ loadtest-traefik: build images images-traefik
 	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(TRAEFIK_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
 	if [ -f $(TRAEFIK_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(TRAEFIK_DIR) > $(TRAEFIK_DIR)/peer-table.md; fi; exit $$rc
 
-# The peers that keep their counts in the Redis the harness runs, each through zones
+# The project's design (replica, gated), the peers that keep their counts in the Redis the
+# harness runs, and HAProxy's peers, which keep them among their nodes, each through zones
 # (docs/zones.md#the-peers-on-a-far-zone-and-in-a-partition): half its nodes 40 ms ± 10 ms
-# each way from the store, without a fault and with that zone partitioned from it
-# (PEERS_ZONES_FLAGS), one run directory a peer under $(PEERS_ZONES_DIR); make results puts
-# them in the peer table's far-zone and partition columns. envoy's two nodes make a zone
-# each. ZONES_PEERS narrows the list.
+# each way from the store (HAProxy: from the near nodes, a link between each pair of nodes
+# across the zones), without a fault and with that zone partitioned (PEERS_ZONES_FLAGS), one
+# run directory a peer under $(PEERS_ZONES_DIR); make results puts them in the peer table's
+# far-zone and partition columns. envoy's two nodes make a zone each; HAProxy runs as local
+# processes (Debian's haproxy, installed here). ZONES_PEERS narrows the list.
 PEERS_ZONES_DIR ?= runs/peers-zones
-ZONES_PEERS ?= redis-rate traefik-redis envoy-ratelimit
+ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit haproxy-peers haproxy-peers-gpc
 PEERS_ZONES_FLAGS ?= --faults partition --rate 300
 loadtest-peers-zones: build images images-envoy images-traefik
+	scripts/ensure-gateways.sh haproxy
 	rc=0; for p in $(ZONES_PEERS); do \
 	  zones='near:4:0.5ms,far:4:40ms±10ms'; if [ $$p = envoy-ratelimit ]; then zones='near:1:0.5ms,far:1:40ms±10ms'; fi; \
-	  $(BIN)/harness loadtest --target targets/peers/$$p.yaml --zones "$$zones" --matrix=false --network host \
+	  where='--network host'; case $$p in haproxy-*) where='--provider local';; esac; \
+	  t=targets/peers/$$p.yaml; if [ $$p = replica ]; then t='replica --time-scale $(LOADTEST_SCALE)'; fi; \
+	  $(BIN)/harness loadtest --target $$t --zones "$$zones" --matrix=false $$where \
 	    --out $(PEERS_ZONES_DIR)/$$p $(PEERS_ZONES_FLAGS) || rc=$$?; \
 	done; exit $$rc
 
