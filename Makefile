@@ -109,7 +109,8 @@ test-traefik: deps images-traefik
 # HAProxy 2.6 (Debian's package, installed here) started from its target files, two processes
 # sharing a stick table through peers, the limit cut to 3: 200 three times then 429 from one,
 # then 429 from the other (its peer pushed the count), with and without denied requests
-# counted (a second on 2 cores).
+# counted; then two in two zones 20 ms apart each way, the count crossing the link between
+# them, not while the far zone is partitioned, and again once it heals (3 s on 2 cores).
 test-haproxy: deps
 	scripts/ensure-gateways.sh haproxy
 	$(GO) test -tags haproxy -count=1 -v -timeout 3m -run TestHaproxy ./harness/loadtest
