@@ -215,16 +215,16 @@ loadtest-traefik: build images images-traefik
 	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(TRAEFIK_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
 	if [ -f $(TRAEFIK_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(TRAEFIK_DIR) > $(TRAEFIK_DIR)/peer-table.md; fi; exit $$rc
 
-# The project's design (replica, gated), the peers that keep their counts in the Redis the
-# harness runs, and HAProxy's peers, which keep them among their nodes, each through zones
-# (docs/zones.md#the-peers-on-a-far-zone-and-in-a-partition): half its nodes 40 ms ± 10 ms
-# each way from the store (HAProxy: from the near nodes, a link between each pair of nodes
-# across the zones), without a fault and with that zone partitioned (PEERS_ZONES_FLAGS), one
-# run directory a peer under $(PEERS_ZONES_DIR); make results puts them in the peer table's
-# far-zone and partition columns. envoy's two nodes make a zone each; HAProxy runs as local
-# processes (Debian's haproxy, installed here). ZONES_PEERS narrows the list.
+# The project's design (replica, gated) and the peers that keep their counts in the Redis the
+# harness runs, each through zones (docs/zones.md#the-peers-on-a-far-zone-and-in-a-partition):
+# half its nodes 40 ms ± 10 ms each way from the store, without a fault and with that zone
+# partitioned (PEERS_ZONES_FLAGS), one run directory a peer under $(PEERS_ZONES_DIR); make
+# results puts them in the peer table's far-zone and partition columns. envoy's two nodes make
+# a zone each. ZONES_PEERS sets the list: haproxy-peers and haproxy-peers-gpc run as local
+# processes with a link between each pair of nodes across the zones, left out by default
+# (docs/zones.md#haproxys-peers-through-zones-links-built-figures-not-yet-evidence).
 PEERS_ZONES_DIR ?= runs/peers-zones
-ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit haproxy-peers haproxy-peers-gpc
+ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit
 PEERS_ZONES_FLAGS ?= --faults partition --rate 300
 loadtest-peers-zones: build images images-envoy images-traefik
 	scripts/ensure-gateways.sh haproxy
