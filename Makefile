@@ -131,7 +131,8 @@ test-traefik: deps images-traefik
 # HAProxy 2.6 (Debian's package, installed here) started from its target files, two processes
 # sharing a stick table through peers, the limit cut to 3: 200 three times then 429 from one,
 # then 429 from the other (its peer pushed the count), with and without denied requests
-# counted (a second on 2 cores).
+# counted; then two in two zones 20 ms apart each way, the count crossing the link between
+# them, not while the far zone is partitioned, and again once it heals (3 s on 2 cores).
 test-haproxy: deps
 	scripts/ensure-gateways.sh haproxy
 	$(GO) test -tags haproxy -count=1 -v -timeout 3m -run TestHaproxy ./harness/loadtest
@@ -236,19 +237,24 @@ loadtest-traefik: build images images-traefik
 	  --matrix=false --time-scale $(LOADTEST_SCALE) --rate $(LOADTEST_RATE) --network host --out $(TRAEFIK_DIR) $(LOADTEST_FLAGS) || rc=$$?; \
 	if [ -f $(TRAEFIK_DIR)/summary.json ]; then $(BIN)/harness report --peer-table-md $(TRAEFIK_DIR) > $(TRAEFIK_DIR)/peer-table.md; fi; exit $$rc
 
-# The peers that keep their counts in the Redis the harness runs, each through zones
-# (docs/zones.md#the-peers-on-a-far-zone-and-in-a-partition): half its nodes 40 ms ± 10 ms
-# each way from the store, without a fault and with that zone partitioned from it
-# (PEERS_ZONES_FLAGS), one run directory a peer under $(PEERS_ZONES_DIR); make results puts
-# them in the peer table's far-zone and partition columns. envoy's two nodes make a zone
-# each. ZONES_PEERS narrows the list.
+# The project's design (replica, gated) and the peers that keep their counts in the Redis the
+# harness runs, each through zones (docs/zones.md#the-peers-on-a-far-zone-and-in-a-partition):
+# half its nodes 40 ms ± 10 ms each way from the store, without a fault and with that zone
+# partitioned (PEERS_ZONES_FLAGS), one run directory a peer under $(PEERS_ZONES_DIR); make
+# results puts them in the peer table's far-zone and partition columns. envoy's two nodes make
+# a zone each. ZONES_PEERS sets the list: haproxy-peers and haproxy-peers-gpc run as local
+# processes with a link between each pair of nodes across the zones, left out by default
+# (docs/zones.md#haproxys-peers-through-zones-links-built-figures-not-yet-evidence).
 PEERS_ZONES_DIR ?= runs/peers-zones
-ZONES_PEERS ?= redis-rate traefik-redis envoy-ratelimit
+ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit
 PEERS_ZONES_FLAGS ?= --faults partition --rate 300
 loadtest-peers-zones: build images images-envoy images-traefik
+	scripts/ensure-gateways.sh haproxy
 	rc=0; for p in $(ZONES_PEERS); do \
 	  zones='near:4:0.5ms,far:4:40ms±10ms'; if [ $$p = envoy-ratelimit ]; then zones='near:1:0.5ms,far:1:40ms±10ms'; fi; \
-	  $(BIN)/harness loadtest --target targets/peers/$$p.yaml --zones "$$zones" --matrix=false --network host \
+	  where='--network host'; case $$p in haproxy-*) where='--provider local';; esac; \
+	  t=targets/peers/$$p.yaml; if [ $$p = replica ]; then t='replica --time-scale $(LOADTEST_SCALE)'; fi; \
+	  $(BIN)/harness loadtest --target $$t --zones "$$zones" --matrix=false $$where \
 	    --out $(PEERS_ZONES_DIR)/$$p $(PEERS_ZONES_FLAGS) || rc=$$?; \
 	done; exit $$rc
 

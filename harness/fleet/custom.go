@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,6 +50,11 @@ func (s Spec) customFor(provider, kind string) error {
 	if s.RecordBackend && s.Custom != nil && s.Custom.Kind == target.StartDocker && s.Network == NetworkBridge {
 		return fmt.Errorf("the target file proxies to the recording backend (%s), which runs on this host's loopback: use --network host", target.VarBackend)
 	}
+	// The links between nodes listen on this host's loopback, and lead to the replicas' ports
+	// there: a container on a bridge network has neither.
+	if s.NoStore && !s.Zones.IsZero() && s.Custom != nil && s.Custom.Kind == target.StartDocker && s.Network == NetworkBridge {
+		return fmt.Errorf("zones between the nodes of a limiter without a store are links on this host's loopback: use --network host")
+	}
 	return nil
 }
 
@@ -68,6 +74,12 @@ func (s Spec) customVars(i int, at layout, redis string) target.Vars {
 			v.Peers[j] = target.Peer{Node: j, Host: "127.0.0.1", Port: at.ports[j], PeerPort: pp}
 			if bridge {
 				v.Peers[j].Host, v.Peers[j].Port = s.containerName(ReplicaMember(j)), s.Custom.Port
+			}
+			if i < len(at.via) && at.via[i][j] != "" { // another zone's replica, through the link between them
+				host, port, err := net.SplitHostPort(at.via[i][j])
+				if p, perr := strconv.Atoi(port); err == nil && perr == nil {
+					v.Peers[j].Host, v.Peers[j].PeerPort = host, p
+				}
 			}
 		}
 	}

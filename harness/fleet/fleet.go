@@ -350,8 +350,10 @@ func (s Spec) withDefaults() (Spec, error) {
 		switch {
 		case s.Zones.Replicas() != s.Replicas:
 			return s, fmt.Errorf("zones %s hold %d replicas, but the fleet runs %d: make them agree (--replicas)", s.Zones, s.Zones.Replicas(), s.Replicas)
-		case s.NoStore || s.Store == StoreCluster:
-			return s, errors.New("zones are links to one Redis: a fleet without a store or with a Redis Cluster has none to give them")
+		case s.NoStore && (s.Custom == nil || !s.Custom.Peered()):
+			return s, errors.New("zones are links to one Redis, or between the nodes of a limiter without a store that is told where its peers are ({{peers}}, {{each.peer}} or {{each.peer_port}} in its target file): this fleet has neither (a limiter whose nodes find each other on their own, as gubernator's memberlist does, cannot be given links between them)")
+		case s.Store == StoreCluster:
+			return s, errors.New("zones are links to one Redis: a Redis Cluster's nodes announce their own addresses, which a link cannot stand in front of")
 		case s.StoreProxy:
 			return s, errors.New("zones give every zone its own link to the store, which store-slow slows all at once: leave StoreProxy off with zones")
 		}

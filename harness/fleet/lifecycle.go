@@ -69,6 +69,9 @@ type fleet struct {
 	// (Spec.Zones), in the same order; empty without zones.
 	zones topology.Topology
 	links []*storeProxy
+	// peerLinks are the links between one zone's replicas and another's (a fleet without a
+	// store whose replicas are told where their peers are); empty otherwise.
+	peerLinks []peerLink
 }
 
 // Backend implements Recorded.

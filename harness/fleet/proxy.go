@@ -51,6 +51,9 @@ type storeProxy struct {
 	proxy *toxiproxy.Proxy
 	delay time.Duration
 	cut   string
+	// between says the proxy is a link between two nodes (peerLink), not to the store: a
+	// delay is put on both directions.
+	between bool
 }
 
 // The toxics a proxy carries, by name.
@@ -122,21 +125,36 @@ func startStoreProxy(host, upstream, name string) (*storeProxy, error) {
 // startLink starts zone z's link: a store proxy whose every byte waits the zone's latency,
 // each way.
 func startLink(host, upstream string, z topology.Zone) (*storeProxy, error) {
-	p, err := startStoreProxy(host, upstream, "zone-"+z.Name)
+	return startDelayed(host, upstream, "zone-"+z.Name, z.Latency, z.Jitter)
+}
+
+// startDelayed starts a proxy on host to upstream whose every byte waits latency ± jitter,
+// each way.
+func startDelayed(host, upstream, name string, latency, jitter time.Duration) (*storeProxy, error) {
+	p, err := startStoreProxy(host, upstream, name)
 	if err != nil {
 		return nil, err
 	}
-	if z.Latency > 0 {
-		for _, stream := range []string{"upstream", "downstream"} {
-			body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":1,"attributes":{"latency_us":%d,"jitter_us":%d}}`,
-				linkToxic+"-"+stream, latencyType, stream, z.Latency.Microseconds(), z.Jitter.Microseconds())
-			if _, err := p.proxy.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
-				p.close()
-				return nil, fmt.Errorf("give zone %s its %v link: %w", z.Name, z.Latency, err)
-			}
+	if latency > 0 {
+		if err := p.addLatency(linkToxic, latency, jitter); err != nil {
+			p.close()
+			return nil, fmt.Errorf("give the %s link its %v latency: %w", name, latency, err)
 		}
 	}
 	return p, nil
+}
+
+// addLatency adds toxics name-upstream and name-downstream that make every byte wait
+// latency ± jitter, each way.
+func (s *storeProxy) addLatency(name string, latency, jitter time.Duration) error {
+	for _, stream := range []string{"upstream", "downstream"} {
+		body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":1,"attributes":{"latency_us":%d,"jitter_us":%d}}`,
+			name+"-"+stream, latencyType, stream, latency.Microseconds(), jitter.Microseconds())
+		if _, err := s.proxy.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addr is where the proxy listens, host:port.
@@ -155,12 +173,27 @@ func (s *storeProxy) setDelay(ctx context.Context, d time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.delay > 0 {
-		if err := s.proxy.Toxics.RemoveToxic(ctx, toxicName); err != nil {
-			return fmt.Errorf("take the store's delay away: %w", err)
+		names := []string{toxicName}
+		if s.between {
+			names = []string{toxicName + "-upstream", toxicName + "-downstream"}
+		}
+		for _, n := range names {
+			if err := s.proxy.Toxics.RemoveToxic(ctx, n); err != nil {
+				return fmt.Errorf("take the link's delay away: %w", err)
+			}
 		}
 		s.delay = 0
 	}
 	if d == 0 {
+		return nil
+	}
+	if s.between {
+		// Between two nodes either side may speak first (a peer's push is one way): half the
+		// delay each way, so that a round trip through the link grows by d as a store's does.
+		if err := s.addLatency(toxicName, d/2, 0); err != nil {
+			return fmt.Errorf("delay the link by %v: %w", d, err)
+		}
+		s.delay = d
 		return nil
 	}
 	body := fmt.Sprintf(`{"name":%q,"type":"latency","stream":"downstream","toxicity":1,"attributes":{"latency":%d}}`, toxicName, d.Milliseconds())
@@ -243,14 +276,15 @@ func (f *fleet) SlowStore(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// SlowLink delays every store reply on zone's link by d more than its latency; 0 takes the
-// delay away.
+// SlowLink delays every store reply on zone's link by d more than its latency, and every
+// round trip between its replicas and another zone's by d (links between nodes); 0 takes
+// the delay away.
 func (f *fleet) SlowLink(ctx context.Context, zone string, d time.Duration) error {
 	return f.onLink(zone, "slow", func(p *storeProxy) error { return p.setDelay(ctx, d) })
 }
 
-// CutLink cuts zone's link to the store as how says (LinkRefused, LinkBlackhole), or mends
-// it (LinkUp).
+// CutLink cuts zone's link to the store, and every link between its replicas and another
+// zone's, as how says (LinkRefused, LinkBlackhole), or mends them (LinkUp).
 func (f *fleet) CutLink(ctx context.Context, zone, how string) error {
 	return f.onLink(zone, "cut", func(p *storeProxy) error { return p.setCut(ctx, how) })
 }
@@ -261,12 +295,17 @@ func (f *fleet) onLink(zone, what string, op func(*storeProxy) error) error {
 	if f.terminated {
 		return fmt.Errorf("%s zone %s's link: %w", what, zone, errTerminated)
 	}
-	if len(f.links) == 0 {
+	if len(f.links) == 0 && len(f.peerLinks) == 0 {
 		return ErrNoZones
 	}
 	k := f.zones.Index(zone)
 	if k < 0 {
 		return fmt.Errorf("%s zone %q's link: the fleet's zones are %s", what, zone, f.zones)
 	}
-	return op(f.links[k])
+	for _, p := range f.zoneLinks(k) {
+		if err := op(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -70,6 +70,9 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 		for _, l := range f.links {
 			l.close()
 		}
+		for _, l := range f.peerLinks {
+			l.p.close()
+		}
 		err := b.teardown(ctx)
 		if f.rec != nil {
 			err = errors.Join(err, f.rec.Close())
@@ -114,7 +117,13 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 	}
 
 	var zoneAddrs []string
-	if !spec.Zones.IsZero() {
+	switch {
+	case spec.Zones.IsZero():
+	case spec.NoStore: // the zones' links are between the replicas
+		if at.via, err = f.startPeerLinks(ctx, b, spec.Zones, at.peerPorts); err != nil {
+			return nil, err
+		}
+	default:
 		if zoneAddrs, err = f.startLinks(ctx, b, spec.Zones); err != nil {
 			return nil, err
 		}
@@ -157,6 +166,9 @@ type layout struct {
 	ports, peerPorts []int
 	// backend is the recording backend's host:port ({{backend}}); empty without one.
 	backend string
+	// via[i][j] is where replica i reaches replica j's second port through their zones'
+	// link (startPeerLinks); nil, or empty for a pair in one zone, is directly.
+	via [][]string
 }
 
 // peerPorts is how many second ports the replicas need: one each for a target file's

@@ -110,7 +110,7 @@ func TestSpecRejectsZones(t *testing.T) {
 		want string
 	}{
 		{Spec{Replicas: 3, Zones: zones}, "hold 4 replicas, but the fleet runs 3"},
-		{Spec{Replicas: 4, Zones: zones, NoStore: true}, "zones are links to one Redis"},
+		{Spec{Replicas: 4, Zones: zones, NoStore: true}, "zones are links to one Redis, or between the nodes"},
 		{Spec{Replicas: 4, Zones: zones, StoreProxy: true}, "leave StoreProxy off with zones"},
 	} {
 		_, err := tc.spec.withDefaults()

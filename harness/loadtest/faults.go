@@ -114,7 +114,8 @@ func (c Config) wantsFault(f string) bool {
 }
 
 // targetFaults are the fault scenarios of a target file's limiter: the store faults where
-// the harness runs its store, and replica-kill where it starts more than one node.
+// the harness runs its store, replica-kill where it starts more than one node, and on a
+// topology the link faults where a zone has links to cut.
 func targetFaults(t *target.Target, zoned bool) []string {
 	var out []string
 	if t.Store.Managed {
@@ -123,7 +124,9 @@ func targetFaults(t *target.Target, zoned bool) []string {
 	if t.Start.Kind != target.StartURL && t.Start.Replicas > 1 {
 		out = append(out, result.FaultKill)
 	}
-	if t.Store.Managed && t.Start.Kind != target.StartURL && (zoned || !t.Topology.IsZero()) {
+	// A zone's links: to the store the harness runs, or between the nodes of a limiter
+	// without one that is told where its peers are (a node cut from its peers).
+	if (t.Store.Managed || t.Start.Peered()) && t.Start.Kind != target.StartURL && (zoned || !t.Topology.IsZero()) {
 		out = append(out, ZoneFaults...)
 	}
 	return out

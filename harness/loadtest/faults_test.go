@@ -44,18 +44,25 @@ func TestTargetFaults(t *testing.T) {
 	withStart := func(start, extra string) *target.Target {
 		return mustTarget(t, strings.Replace(targetHead, `start: {url: "http://127.0.0.1:1"}`, start, 1)+"request: {client: {header: X}}\n"+extra)
 	}
+	peered := `start: {process: {command: [p, "{{listen}}"], files: [{path: c, content: "peer {{each.peer}}"}]}, replicas: 4}`
 	for _, c := range []struct {
-		name string
-		t    *target.Target
-		want string
+		name  string
+		t     *target.Target
+		zoned bool
+		want  string
 	}{
-		{"peers without a store (gubernator)", withStart("start: {docker: {image: i}, replicas: 8}", ""), "replica-kill"},
-		{"one node, a managed store", withStart("start: {docker: {image: i}}", "store: {redis: managed}\n"), "store-stop store-pause store-slow store-restart"},
-		{"nodes on a managed store", withStart("start: {docker: {image: i}, replicas: 2}", "store: {redis: managed}\n"),
+		{"peers without a store (gubernator)", withStart("start: {docker: {image: i}, replicas: 8}", ""), false, "replica-kill"},
+		{"peers that find each other alone, on a topology", withStart("start: {docker: {image: i}, replicas: 8}", ""), true, "replica-kill"},
+		{"peers told where the others are, on a topology", withStart(peered, ""), true, "replica-kill partition partition-blackhole link-slow flap"},
+		{"peers told where the others are, without one", withStart(peered, ""), false, "replica-kill"},
+		{"nodes on a managed store, on a topology", withStart("start: {docker: {image: i}, replicas: 2}", "store: {redis: managed}\n"), true,
+			"store-stop store-pause store-slow store-restart replica-kill partition partition-blackhole link-slow flap"},
+		{"one node, a managed store", withStart("start: {docker: {image: i}}", "store: {redis: managed}\n"), false, "store-stop store-pause store-slow store-restart"},
+		{"nodes on a managed store", withStart("start: {docker: {image: i}, replicas: 2}", "store: {redis: managed}\n"), false,
 			"store-stop store-pause store-slow store-restart replica-kill"},
-		{"a url target", withStart(`start: {url: "http://127.0.0.1:1"}`, "store: {redis: \"127.0.0.1:6379\"}\n"), ""},
+		{"a url target", withStart(`start: {url: "http://127.0.0.1:1"}`, "store: {redis: \"127.0.0.1:6379\"}\n"), true, ""},
 	} {
-		if got := strings.Join(targetFaults(c.t, false), " "); got != c.want {
+		if got := strings.Join(targetFaults(c.t, c.zoned), " "); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

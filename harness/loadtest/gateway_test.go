@@ -11,6 +11,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 )
 
 // startGateway starts a gateway's target file as processes on this host (--provider local):
@@ -18,6 +19,12 @@ import (
 // second (a limit small enough to cross in a few requests). A cut the config lacks fails the
 // test: the config changed under it.
 func startGateway(t *testing.T, ctx context.Context, file string, replicas int, cuts ...[2]string) (*target.Target, fleet.Fleet) {
+	t.Helper()
+	return startGatewayIn(t, ctx, file, topology.Topology{}, replicas, cuts...)
+}
+
+// startGatewayIn is startGateway with the replicas placed in zones (none: zero).
+func startGatewayIn(t *testing.T, ctx context.Context, file string, zones topology.Topology, replicas int, cuts ...[2]string) (*target.Target, fleet.Fleet) {
 	t.Helper()
 	tg, err := target.Load("../../targets/peers/" + file)
 	if err != nil {
@@ -33,7 +40,9 @@ func startGateway(t *testing.T, ctx context.Context, file string, replicas int, 
 	}
 	tg.Start.Files[0].Content = conf
 	sys := sut{t: tg}
-	fl, err := sys.start(ctx, fleet.LocalProvider{}, sys.spec(DefaultConfig().forTarget(tg, 0), result.Scenario{Name: tg.Name}))
+	cfg := DefaultConfig().forTarget(tg, 0)
+	cfg.Zones = zones
+	fl, err := sys.start(ctx, fleet.LocalProvider{}, sys.spec(cfg, result.Scenario{Name: tg.Name}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeproof/rlharness/harness/fleet"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/topology"
 )
 
 // TestHaproxyStartsAndDecides starts two HAProxy processes from each target file, the limit
@@ -54,5 +56,67 @@ func TestHaproxyStartsAndDecides(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestHaproxyPeersAcrossZones starts two HAProxy processes in two zones, 20 ms apart each way:
+// the near node's count still reaches the far one over the link between them; with the far
+// zone partitioned, a new client's count does not, and the far node admits it alone; mended,
+// the count crosses again.
+func TestHaproxyPeersAcrossZones(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	zones, err := topology.Parse("near:1:0.5ms,far:1:19.5ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, fl := startGatewayIn(t, ctx, "haproxy-peers.yaml", zones, 2, [2]string{"sc_http_req_rate(0) gt 600", "sc_http_req_rate(0) gt 3"})
+	if n := fl.Conditions().PeerLinks; n != 2 {
+		t.Fatalf("%d links between the nodes, want 2 (near to far, far to near)", n)
+	}
+	urls := fl.ReplicaURLs()
+	refuse := func(client string) {
+		t.Helper()
+		var codes []int
+		for range 4 {
+			codes = append(codes, decide(t, ctx, tg, urls[0], client))
+		}
+		if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
+			t.Fatalf("near node answered %v for %s, want %v", codes, client, want)
+		}
+	}
+	// farRefuses is whether the far node refuses client within d: its peer's count reached it.
+	farRefuses := func(client string, d time.Duration) bool {
+		deadline := time.Now().Add(d)
+		for {
+			if decide(t, ctx, tg, urls[1], client) == http.StatusTooManyRequests {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	refuse("across-1")
+	if !farRefuses("across-1", 5*time.Second) {
+		t.Fatal("the far node did not refuse a client the near one refused within 5 s: the count did not cross the link")
+	}
+	if err := fl.CutLink(ctx, "far", fleet.LinkRefused); err != nil {
+		t.Fatal(err)
+	}
+	refuse("across-2")
+	// Cut from its peer, the far node has counted none of across-2's requests: a second later
+	// (the push took 40 ms across the link before), it admits the client's first request.
+	time.Sleep(time.Second)
+	if c := decide(t, ctx, tg, urls[1], "across-2"); c != http.StatusOK {
+		t.Fatalf("the far node answered %d to a client only the near one saw while the zones were partitioned, want 200", c)
+	}
+	if err := fl.CutLink(ctx, "far", fleet.LinkUp); err != nil {
+		t.Fatal(err)
+	}
+	refuse("across-3")
+	if !farRefuses("across-3", 10*time.Second) {
+		t.Fatal("after the partition healed the far node did not refuse a client the near one refused within 10 s")
 	}
 }

@@ -102,7 +102,7 @@ func (c PeerZoneColumn) Cell(r PeerRow) string {
 // The reasons a zone column gives for a system not run through zones.
 const (
 	notRunNoTopology   = "not run: its run had no topology"
-	notRunNoStoreZones = "not run: no store; links between its nodes are not built (docs/zones.md)"
+	notRunNoStoreZones = "not run: no store, and no zones given to its nodes (docs/zones.md#links-between-the-nodes-of-a-limiter-without-a-store)"
 )
 
 // Significant is d rounded to its first digits significant digits: 702µs stays 702µs and

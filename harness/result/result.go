@@ -127,6 +127,9 @@ type Conditions struct {
 	// ZoneLinks where each zone's link listened. Empty without a topology.
 	Zones     []topology.Zone `json:"zones,omitempty"`
 	ZoneLinks []string        `json:"zone_links,omitempty"`
+	// PeerLinks is how many links between one zone's replicas and another's a system
+	// without a store was given (each replica to each peer of another zone); 0 with a store.
+	PeerLinks int `json:"peer_links,omitempty"`
 	// StoreCPU is the share of one core the Redis was given (a slow store); 0: no limit.
 	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }

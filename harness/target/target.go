@@ -126,6 +126,32 @@ type Start struct {
 	Health string
 }
 
+// Peered reports whether the replicas are told where their peers are ({{peers}},
+// {{each.peer}} or {{each.peer_port}} in the command, the environment or a file): the
+// harness can then put a link between two zones' nodes (a topology's links between nodes),
+// since each replica reaches the others where it is told to.
+func (s Start) Peered() bool {
+	uses := func(v string) bool {
+		return strings.Contains(v, VarPeers) || strings.Contains(v, VarEachPeer) || strings.Contains(v, VarEachPeerPort)
+	}
+	for _, a := range s.Command {
+		if uses(a) {
+			return true
+		}
+	}
+	for _, v := range s.Env {
+		if uses(v) {
+			return true
+		}
+	}
+	for _, f := range s.Files {
+		if uses(string(f.Content)) {
+			return true
+		}
+	}
+	return false
+}
+
 // File is one file given to the target.
 type File struct {
 	Path    string // inside the container (docker) or relative to the run's directory (process)

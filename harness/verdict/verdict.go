@@ -164,9 +164,10 @@ func faultChecks(checks []result.Check, rep *accounting.Report, j Judging, ev Ev
 	for _, c := range checks {
 		if c.Name == "max overshoot" && result.LinkFault(j.Fault) {
 			// The cut nodes decide alone, each at most one limit; the others still reach the
-			// store, which admits at most the 1.1x bound for them together.
+			// store (or each other, without one), which admits at most the 1.1x bound for them
+			// together.
 			out = append(out, accounting.NewCheck("overshoot during the outage", over, accounting.OpAtMost,
-				float64(j.CutNodes)+j.Gates.MaxOvershoot, fmt.Sprintf("at most one limit per node cut from the store (%d of %d) plus the %gx the store admits for the others; %s",
+				float64(j.CutNodes)+j.Gates.MaxOvershoot, fmt.Sprintf("at most one limit per node cut from the store or its peers (%d of %d) plus the %gx the others admit together; %s",
 					j.CutNodes, j.Replicas, j.Gates.MaxOvershoot, c.Detail)))
 			out = append(out, afterRecoveryCheck(j, ev))
 			continue

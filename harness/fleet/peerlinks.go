@@ -1,0 +1,77 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/edgeproof/rlharness/harness/topology"
+)
+
+// peerLink is the link a replica's traffic to a peer of another zone takes: a proxy in front
+// of that peer's second port ({{peer_port}}) for the replicas of one zone, carrying both
+// zones' latency. A limiter without a store (HAProxy's peers) keeps its counters among its
+// nodes over such links, as the design's replicas reach the store over their zone's link.
+type peerLink struct {
+	from, to int // zone indexes: the zone whose replicas it serves, the peer's zone
+	node     int // the peer it leads to
+	p        *storeProxy
+}
+
+// startPeerLinks gives the replicas of every zone a link to every peer of each other zone,
+// in front of that peer's second port, and returns where replica i reaches replica j:
+// via[i][j], empty for a replica of its own zone, which it reaches directly. A link between
+// zones a and b waits a's latency and b's (jitter alike), each way: both zones' own links to
+// the network between them, so that near to far is the far zone's distance and a bit more.
+func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.Topology, peerPorts []int) ([][]string, error) {
+	if len(peerPorts) != zones.Replicas() {
+		return nil, fmt.Errorf("zones %s hold %d replicas but the fleet has %d peer ports", zones, zones.Replicas(), len(peerPorts))
+	}
+	host, err := b.proxyHost(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.zones = zones
+	via := make([][]string, len(peerPorts))
+	for i := range via {
+		via[i] = make([]string, len(peerPorts))
+	}
+	for a, za := range zones.Zones {
+		for j, pp := range peerPorts {
+			to := zones.ZoneOf(j)
+			if to == a {
+				continue
+			}
+			zb := zones.Zones[to]
+			name := fmt.Sprintf("zone-%s-to-%s-node-%d", za.Name, zb.Name, j)
+			p, err := startDelayed(host, net.JoinHostPort("127.0.0.1", strconv.Itoa(pp)), name, za.Latency+zb.Latency, za.Jitter+zb.Jitter)
+			if err != nil {
+				return nil, err
+			}
+			p.between = true
+			f.peerLinks = append(f.peerLinks, peerLink{from: a, to: to, node: j, p: p})
+			for _, i := range zones.Members(a) {
+				via[i][j] = p.addr()
+			}
+		}
+	}
+	f.log.Info("links between zones' nodes started", "zones", zones.String(), "links", len(f.peerLinks))
+	f.cond.Zones, f.cond.PeerLinks = zones.Zones, len(f.peerLinks)
+	return via, nil
+}
+
+// zoneLinks are the links a fault on zone k acts on: its link to the store, and every link
+// between its replicas and another zone's, both ways.
+func (f *fleet) zoneLinks(k int) []*storeProxy {
+	var out []*storeProxy
+	if k < len(f.links) {
+		out = append(out, f.links[k])
+	}
+	for _, l := range f.peerLinks {
+		if l.from == k || l.to == k {
+			out = append(out, l.p)
+		}
+	}
+	return out
+}
