@@ -166,14 +166,7 @@ func PeerTable(scenarios []ScenarioResult) []PeerRow {
 				}
 				// The worst client is the gate's: on the gated clock, the first of a tie (as
 				// accounting names it in the max overshoot check).
-				over := p.Overshoot
-				switch {
-				case Exact(gate):
-					over = p.OvershootExact
-				case gate != ClockClient:
-					over = p.OvershootArrival
-				}
-				if row.WorstClient == "" && over >= row.MaxOvershoot {
+				if row.WorstClient == "" && p.OvershootOn(gate) >= row.MaxOvershoot {
 					row.WorstClient = p.ID
 				}
 			}
