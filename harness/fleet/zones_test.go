@@ -70,13 +70,7 @@ func TestZoneLinks(t *testing.T) {
 			step(t, "take the far link's delay away", f.SlowLink(ctx, "far", 0))
 			within("far mended", links[1], 36*time.Millisecond, 60*time.Millisecond)
 
-			for _, tc := range []struct {
-				how  string
-				want func(error) bool
-			}{
-				{LinkRefused, func(err error) bool { return err != nil && !isTimeout(err) }},
-				{LinkBlackhole, isTimeout},
-			} {
+			for _, tc := range linkCuts {
 				step(t, "cut the far link "+tc.how, f.CutLink(ctx, "far", tc.how))
 				if _, err := ping(links[1]); !tc.want(err) {
 					t.Errorf("far link %s: PING err %v", tc.how, err)
@@ -93,6 +87,16 @@ func TestZoneLinks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// linkCuts are the two ways a link is cut (CutLink) and what a call through it then gets: a
+// refused link an error at once, a blackholed one its deadline.
+var linkCuts = []struct {
+	how  string
+	want func(error) bool
+}{
+	{LinkRefused, func(err error) bool { return err != nil && !isTimeout(err) }},
+	{LinkBlackhole, isTimeout},
 }
 
 func isTimeout(err error) bool {
