@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,11 +74,8 @@ func (s Spec) customVars(i int, at layout, redis string) target.Vars {
 			if bridge {
 				v.Peers[j].Host, v.Peers[j].Port = s.containerName(ReplicaMember(j)), s.Custom.Port
 			}
-			if i < len(at.via) && at.via[i][j] != "" { // another zone's replica, through the link between them
-				host, port, err := net.SplitHostPort(at.via[i][j])
-				if p, perr := strconv.Atoi(port); err == nil && perr == nil {
-					v.Peers[j].Host, v.Peers[j].PeerPort = host, p
-				}
+			if i < len(at.via) && at.via[i][j].IsValid() { // another zone's replica, through the link between them
+				v.Peers[j].Host, v.Peers[j].PeerPort = at.via[i][j].Addr().String(), int(at.via[i][j].Port())
 			}
 		}
 	}

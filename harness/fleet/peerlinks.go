@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 
 	"github.com/edgeproof/rlharness/harness/topology"
@@ -21,10 +22,10 @@ type peerLink struct {
 
 // startPeerLinks gives the replicas of every zone a link to every peer of each other zone,
 // in front of that peer's second port, and returns where replica i reaches replica j:
-// via[i][j], empty for a replica of its own zone, which it reaches directly. A link between
+// via[i][j], not valid for a replica of its own zone, which it reaches directly. A link between
 // zones a and b waits a's latency and b's (jitter alike), each way: both zones' own links to
 // the network between them, so that near to far is the far zone's distance and a bit more.
-func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.Topology, peerPorts []int) ([][]string, error) {
+func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.Topology, peerPorts []int) ([][]netip.AddrPort, error) {
 	if len(peerPorts) != zones.Replicas() {
 		return nil, fmt.Errorf("zones %s hold %d replicas but the fleet has %d peer ports", zones, zones.Replicas(), len(peerPorts))
 	}
@@ -33,9 +34,9 @@ func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.To
 		return nil, err
 	}
 	f.zones = zones
-	via := make([][]string, len(peerPorts))
+	via := make([][]netip.AddrPort, len(peerPorts))
 	for i := range via {
-		via[i] = make([]string, len(peerPorts))
+		via[i] = make([]netip.AddrPort, len(peerPorts))
 	}
 	for a, za := range zones.Zones {
 		for j, pp := range peerPorts {
@@ -51,8 +52,12 @@ func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.To
 			}
 			p.between = true
 			f.peerLinks = append(f.peerLinks, peerLink{from: a, to: to, node: j, p: p})
+			at, err := netip.ParseAddrPort(p.addr())
+			if err != nil {
+				return nil, fmt.Errorf("the %s link listens at %q: %w", name, p.addr(), err)
+			}
 			for _, i := range zones.Members(a) {
-				via[i][j] = p.addr()
+				via[i][j] = at
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -167,8 +168,8 @@ type layout struct {
 	// backend is the recording backend's host:port ({{backend}}); empty without one.
 	backend string
 	// via[i][j] is where replica i reaches replica j's second port through their zones'
-	// link (startPeerLinks); nil, or empty for a pair in one zone, is directly.
-	via [][]string
+	// link (startPeerLinks); nil, or not valid for a pair in one zone, is directly.
+	via [][]netip.AddrPort
 }
 
 // peerPorts is how many second ports the replicas need: one each for a target file's
