@@ -91,18 +91,19 @@ func (c PeerZoneColumn) Cell(r PeerRow) string {
 		return fmt.Sprintf("%s: zone %s %s each way (%s): worst client x%.3f, %d false rejects, %d errors (%d timeouts); far zone admitted x%.3f, p99 %v, max %v, %d errors",
 			z.Outcome.Word(), z.Zone, link, z.Zones, z.Overshoot, z.FalseRejects, z.Errors, z.Timeouts, z.FarOvershoot,
 			Significant(z.FarP99, 3), Significant(z.FarMax, 3), z.FarErrors)
+	case r.Zoned: // its run had a topology, a store or not: the fault was not asked for
+		return notRunNotAmongFaults
 	case r.NoStore:
 		return notRunNoStoreZones
-	case r.Zoned:
-		return "not run: not among its run's faults on the topology"
 	}
 	return notRunNoTopology
 }
 
 // The reasons a zone column gives for a system not run through zones.
 const (
-	notRunNoTopology   = "not run: its run had no topology"
-	notRunNoStoreZones = "not run: no store, and no zones given to its nodes (docs/zones.md#links-between-the-nodes-of-a-limiter-without-a-store)"
+	notRunNoTopology     = "not run: its run had no topology"
+	notRunNotAmongFaults = "not run: not among its run's faults on the topology"
+	notRunNoStoreZones   = "not run: no store, and no zones given to its nodes (docs/zones.md#links-between-the-nodes-of-a-limiter-without-a-store)"
 )
 
 // Significant is d rounded to its first digits significant digits: 702µs stays 702µs and

@@ -155,3 +155,25 @@ func TestKeepPeerRowsZones(t *testing.T) {
 		t.Errorf("far zone made again:\n%s", got)
 	}
 }
+
+// TestZoneCellReasons: a zone column not run says why, and a run on a topology that left
+// the fault out says so whether the system has a store or not.
+func TestZoneCellReasons(t *testing.T) {
+	far := &PeerZone{Zone: "far", Link: LinkFigures{Latency: 40 * time.Millisecond}, Zones: "near:4:0.5ms,far:4:40ms", Outcome: outcome.Fail}
+	for _, tc := range []struct {
+		name string
+		row  PeerRow
+		want string
+	}{
+		{"store, no topology", PeerRow{System: "ulule", Unzoned: true}, notRunNoTopology},
+		{"no store, no topology", PeerRow{System: "gubernator-global", NoStore: true, Unzoned: true}, notRunNoStoreZones},
+		{"store, zoned, fault left out", PeerRow{System: "redis_rate", Zoned: true, FarZone: far}, notRunNotAmongFaults},
+		{"no store, zoned, fault left out", PeerRow{System: "haproxy-peers", NoStore: true, Zoned: true, FarZone: far}, notRunNotAmongFaults},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := (PeerZoneColumn{}).Cell(tc.row); got != tc.want {
+				t.Errorf("partition cell %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
