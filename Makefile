@@ -244,11 +244,11 @@ loadtest-traefik: build images images-traefik
 # half its nodes 40 ms ± 10 ms each way from the store, without a fault and with that zone
 # partitioned (PEERS_ZONES_FLAGS), one run directory a peer under $(PEERS_ZONES_DIR); make
 # results puts them in the peer table's far-zone and partition columns. envoy's two nodes make
-# a zone each. ZONES_PEERS sets the list: haproxy-peers (and haproxy-peers-gpc, not in it by
-# default) run as local processes with a link between each pair of nodes across the zones
+# a zone each. ZONES_PEERS sets the list: haproxy-peers and haproxy-peers-gpc run as local
+# processes with a link between each pair of nodes across the zones
 # (docs/zones.md#haproxys-peers-through-zones-the-last-push-wins).
 PEERS_ZONES_DIR ?= runs/peers-zones
-ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit haproxy-peers
+ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit haproxy-peers haproxy-peers-gpc
 PEERS_ZONES_FLAGS ?= --faults partition --rate 300
 loadtest-peers-zones: build images images-envoy images-traefik
 	scripts/ensure-gateways.sh haproxy
