@@ -365,12 +365,17 @@ type LinkFigures struct {
 	Jitter  time.Duration `json:"jitter_ns,omitempty"`
 }
 
+// String is the link's one-way latency, "±" and its jitter where it has one: 40ms±10ms.
+func (l LinkFigures) String() string {
+	if l.Jitter > 0 {
+		return l.Latency.String() + "±" + l.Jitter.String()
+	}
+	return l.Latency.String()
+}
+
 // Line is the zone's figures on one line, as the terminal prints them.
 func (z ZoneFigures) Line() string {
-	link := z.Link.Latency.String()
-	if z.Link.Jitter > 0 {
-		link += "±" + z.Link.Jitter.String()
-	}
+	link := z.Link.String()
 	lock := "lock-out not measured (no steady client homed here)"
 	if z.SteadyClients > 0 {
 		lock = fmt.Sprintf("%d of %d steady clients locked out", z.LockedOut, z.SteadyClients)

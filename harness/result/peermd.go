@@ -84,11 +84,11 @@ func (c PeerZoneColumn) Cell(r PeerRow) string {
 	z := c.Zone
 	switch {
 	case z != nil:
-		link := z.Link.Latency.String()
-		if z.Link.Jitter > 0 {
-			link += "±" + z.Link.Jitter.String()
+		link := z.Link.String() + " each way"
+		if z.PeerZone != "" { // no store: what the zone waits is its link to the other zones' nodes
+			link = fmt.Sprintf("%s each way to zone %s's nodes", z.PeerLink, z.PeerZone)
 		}
-		return fmt.Sprintf("%s: zone %s %s each way (%s): worst client x%.3f, %d false rejects, %d errors (%d timeouts); far zone admitted x%.3f, p99 %v, max %v, %d errors",
+		return fmt.Sprintf("%s: zone %s %s (%s): worst client x%.3f, %d false rejects, %d errors (%d timeouts); far zone admitted x%.3f, p99 %v, max %v, %d errors",
 			z.Outcome.Word(), z.Zone, link, z.Zones, z.Overshoot, z.FalseRejects, z.Errors, z.Timeouts, z.FarOvershoot,
 			Significant(z.FarP99, 3), Significant(z.FarMax, 3), z.FarErrors)
 	case r.Zoned: // its run had a topology, a store or not: the fault was not asked for

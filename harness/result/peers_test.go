@@ -139,6 +139,38 @@ func TestPeerTableZoneColumns(t *testing.T) {
 	}
 }
 
+// A system whose zones' nodes reach each other through links (HAProxy's peers) waits the
+// link to the nearest other zone's nodes, both zones' latencies: its cell says that link,
+// and a system with a store its own link to the store.
+func TestPeerZoneLinkToThePeers(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		zones     string
+		peerLinks int
+		want      string
+	}{
+		{"store", "near:4:0.5ms,far:4:40ms±10ms", 0, "PASS: zone far 40ms±10ms each way (near:4:500µs,far:4:40ms±10ms): "},
+		{"peers", "near:4:0.5ms,far:4:40ms±10ms", 16, "PASS: zone far 40.5ms±10ms each way to zone near's nodes (near:4:500µs,far:4:40ms±10ms): "},
+		{"peers, the nearest of two", "near:2:1ms±1ms,mid:2:10ms,far:4:40ms±10ms", 20, "PASS: zone far 41ms±11ms each way to zone near's nodes ("},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top, err := topology.Parse(tc.zones)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := ScenarioResult{Scenario: Scenario{Name: "sys", Target: "sys"}, Outcome: outcome.Pass, NoStore: tc.peerLinks > 0}
+			s.Conditions.Zones, s.Conditions.PeerLinks = top.Zones, tc.peerLinks
+			rows := PeerTable([]ScenarioResult{s})
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1", len(rows))
+			}
+			if got := rows[0].ZoneColumns()[0].Cell(rows[0]); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("far zone cell %q, want it to begin %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // make results of a system's run without zones and its run through them gives one row with
 // both; two runs made the same way give two rows.
 func TestMergePeerRows(t *testing.T) {
