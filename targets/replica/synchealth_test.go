@@ -116,12 +116,22 @@ func syncHealthMetrics(t *testing.T, design limiters.Design) {
 		},
 	}
 	// snapshot reads every watched series from one scrape, so that the figures agree
-	// although exchanges go on between scrapes.
+	// although exchanges go on between scrapes. An exchange is timed, then counted by its
+	// result: a scrape between the two sees it timed and not yet counted, so snapshot
+	// scrapes again (a few times, 1 ms apart) until every exchange timed so far is counted.
+	// One that never agrees is returned as it is, for the check below to fail on.
 	snapshot := func() map[string]float64 {
 		t.Helper()
-		out := map[string]float64{}
-		for s, v := range scrape(t, ts.URL) {
-			out[s] = v
+		var out map[string]float64
+		for range 50 {
+			out = map[string]float64{}
+			for s, v := range scrape(t, ts.URL) {
+				out[s] = v
+			}
+			if out["rlreplica_sync_exchange_duration_seconds_count"] == out[ok]+out[failed]+out[timeout] {
+				break
+			}
+			time.Sleep(time.Millisecond)
 		}
 		return out
 	}
