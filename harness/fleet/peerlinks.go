@@ -23,8 +23,9 @@ type peerLink struct {
 // startPeerLinks gives the replicas of every zone a link to every peer of each other zone,
 // in front of that peer's second port, and returns where replica i reaches replica j:
 // via[i][j], not valid for a replica of its own zone, which it reaches directly. A link between
-// zones a and b waits a's latency and b's (jitter alike), each way: both zones' own links to
-// the network between them, so that near to far is the far zone's distance and a bit more.
+// zones a and b waits a's latency and b's (jitter alike), each way (topology.Between): both
+// zones' own links to the network between them, so that near to far is the far zone's
+// distance and a bit more.
 func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.Topology, peerPorts []int) ([][]netip.AddrPort, error) {
 	if len(peerPorts) != zones.Replicas() {
 		return nil, fmt.Errorf("zones %s hold %d replicas but the fleet has %d peer ports", zones, zones.Replicas(), len(peerPorts))
@@ -44,9 +45,9 @@ func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.To
 			if to == a {
 				continue
 			}
-			zb := zones.Zones[to]
-			name := fmt.Sprintf("zone-%s-to-%s-node-%d", za.Name, zb.Name, j)
-			p, err := startDelayed(host, net.JoinHostPort("127.0.0.1", strconv.Itoa(pp)), name, za.Latency+zb.Latency, za.Jitter+zb.Jitter)
+			name := fmt.Sprintf("zone-%s-to-%s-node-%d", za.Name, zones.Zones[to].Name, j)
+			latency, jitter := zones.Between(a, to)
+			p, err := startDelayed(host, net.JoinHostPort("127.0.0.1", strconv.Itoa(pp)), name, latency, jitter)
 			if err != nil {
 				return nil, err
 			}

@@ -59,7 +59,7 @@ type PeerZone struct {
 	Link LinkFigures `json:"link"` // its link to the store, one way
 	// PeerZone and PeerLink, for a system whose zones' nodes reach each other through links
 	// (Conditions.PeerLinks): the nearest other zone and the far zone's link to its peers,
-	// one way (both zones' latencies and jitters, as the fleet builds it).
+	// one way (topology.Between, as the fleet builds it).
 	PeerZone string      `json:"peer_zone,omitempty"`
 	PeerLink LinkFigures `json:"peer_link,omitzero"`
 	// Zones are the topology as ran, in the --zones form.
@@ -188,8 +188,9 @@ func peerZone(s ScenarioResult) *PeerZone {
 	if k := top.Farthest(); k >= 0 {
 		far := top.Zones[k]
 		z.Zone, z.Link = far.Name, LinkFigures{Latency: far.Latency, Jitter: far.Jitter}
-		if s.Conditions.PeerLinks > 0 {
-			z.PeerZone, z.PeerLink = nearestPeers(top, k)
+		if n := top.NearestTo(k); s.Conditions.PeerLinks > 0 && n >= 0 {
+			l, j := top.Between(k, n)
+			z.PeerZone, z.PeerLink = top.Zones[n].Name, LinkFigures{Latency: l, Jitter: j}
 		}
 		for _, f := range s.Zones {
 			if f.Zone == far.Name {
@@ -198,19 +199,6 @@ func peerZone(s ScenarioResult) *PeerZone {
 		}
 	}
 	return z
-}
-
-// nearestPeers is the zone nearest zone k, other than k, and k's link to its peers: the two
-// zones' latencies and jitters added, one way (fleet.startPeerLinks).
-func nearestPeers(top topology.Topology, k int) (string, LinkFigures) {
-	far, name, link := top.Zones[k], "", LinkFigures{}
-	for i, z := range top.Zones {
-		l := LinkFigures{Latency: far.Latency + z.Latency, Jitter: far.Jitter + z.Jitter}
-		if i != k && (name == "" || l.Latency+l.Jitter < link.Latency+link.Jitter) {
-			name, link = z.Name, l
-		}
-	}
-	return name, link
 }
 
 // MergePeerRows is rows with more's rows added: a row of a system rows already holds is

@@ -100,6 +100,30 @@ func (t Topology) Farthest() int {
 	return k
 }
 
+// Between is the one-way latency and jitter of the link between a replica of zone a and a
+// peer of zone b, for a limiter whose nodes keep their counts among themselves: both zones'
+// own links to the network between them, added.
+func (t Topology) Between(a, b int) (latency, jitter time.Duration) {
+	za, zb := t.Zones[a], t.Zones[b]
+	return za.Latency + zb.Latency, za.Jitter + zb.Jitter
+}
+
+// NearestTo is the index of the zone other than k whose link to k (Between) is the shortest
+// (the first of equals); -1 when k is the only zone.
+func (t Topology) NearestTo(k int) int {
+	n, best := -1, time.Duration(0)
+	for i := range t.Zones {
+		if i == k {
+			continue
+		}
+		l, j := t.Between(k, i)
+		if n < 0 || l+j < best {
+			n, best = i, l+j
+		}
+	}
+	return n
+}
+
 // String is the topology in the --zones form.
 func (t Topology) String() string {
 	parts := make([]string, len(t.Zones))

@@ -77,6 +77,17 @@ func TestPlacement(t *testing.T) {
 	if top.Index("c") != 2 || top.Index("d") != -1 {
 		t.Errorf("Index(c) = %d, Index(d) = %d", top.Index("c"), top.Index("d"))
 	}
+	if l, j := top.Between(1, 2); l != 40*time.Millisecond || j != 5*time.Millisecond {
+		t.Errorf("Between(b, c) = %v±%v, want 40ms±5ms", l, j)
+	}
+	for k, want := range []int{2, 0, 0} { // a and c are 11 ms apart, b is 31 or 40 ms from them
+		if got := top.NearestTo(k); got != want {
+			t.Errorf("NearestTo(%d) = %d, want %d", k, got, want)
+		}
+	}
+	if one := (Topology{Zones: top.Zones[:1]}); one.NearestTo(0) != -1 {
+		t.Errorf("NearestTo(0) of one zone = %d, want -1", one.NearestTo(0))
+	}
 }
 
 func TestDecode(t *testing.T) {
