@@ -54,12 +54,12 @@ func Parse(file string, b []byte) (*Target, error) {
 	t.Responses = p.responses(root["responses"])
 	t.Classes = p.classes(root["clients"])
 	t.Store = p.store(root["store"], t.Start.Kind)
-	if given := strings.Join(t.Start.Command, " ") + envValues(t.Start.Env) + fileContents(t.Start.Files); strings.Contains(given, VarRedis) && !t.Store.Managed {
+	if given := t.Start.given(); strings.Contains(given, VarRedis) && !t.Store.Managed {
 		p.errf(root["start"], "start", "%s is the Redis the harness runs for the target: declare store: {redis: %s}, or leave %s out (the harness starts no Redis for a target without a managed store)",
 			VarRedis, StoreManaged, VarRedis)
 	}
 	t.Clock = p.clock(root["clock"], t.Start)
-	if given := strings.Join(t.Start.Command, " ") + envValues(t.Start.Env) + fileContents(t.Start.Files); strings.Contains(given, VarBackend) != t.Clock.Backend {
+	if given := t.Start.given(); strings.Contains(given, VarBackend) != t.Clock.Backend {
 		if t.Clock.Backend {
 			p.errf(root["clock"], "clock.backend", "%s, but nothing passes %s to the limiter: proxy what it admits there (in its command, env or a file)", ClockRecord, VarBackend)
 		} else {
@@ -283,7 +283,7 @@ func (p *parser) start(n *yaml.Node, dir string) Start {
 			return s
 		}
 		p.commandEnvFiles(m[StartProcess], d, "start.process", dir, &s, true)
-		given := strings.Join(s.Command, " ") + envValues(s.Env) + fileContents(s.Files)
+		given := s.given()
 		if len(s.Command) > 0 && !strings.Contains(given, VarPort) && !strings.Contains(given, VarListen) {
 			p.errf(d["command"], "start.process.command", "must pass %s or %s (in the command, env or a file) so each replica listens on its own port", VarPort, VarListen)
 		}

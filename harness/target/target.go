@@ -131,25 +131,14 @@ type Start struct {
 // harness can then put a link between two zones' nodes (a topology's links between nodes),
 // since each replica reaches the others where it is told to.
 func (s Start) Peered() bool {
-	uses := func(v string) bool {
-		return strings.Contains(v, VarPeers) || strings.Contains(v, VarEachPeer) || strings.Contains(v, VarEachPeerPort)
-	}
-	for _, a := range s.Command {
-		if uses(a) {
-			return true
-		}
-	}
-	for _, v := range s.Env {
-		if uses(v) {
-			return true
-		}
-	}
-	for _, f := range s.Files {
-		if uses(string(f.Content)) {
-			return true
-		}
-	}
-	return false
+	given := s.given()
+	return strings.Contains(given, VarPeers) || strings.Contains(given, VarEachPeer) || strings.Contains(given, VarEachPeerPort)
+}
+
+// given is everything the replicas are given, run together: the command, the environment's
+// values and the files' contents, for asking which placeholders any of them holds.
+func (s Start) given() string {
+	return strings.Join(s.Command, " ") + envValues(s.Env) + fileContents(s.Files)
 }
 
 // File is one file given to the target.
