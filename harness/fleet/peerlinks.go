@@ -16,7 +16,6 @@ import (
 // nodes over such links, as the design's replicas reach the store over their zone's link.
 type peerLink struct {
 	from, to int // zone indexes: the zone whose replicas it serves, the peer's zone
-	node     int // the peer it leads to
 	p        *storeProxy
 }
 
@@ -52,7 +51,7 @@ func (f *fleet) startPeerLinks(ctx context.Context, b backend, zones topology.To
 				return nil, err
 			}
 			p.between = true
-			f.peerLinks = append(f.peerLinks, peerLink{from: a, to: to, node: j, p: p})
+			f.peerLinks = append(f.peerLinks, peerLink{from: a, to: to, p: p})
 			at, err := netip.ParseAddrPort(p.addr())
 			if err != nil {
 				return nil, fmt.Errorf("the %s link listens at %q: %w", name, p.addr(), err)
