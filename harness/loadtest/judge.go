@@ -99,6 +99,7 @@ func fillResult(res *result.ScenarioResult, rep *accounting.Report, cfg Config, 
 	res.Requests, res.Accepted, res.Rejected, res.Errors = rep.Scheduled, rep.Accepted, rep.Rejected, rep.Errors
 	res.AskedRate, res.AchievedRate = rep.AskedRate, rep.AchievedRate
 	res.Lateness, res.Latency, res.ReplicaLatency, res.Zones = rep.Lateness, rep.Latency, rep.ReplicaLatency, rep.Zones
+	res.Conditions.ZonePeers(res.Zones)
 	res.OverLimit = rep.OverLimitClients
 	recovered := j.Recovered()
 	res.PeakRatios = make([]int, result.PeakRatioBins)

@@ -357,6 +357,22 @@ type ZoneFigures struct {
 	// admitted less than the least share in a steady window, on arrival bounds.
 	SteadyClients int `json:"steady_clients"`
 	LockedOut     int `json:"locked_out"`
+	// PeerZone and PeerLink, for a system without a store whose zones' nodes reached each
+	// other through links (Conditions.PeerLinks): the nearest other zone and the link to its
+	// nodes, one way (topology.Between). Such a zone has no store link: Link is only its share
+	// of the links between zones.
+	PeerZone string      `json:"peer_zone,omitempty"`
+	PeerLink LinkFigures `json:"peer_link,omitzero"`
+}
+
+// LinkTo is what the zone waits to reach what keeps its counts, each way: its store link
+// ("store 40ms±10ms each way"), or for a system without a store its link to the nearest
+// other zone's nodes ("40.5ms±10ms each way to zone near's nodes").
+func (z ZoneFigures) LinkTo() string {
+	if z.PeerZone != "" {
+		return fmt.Sprintf("%s each way to zone %s's nodes", z.PeerLink, z.PeerZone)
+	}
+	return "store " + z.Link.String() + " each way"
 }
 
 // LinkFigures are a zone's link to the store as declared.
@@ -375,7 +391,6 @@ func (l LinkFigures) String() string {
 
 // Line is the zone's figures on one line, as the terminal prints them.
 func (z ZoneFigures) Line() string {
-	link := z.Link.String()
 	lock := "lock-out not measured (no steady client homed here)"
 	if z.SteadyClients > 0 {
 		lock = fmt.Sprintf("%d of %d steady clients locked out", z.LockedOut, z.SteadyClients)
@@ -384,7 +399,7 @@ func (z ZoneFigures) Line() string {
 	if z.OvershootClient != "" {
 		over += " (" + z.OvershootClient + ")"
 	}
-	return fmt.Sprintf("zone %s (%d replicas, store %s each way): %d requests, p50 %v p99 %v max %v; %s; %d false rejects; %s; %d errors (%d in the fault)",
-		z.Zone, len(z.Replicas), link, z.Requests, z.Latency.P50.Round(time.Millisecond/10), z.Latency.P99.Round(time.Millisecond/10),
+	return fmt.Sprintf("zone %s (%d replicas, %s): %d requests, p50 %v p99 %v max %v; %s; %d false rejects; %s; %d errors (%d in the fault)",
+		z.Zone, len(z.Replicas), z.LinkTo(), z.Requests, z.Latency.P50.Round(time.Millisecond/10), z.Latency.P99.Round(time.Millisecond/10),
 		z.Latency.Max.Round(time.Millisecond/10), over, z.FalseRejects, lock, z.Errors.Total(), z.ErrorsInFault)
 }

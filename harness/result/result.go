@@ -134,6 +134,26 @@ type Conditions struct {
 	StoreCPU float64 `json:"store_cpu_share,omitempty"`
 }
 
+// ZonePeers fills each zone's PeerZone and PeerLink from the run's topology where the system's
+// zones reached each other's nodes through links (c.PeerLinks > 0); zones is left as it is
+// otherwise.
+func (c Conditions) ZonePeers(zones []ZoneFigures) {
+	if c.PeerLinks == 0 {
+		return
+	}
+	top := topology.Topology{Zones: c.Zones}
+	for i := range zones {
+		k := top.Index(zones[i].Zone)
+		if k < 0 {
+			continue
+		}
+		if n := top.NearestTo(k); n >= 0 {
+			l, j := top.Between(k, n)
+			zones[i].PeerZone, zones[i].PeerLink = top.Zones[n].Name, LinkFigures{Latency: l, Jitter: j}
+		}
+	}
+}
+
 // Summary is summary.json: the run's conditions, every scenario and every check.
 type Summary struct {
 	StartedAt  time.Time        `json:"started_at"`
