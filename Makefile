@@ -119,8 +119,9 @@ test-envoy: deps images-envoy
 
 # gubernator started from its target files (BATCHING and GLOBAL), two nodes on host
 # networking each: UNDER_LIMIT three times, then OVER_LIMIT, read through the JSON rule; then
-# a client's owner node stopped and SIGKILLed on three nodes, what the client saw printed
-# (about 1.5 minutes after the image).
+# a client's owner node stopped and SIGKILLed on three nodes, what the client saw printed; then
+# four nodes through zones (near:2, far:2 at 40 ms ± 10 ms), a far node's answers for near- and
+# far-owned clients timed, and the far zone cut (about 2 minutes after the image).
 test-gubernator: deps images-gubernator
 	$(GO) test -tags gubernator -count=1 -v -timeout 8m -run TestGubernator ./harness/loadtest
 
@@ -246,11 +247,13 @@ loadtest-traefik: build images images-traefik
 # results puts them in the peer table's far-zone and partition columns. envoy's two nodes make
 # a zone each. ZONES_PEERS sets the list: haproxy-peers and haproxy-peers-gpc run as local
 # processes with a link between each pair of nodes across the zones
-# (docs/zones.md#haproxys-peers-through-zones-the-last-push-wins).
+# (docs/zones.md#haproxys-peers-through-zones-the-last-push-wins); gubernator-global and
+# gubernator-batching as containers on host networking, each node reaching another zone's by
+# the name it announces, which its hosts file leads to the link (docs/zones.md#gubernator-through-zones).
 PEERS_ZONES_DIR ?= runs/peers-zones
-ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit haproxy-peers haproxy-peers-gpc
+ZONES_PEERS ?= replica redis-rate traefik-redis envoy-ratelimit haproxy-peers haproxy-peers-gpc gubernator-global gubernator-batching
 PEERS_ZONES_FLAGS ?= --faults partition --rate 300
-loadtest-peers-zones: build images images-envoy images-traefik
+loadtest-peers-zones: build images images-envoy images-traefik images-gubernator
 	scripts/ensure-gateways.sh haproxy
 	rc=0; for p in $(ZONES_PEERS); do \
 	  zones='near:4:0.5ms,far:4:40ms±10ms'; if [ $$p = envoy-ratelimit ]; then zones='near:1:0.5ms,far:1:40ms±10ms'; fi; \

@@ -54,6 +54,12 @@ func (s Spec) customFor(provider, kind string) error {
 	if s.NoStore && !s.Zones.IsZero() && s.Custom != nil && s.Custom.Kind == target.StartDocker && s.Network == NetworkBridge {
 		return fmt.Errorf("zones between the nodes of a limiter without a store are links on this host's loopback: use --network host")
 	}
+	// A name leads each replica to its own zone's link only through its own hosts file,
+	// which a local process does not have: it shares this host's, and every process would
+	// reach a peer at one address.
+	if s.NoStore && !s.Zones.IsZero() && s.Custom != nil && s.Custom.Kind == target.StartProcess && s.Custom.Named() {
+		return fmt.Errorf("the target file's nodes announce themselves by name (%s), which each replica resolves to its zone's link in its container's hosts file; a local process shares this host's, so no link can stand between two zones' nodes: run it as a docker target with --network host, or without --zones", target.VarPeerName)
+	}
 	return nil
 }
 
@@ -61,7 +67,8 @@ func (s Spec) customFor(provider, kind string) error {
 // bridge network, else on its own host port on 127.0.0.1; its peers reach it by its
 // container's name on a bridge network, else on 127.0.0.1.
 func (s Spec) customVars(i int, at layout, redis string) target.Vars {
-	v := target.Vars{Port: at.ports[i], Host: "127.0.0.1", Listen: loopback(at.ports[i]), Redis: redis, Backend: at.backend, Node: i, Nodes: cmp.Or(s.NodeCount, s.Replicas)}
+	v := target.Vars{Port: at.ports[i], Host: "127.0.0.1", Listen: loopback(at.ports[i]), Redis: redis, Backend: at.backend, Node: i, Nodes: cmp.Or(s.NodeCount, s.Replicas),
+		PeerName: s.peerName(i)}
 	bridge := s.Network == NetworkBridge && s.Custom.Kind == target.StartDocker
 	if bridge {
 		v.Port, v.Host, v.Listen = s.Custom.Port, "0.0.0.0", ":"+strconv.Itoa(s.Custom.Port)
@@ -80,6 +87,41 @@ func (s Spec) customVars(i int, at layout, redis string) target.Vars {
 		}
 	}
 	return v
+}
+
+// peerName is replica i's name as its peers know it ({{peer_name}}): in a container on host
+// networking a name of its own, which every replica's hosts file leads to where that replica
+// reaches it (peerHosts); on a bridge network its container's name, which the run's network
+// resolves; a local process has no hosts file of its own, and is 127.0.0.1.
+func (s Spec) peerName(i int) string {
+	switch {
+	case s.Custom == nil || s.Custom.Kind != target.StartDocker:
+		return "127.0.0.1"
+	case s.Network == NetworkBridge:
+		return s.containerName(ReplicaMember(i))
+	}
+	return fmt.Sprintf("node-%d.peers.rlharness", i)
+}
+
+// peerHosts are replica i's hosts file entries (Docker's ExtraHosts, "name:address") for a
+// target whose nodes announce themselves by name, in a container on host networking: every
+// replica's name, and where replica i reaches it, 127.0.0.1 (its own zone's, or without
+// zones) or the loopback address of the link from i's zone to that replica's, which listens
+// on that replica's own peer port (startPeerLinks): a name maps to an address, not a port,
+// and every node is told the same port. Nil where no name is given.
+func (s Spec) peerHosts(i int, at layout) []string {
+	if s.Custom == nil || s.Custom.Kind != target.StartDocker || s.Network != NetworkHost || !s.Custom.Named() {
+		return nil
+	}
+	out := make([]string, len(at.peerPorts))
+	for j := range at.peerPorts {
+		addr := "127.0.0.1"
+		if i < len(at.via) && at.via[i][j].IsValid() {
+			addr = at.via[i][j].Addr().String()
+		}
+		out[j] = s.peerName(j) + ":" + addr
+	}
+	return out
 }
 
 // customArgs is replica i's command line with its placeholders filled: the container's

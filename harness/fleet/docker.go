@@ -136,7 +136,7 @@ func (d *dockerRun) redis(ctx context.Context, port int) (member, string, error)
 	} else {
 		args = append(args, "--bind", "0.0.0.0", "--port", strconv.Itoa(redisPort))
 	}
-	m, err := d.run(ctx, RedisMember, d.redisImage, args, nil, nil, redisPort, port)
+	m, err := d.run(ctx, RedisMember, d.redisImage, args, nil, nil, nil, redisPort, port)
 	return m, redis, err
 }
 
@@ -149,7 +149,7 @@ func storeCPUQuota(share float64) (period, quota int64) {
 }
 
 func (d *dockerRun) node(ctx context.Context, j, port int, args []string) (member, error) {
-	return d.run(ctx, RedisNodeMember(j), d.redisImage, args, nil, nil, port, port)
+	return d.run(ctx, RedisNodeMember(j), d.redisImage, args, nil, nil, nil, port, port)
 }
 
 // dataDir is inside the node's container.
@@ -200,10 +200,10 @@ func (d *dockerRun) replica(ctx context.Context, i int, at layout, redis string)
 		v := spec.customVars(i, at, redis)
 		files = append(files, spec.customFiles(v)...)
 		env = spec.customEnv(v)
-		return d.run(ctx, ReplicaMember(i), d.targetImage, spec.customArgs(v), env, files, inner, port)
+		return d.run(ctx, ReplicaMember(i), d.targetImage, spec.customArgs(v), env, files, spec.peerHosts(i, at), inner, port)
 	}
 	args := spec.targetArgs(i, listen, redis, containerRules)
-	return d.run(ctx, ReplicaMember(i), d.targetImage, args, env, files, inner, port)
+	return d.run(ctx, ReplicaMember(i), d.targetImage, args, env, files, nil, inner, port)
 }
 
 // containerName is the name of a member's container, by which the other containers on the
@@ -232,11 +232,11 @@ func Labels(run, member string) map[string]string {
 	return l
 }
 
-// run creates and starts one member's container with files copied in. In
-// bridge mode the container port is published on 127.0.0.1:hostPort, fixed so
-// that the address stays the same after a stop and start; in host mode the
-// member listens on hostPort itself.
-func (d *dockerRun) run(ctx context.Context, name, image string, args []string, env map[string]string, files []testcontainers.ContainerFile, port, hostPort int) (member, error) {
+// run creates and starts one member's container with files copied in and hosts ("name:address")
+// added to its hosts file. In bridge mode the container port is published on
+// 127.0.0.1:hostPort, fixed so that the address stays the same after a stop and start; in host
+// mode the member listens on hostPort itself.
+func (d *dockerRun) run(ctx context.Context, name, image string, args []string, env map[string]string, files []testcontainers.ContainerFile, hosts []string, port, hostPort int) (member, error) {
 	req := testcontainers.ContainerRequest{
 		Image:  image,
 		Name:   d.spec.containerName(name),
@@ -257,9 +257,10 @@ func (d *dockerRun) run(ctx context.Context, name, image string, args []string, 
 				HostIP:   netip.AddrFrom4([4]byte{127, 0, 0, 1}),
 				HostPort: strconv.Itoa(hostPort),
 			}}}
+			hc.ExtraHosts = hosts
 		}
 	} else {
-		req.HostConfigModifier = func(hc *container.HostConfig) { hc.NetworkMode = "host" }
+		req.HostConfigModifier = func(hc *container.HostConfig) { hc.NetworkMode, hc.ExtraHosts = "host", hosts }
 		// Each its own name, not the host's: peers that gossip (gubernator's memberlist) name
 		// a node by its hostname.
 		req.Hostname = req.Name

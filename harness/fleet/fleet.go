@@ -351,7 +351,7 @@ func (s Spec) withDefaults() (Spec, error) {
 		case s.Zones.Replicas() != s.Replicas:
 			return s, fmt.Errorf("zones %s hold %d replicas, but the fleet runs %d: make them agree (--replicas)", s.Zones, s.Zones.Replicas(), s.Replicas)
 		case s.NoStore && (s.Custom == nil || !s.Custom.Peered()):
-			return s, errors.New("zones are links to one Redis, or between the nodes of a limiter without a store that is told where its peers are ({{peers}}, {{each.peer}} or {{each.peer_port}} in its target file): this fleet has neither (a limiter whose nodes find each other on their own, as gubernator's memberlist does, cannot be given links between them)")
+			return s, errors.New("zones are links to one Redis, or between the nodes of a limiter without a store that is told where its peers are ({{peers}}, {{each.peer}} or {{each.peer_port}} in its target file) or announces the name the harness gives it ({{peer_name}}:{{peer_port}}, as gubernator's files do): this fleet has neither, so no link can stand between its nodes (announce {{peer_name}} instead of a fixed address)")
 		case s.Store == StoreCluster:
 			return s, errors.New("zones are links to one Redis: a Redis Cluster's nodes announce their own addresses, which a link cannot stand in front of")
 		case s.StoreProxy:

@@ -3,8 +3,10 @@ package fleet
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +67,7 @@ func TestPeerLinksBetweenZones(t *testing.T) {
 	}
 	peerPorts := []int{echoPeer(t), echoPeer(t), echoPeer(t), echoPeer(t)}
 	f := newFleet(slog.New(slog.DiscardHandler), result.Conditions{}, 4)
-	via, err := f.startPeerLinks(ctx, loopbackOnly{}, zones, peerPorts)
+	via, err := f.startPeerLinks(ctx, loopbackOnly{}, zones, peerPorts, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,5 +159,151 @@ func TestSpecZonesWithoutAStore(t *testing.T) {
 	bridge := Spec{Replicas: 4, Zones: zones, NoStore: true, Custom: peered, Network: NetworkBridge}
 	if err := bridge.customFor("docker", target.StartDocker); err == nil || !strings.Contains(err.Error(), "--network host") {
 		t.Errorf("links between nodes on a bridge network: err = %v", err)
+	}
+}
+
+// Nodes that announce themselves by name ({{peer_name}}, gubernator's advertise address) are
+// told one port for a peer whichever zone they dial from: zone a's link to a peer listens on
+// that peer's own port at 127.0.(100+a).1, and each replica's hosts file leads every name to
+// its own zone's peers directly and to another zone's through its zone's link. A name dialed
+// from the near zone, at the address its hosts file gives, crosses the zones' latency there
+// and not within the zone.
+func TestNamedPeerLinks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	zones, err := topology.Parse("near:2:1ms,far:2:10ms±1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peerPorts := []int{echoPeer(t), echoPeer(t), echoPeer(t), echoPeer(t)}
+	f := newFleet(slog.New(slog.DiscardHandler), result.Conditions{}, 4)
+	via, err := f.startPeerLinks(ctx, loopbackOnly{}, zones, peerPorts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, l := range f.peerLinks {
+			l.p.close()
+		}
+	}()
+	var got, want []string
+	for _, l := range f.peerLinks {
+		got = append(got, fmt.Sprintf("%d>%d %s", l.from, l.to, l.p.addr()))
+	}
+	for j, pp := range peerPorts {
+		from := 1 - zones.ZoneOf(j)
+		want = append(want, fmt.Sprintf("%d>%d 127.0.%d.1:%d", from, zones.ZoneOf(j), 100+from, pp))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the links (from>to zone, where they listen): %q, want %q", got, want)
+	}
+
+	named := &target.Start{Kind: target.StartDocker, Env: map[string]string{"ADVERTISE": "{{peer_name}}:{{peer_port}}"}}
+	s := Spec{Replicas: 4, Network: NetworkHost, NoStore: true, Zones: zones, Custom: named}
+	at := layout{ports: []int{41000, 41001, 41002, 41003}, peerPorts: peerPorts, via: via}
+	for _, tc := range []struct {
+		replica int
+		want    []string
+	}{
+		{0, []string{"node-0.peers.rlharness:127.0.0.1", "node-1.peers.rlharness:127.0.0.1", "node-2.peers.rlharness:127.0.100.1", "node-3.peers.rlharness:127.0.100.1"}},
+		{3, []string{"node-0.peers.rlharness:127.0.101.1", "node-1.peers.rlharness:127.0.101.1", "node-2.peers.rlharness:127.0.0.1", "node-3.peers.rlharness:127.0.0.1"}},
+	} {
+		if got := s.peerHosts(tc.replica, at); !slices.Equal(got, tc.want) {
+			t.Errorf("replica %d's hosts: %q, want %q", tc.replica, got, tc.want)
+		}
+		if got, want := s.customVars(tc.replica, at, "").Expand(named.Env["ADVERTISE"]), fmt.Sprintf("node-%d.peers.rlharness:%d", tc.replica, peerPorts[tc.replica]); got != want {
+			t.Errorf("replica %d announces %s, want %s", tc.replica, got, want)
+		}
+	}
+	if got := (Spec{Replicas: 4, Network: NetworkHost, Custom: named}).peerHosts(0, layout{peerPorts: peerPorts}); got[3] != "node-3.peers.rlharness:127.0.0.1" {
+		t.Errorf("without zones a name leads to 127.0.0.1: %q", got)
+	}
+	if got := (Spec{Replicas: 4, Network: NetworkHost, NoStore: true, Zones: zones, Custom: &target.Start{Kind: target.StartDocker}}).peerHosts(0, at); got != nil {
+		t.Errorf("a target that announces no name is given hosts %q", got)
+	}
+
+	dial := func(i, j int) string { // replica i's address for replica j, as its hosts file and the announced port say
+		_, addr, _ := strings.Cut(s.peerHosts(i, at)[j], ":")
+		return net.JoinHostPort(addr, itoa(peerPorts[j]))
+	}
+	rtt := func(addr string) time.Duration {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			t.Fatalf("dial %s: %v", addr, err)
+		}
+		defer conn.Close()
+		begin := time.Now()
+		_ = conn.SetDeadline(begin.Add(300 * time.Millisecond))
+		if _, err := conn.Write([]byte("hello\n")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bufio.NewReader(conn).ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(begin)
+	}
+	for _, tc := range []struct {
+		i, j   int
+		lo, hi time.Duration
+	}{
+		{0, 2, 20 * time.Millisecond, 40 * time.Millisecond}, // near to far: (1 + 10 ± 1) ms each way
+		{3, 1, 20 * time.Millisecond, 40 * time.Millisecond}, // far to near
+		{0, 1, 0, 10 * time.Millisecond},                     // within the near zone
+	} {
+		if d := rtt(dial(tc.i, tc.j)); d < tc.lo || d > tc.hi {
+			t.Errorf("replica %d to replica %d at %s: a round trip took %v, want %v..%v", tc.i, tc.j, dial(tc.i, tc.j), d, tc.lo, tc.hi)
+		}
+	}
+	step(t, "cut the far zone", f.CutLink(ctx, "far", LinkRefused))
+	if conn, err := net.DialTimeout("tcp", dial(0, 2), time.Second); err == nil {
+		conn.Close()
+		t.Errorf("near replica 0 reached far replica 2 at %s through a cut link", dial(0, 2))
+	}
+	step(t, "mend the far zone", f.CutLink(ctx, "far", LinkUp))
+	if d := rtt(dial(0, 2)); d < 20*time.Millisecond {
+		t.Errorf("near to far after the link was mended on the peer's own port: %v", d)
+	}
+}
+
+// A target whose nodes announce a name is given zones on host networking; as a local process it
+// is refused (no hosts file of its own), and on host networking its name is its own, on a bridge
+// network its container's, as a process 127.0.0.1.
+func TestSpecZonesNamedPeers(t *testing.T) {
+	zones, err := topology.Parse("near:2:1ms,far:2:40ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ADVERTISE": "{{peer_name}}:{{peer_port}}"}
+	docker := &target.Start{Kind: target.StartDocker, Env: env}
+	proc := &target.Start{Kind: target.StartProcess, Command: []string{"gubernator"}, Env: env}
+	s, err := (Spec{Replicas: 4, Zones: zones, NoStore: true, Custom: docker, Network: NetworkHost}).withDefaults()
+	if err != nil {
+		t.Fatalf("a limiter whose nodes announce a name, in zones: %v", err)
+	}
+	if err := s.customFor("docker", target.StartDocker); err != nil {
+		t.Errorf("on host networking: %v", err)
+	}
+	p := Spec{Replicas: 4, Zones: zones, NoStore: true, Custom: proc, Network: NetworkHost}
+	if err := p.customFor("local", target.StartProcess); err == nil || !strings.Contains(err.Error(), "{{peer_name}}") || !strings.Contains(err.Error(), "hosts file") {
+		t.Errorf("as local processes in zones: err = %v, want a refusal that names {{peer_name}} and the hosts file", err)
+	}
+	p.Zones = topology.Topology{}
+	if err := p.customFor("local", target.StartProcess); err != nil {
+		t.Errorf("as local processes without zones: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		s    Spec
+		want string
+	}{
+		{"host networking", Spec{RunID: "r1", Custom: docker, Network: NetworkHost}, "node-2.peers.rlharness"},
+		{"bridge", Spec{RunID: "r1", Custom: docker, Network: NetworkBridge}, "rlharness-r1-replica-2"},
+		{"process", Spec{RunID: "r1", Custom: proc, Network: NetworkHost}, "127.0.0.1"},
+	} {
+		if got := tc.s.peerName(2); got != tc.want {
+			t.Errorf("%s: peer name %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -110,14 +110,15 @@ func (t *linkLatency) Pipe(stub *toxics.ToxicStub) {
 	}
 }
 
-// startStoreProxy starts a proxy on host (port chosen by the kernel) to upstream.
-func startStoreProxy(host, upstream, name string) (*storeProxy, error) {
+// startStoreProxy starts a proxy listening at listen (host:port, port 0 for the kernel's
+// choice) to upstream.
+func startStoreProxy(listen, upstream, name string) (*storeProxy, error) {
 	quiet := zerolog.Nop()
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), quiet)
-	p := toxiproxy.NewProxy(server, name, net.JoinHostPort(host, "0"), upstream)
+	p := toxiproxy.NewProxy(server, name, listen, upstream)
 	p.Logger = &quiet
 	if err := p.Start(); err != nil {
-		return nil, fmt.Errorf("start the %s proxy on %s: %w", name, host, err)
+		return nil, fmt.Errorf("start the %s proxy on %s: %w", name, listen, err)
 	}
 	return &storeProxy{proxy: p}, nil
 }
@@ -125,13 +126,13 @@ func startStoreProxy(host, upstream, name string) (*storeProxy, error) {
 // startLink starts zone z's link: a store proxy whose every byte waits the zone's latency,
 // each way.
 func startLink(host, upstream string, z topology.Zone) (*storeProxy, error) {
-	return startDelayed(host, upstream, "zone-"+z.Name, z.Latency, z.Jitter)
+	return startDelayed(net.JoinHostPort(host, "0"), upstream, "zone-"+z.Name, z.Latency, z.Jitter)
 }
 
-// startDelayed starts a proxy on host to upstream whose every byte waits latency ± jitter,
-// each way.
-func startDelayed(host, upstream, name string, latency, jitter time.Duration) (*storeProxy, error) {
-	p, err := startStoreProxy(host, upstream, name)
+// startDelayed starts a proxy listening at listen to upstream whose every byte waits latency ±
+// jitter, each way.
+func startDelayed(listen, upstream, name string, latency, jitter time.Duration) (*storeProxy, error) {
+	p, err := startStoreProxy(listen, upstream, name)
 	if err != nil {
 		return nil, err
 	}

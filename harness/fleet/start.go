@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -121,7 +122,7 @@ func start(ctx context.Context, spec Spec, logger *slog.Logger, provider, kind s
 	switch {
 	case spec.Zones.IsZero():
 	case spec.NoStore: // the zones' links are between the replicas
-		if at.via, err = f.startPeerLinks(ctx, b, spec.Zones, at.peerPorts); err != nil {
+		if at.via, err = f.startPeerLinks(ctx, b, spec.Zones, at.peerPorts, spec.Custom != nil && spec.Custom.Named()); err != nil {
 			return nil, err
 		}
 	default:
@@ -229,7 +230,7 @@ func (f *fleet) startProxy(ctx context.Context, b backend) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := startStoreProxy(host, f.RedisAddr(), "store")
+	p, err := startStoreProxy(net.JoinHostPort(host, "0"), f.RedisAddr(), "store")
 	if err != nil {
 		return "", err
 	}

@@ -125,7 +125,8 @@ func targetFaults(t *target.Target, zoned bool) []string {
 		out = append(out, result.FaultKill)
 	}
 	// A zone's links: to the store the harness runs, or between the nodes of a limiter
-	// without one that is told where its peers are (a node cut from its peers).
+	// without one that is told where its peers are or announces its name (a node cut from its
+	// peers).
 	if (t.Store.Managed || t.Start.Peered()) && t.Start.Kind != target.StartURL && (zoned || !t.Topology.IsZero()) {
 		out = append(out, ZoneFaults...)
 	}

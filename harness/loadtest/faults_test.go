@@ -51,10 +51,13 @@ func TestTargetFaults(t *testing.T) {
 		zoned bool
 		want  string
 	}{
-		{"peers without a store (gubernator)", withStart("start: {docker: {image: i}, replicas: 8}", ""), false, "replica-kill"},
+		{"peers without a store", withStart("start: {docker: {image: i}, replicas: 8}", ""), false, "replica-kill"},
 		{"peers that find each other alone, on a topology", withStart("start: {docker: {image: i}, replicas: 8}", ""), true, "replica-kill"},
 		{"peers told where the others are, on a topology", withStart(peered, ""), true, "replica-kill partition partition-blackhole link-slow flap"},
 		{"peers told where the others are, without one", withStart(peered, ""), false, "replica-kill"},
+		{"peers that announce the name they are given (gubernator), on a topology",
+			withStart(`start: {docker: {image: i, env: {ADV: "{{peer_name}}:{{peer_port}}"}}, replicas: 8}`, ""), true,
+			"replica-kill partition partition-blackhole link-slow flap"},
 		{"nodes on a managed store, on a topology", withStart("start: {docker: {image: i}, replicas: 2}", "store: {redis: managed}\n"), true,
 			"store-stop store-pause store-slow store-restart replica-kill partition partition-blackhole link-slow flap"},
 		{"one node, a managed store", withStart("start: {docker: {image: i}}", "store: {redis: managed}\n"), false, "store-stop store-pause store-slow store-restart"},

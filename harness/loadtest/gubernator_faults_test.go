@@ -82,12 +82,12 @@ func (g *gubernatorNodes) ask(ctx context.Context, node int, client string) (tar
 	return g.tg.Responses.Decide(resp.StatusCode, b.Bytes()), owner
 }
 
-// ownerOf is the index of the node that owns client's counter (its gRPC address is
-// 127.0.42.<node>:1051), asking through node 0.
+// ownerOf is the index of the node that owns client's counter (it announces itself as
+// node-<node>.peers.rlharness:<its peer port>), asking through node 0.
 func (g *gubernatorNodes) ownerOf(ctx context.Context, client string) int {
 	_, owner := g.ask(ctx, 0, client)
 	for i := range g.urls {
-		if owner == fmt.Sprintf("127.0.42.%d:1051", i) {
+		if strings.HasPrefix(owner, fmt.Sprintf("node-%d.peers.rlharness:", i)) {
 			return i
 		}
 	}

@@ -305,7 +305,7 @@ var placeholder = regexp.MustCompile(`\{\{[a-z0-9_.]+\}\}`)
 // replicaVars are the placeholders of a command, env value and file; eachVars those of a
 // file's repeated lines.
 var (
-	replicaVars = []string{VarPort, VarHost, VarListen, VarRedis, VarBackend, VarNode, VarNodes, VarPeerPort, VarPeers}
+	replicaVars = []string{VarPort, VarHost, VarListen, VarRedis, VarBackend, VarNode, VarNodes, VarPeerPort, VarPeers, VarPeerName}
 	eachVars    = []string{VarEachNode, VarEachPeer, VarEachPeerPort, VarEachListen}
 )
 

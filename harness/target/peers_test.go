@@ -34,41 +34,44 @@ func TestShippedTargetFilesParse(t *testing.T) {
 	}
 }
 
-// A target file whose replicas are told where their peers are is Peered: the harness can put
-// a zone's link between its nodes. One that finds its peers another way (gubernator's
-// memberlist on fixed addresses) or has none is not.
+// A target file whose replicas are told where their peers are, or announce themselves by the
+// name the harness gives them, is Peered: the harness can put a zone's link between its
+// nodes. One that finds its peers another way (a fixed address of its own) or has none is not.
+// Only the one that announces a name is Named.
 func TestPeeredFollowsThePeerPlaceholders(t *testing.T) {
 	for _, tc := range []struct {
-		file string
-		want bool
+		file        string
+		want, named bool
 	}{
-		{"haproxy-peers.yaml", true},
-		{"haproxy-peers-gpc.yaml", true},
-		{"gubernator-global.yaml", false},
-		{"nginx-independent.yaml", false},
-		{"redis-rate.yaml", false},
+		{"haproxy-peers.yaml", true, false},
+		{"haproxy-peers-gpc.yaml", true, false},
+		{"gubernator-global.yaml", true, true},
+		{"gubernator-batching.yaml", true, true},
+		{"nginx-independent.yaml", false, false},
+		{"redis-rate.yaml", false, false},
 	} {
 		tg, err := Load(filepath.Join("../../targets/peers", tc.file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tg.Start.Peered(); got != tc.want {
-			t.Errorf("%s: Peered() = %v, want %v", tc.file, got, tc.want)
+		if got, named := tg.Start.Peered(), tg.Start.Named(); got != tc.want || named != tc.named {
+			t.Errorf("%s: Peered() = %v, Named() = %v, want %v, %v", tc.file, got, named, tc.want, tc.named)
 		}
 	}
 	for _, tc := range []struct {
-		name  string
-		start Start
-		want  bool
+		name        string
+		start       Start
+		want, named bool
 	}{
-		{"command", Start{Command: []string{"x", "--seeds", VarPeers}}, true},
-		{"env", Start{Env: map[string]string{"PEERS": "127.0.0.1:" + VarEachPeerPort}}, true},
-		{"file", Start{Files: []File{{Path: "c", Content: []byte("peer " + VarEachPeer + "\n")}}}, true},
-		{"own peer port only", Start{Command: []string{"x", "--listen-peers", VarPeerPort}}, false},
-		{"none", Start{Command: []string{"x", VarListen}}, false},
+		{"command", Start{Command: []string{"x", "--seeds", VarPeers}}, true, false},
+		{"env", Start{Env: map[string]string{"PEERS": "127.0.0.1:" + VarEachPeerPort}}, true, false},
+		{"file", Start{Files: []File{{Path: "c", Content: []byte("peer " + VarEachPeer + "\n")}}}, true, false},
+		{"a name announced", Start{Env: map[string]string{"ADVERTISE": VarPeerName + ":" + VarPeerPort}}, true, true},
+		{"own peer port only", Start{Command: []string{"x", "--listen-peers", VarPeerPort}}, false, false},
+		{"none", Start{Command: []string{"x", VarListen}}, false, false},
 	} {
-		if got := tc.start.Peered(); got != tc.want {
-			t.Errorf("%s: Peered() = %v, want %v", tc.name, got, tc.want)
+		if got, named := tc.start.Peered(), tc.start.Named(); got != tc.want || named != tc.named {
+			t.Errorf("%s: Peered() = %v, Named() = %v, want %v, %v", tc.name, got, named, tc.want, tc.named)
 		}
 	}
 }

@@ -51,6 +51,13 @@ const (
 	// VarPeers is every replica's peer address, host:peer_port, in node order and its own
 	// included, joined by commas: a seed list or a static member list.
 	VarPeers = "{{peers}}"
+	// VarPeerName is the replica's name as its peers know it, for a limiter whose nodes find
+	// each other on their own and each announce one address to all the others (gubernator's
+	// GUBER_ADVERTISE_ADDRESS over memberlist): announce {{peer_name}}:{{peer_port}} and listen
+	// on {{peer_port}}. The harness makes every replica resolve the name to where IT reaches
+	// this one (its container's hosts file), so a zone's link can stand between two nodes
+	// although both are told the same address (docs/zones.md).
+	VarPeerName = "{{peer_name}}"
 )
 
 // Placeholders of a repeated line: in a file's contents, a line that holds one of them is
@@ -127,13 +134,19 @@ type Start struct {
 }
 
 // Peered reports whether the replicas are told where their peers are ({{peers}},
-// {{each.peer}} or {{each.peer_port}} in the command, the environment or a file): the
-// harness can then put a link between two zones' nodes (a topology's links between nodes),
-// since each replica reaches the others where it is told to.
+// {{each.peer}} or {{each.peer_port}} in the command, the environment or a file) or announce
+// themselves by the name the harness gives them ({{peer_name}}): the harness can then put a
+// link between two zones' nodes (a topology's links between nodes), since each replica
+// reaches the others where it is told to, or where their names lead it.
 func (s Start) Peered() bool {
 	given := s.given()
-	return strings.Contains(given, VarPeers) || strings.Contains(given, VarEachPeer) || strings.Contains(given, VarEachPeerPort)
+	return strings.Contains(given, VarPeers) || strings.Contains(given, VarEachPeer) || strings.Contains(given, VarEachPeerPort) || s.Named()
 }
+
+// Named reports whether the replicas announce themselves to their peers by name
+// ({{peer_name}}): every replica must then resolve each name on its own (a container's
+// hosts file), which a local process cannot.
+func (s Start) Named() bool { return strings.Contains(s.given(), VarPeerName) }
 
 // given is everything the replicas are given, run together: the command, the environment's
 // values and the files' contents, for asking which placeholders any of them holds.
@@ -294,6 +307,8 @@ type Vars struct {
 	Node, Nodes int
 	// PeerPort is the replica's second port ({{peer_port}}).
 	PeerPort int
+	// PeerName is the replica's name as its peers know it ({{peer_name}}).
+	PeerName string
 	// Peers are every replica as the others reach it, in node order ({{peers}}, the
 	// repeated lines' {{each.*}}).
 	Peers []Peer
@@ -322,7 +337,7 @@ func (v Vars) Expand(s string) string {
 	}
 	return strings.NewReplacer(VarPort, strconv.Itoa(v.Port), VarHost, v.Host, VarListen, v.Listen, VarRedis, v.Redis, VarBackend, v.Backend,
 		VarNode, strconv.Itoa(v.Node), VarNodes, strconv.Itoa(v.Nodes),
-		VarPeerPort, strconv.Itoa(v.PeerPort), VarPeers, strings.Join(peers, ",")).Replace(s)
+		VarPeerPort, strconv.Itoa(v.PeerPort), VarPeers, strings.Join(peers, ","), VarPeerName, v.PeerName).Replace(s)
 }
 
 // repeatLines writes every line of s that holds an {{each.*}} placeholder once per peer.

@@ -7,7 +7,7 @@ import (
 
 // Every placeholder of one replica, as the harness fills it for node 1 of 3 on loopback.
 func TestExpand(t *testing.T) {
-	v := Vars{Port: 41001, Host: "127.0.0.1", Listen: "127.0.0.1:41001", Redis: "127.0.0.1:6400", Node: 1, Nodes: 3, PeerPort: 42001,
+	v := Vars{Port: 41001, Host: "127.0.0.1", Listen: "127.0.0.1:41001", Redis: "127.0.0.1:6400", Node: 1, Nodes: 3, PeerPort: 42001, PeerName: "node-1.peers.rlharness",
 		Peers: []Peer{{0, "127.0.0.1", 41000, 42000}, {1, "127.0.0.1", 41001, 42001}, {2, "127.0.0.1", 41002, 42002}}}
 	tests := []struct {
 		name, in, want string
@@ -18,6 +18,7 @@ func TestExpand(t *testing.T) {
 		{"redis", "redis://{{redis}}/0", "redis://127.0.0.1:6400/0"},
 		{"node of nodes", "node-{{node}} of {{nodes}}", "node-1 of 3"},
 		{"peer port", "bind 127.0.0.1:{{peer_port}}", "bind 127.0.0.1:42001"},
+		{"peer name", "{{peer_name}}:{{peer_port}}", "node-1.peers.rlharness:42001"},
 		{"peers, its own included", "{{peers}}", "127.0.0.1:42000,127.0.0.1:42001,127.0.0.1:42002"},
 		{"a repeated line, once per replica in node order",
 			"peers rl\n    peer node-{{each.node}} {{each.peer}}\nbackend b\n",
