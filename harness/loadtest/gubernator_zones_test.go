@@ -334,6 +334,27 @@ func TestGubernatorThroughZones(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 			t.Logf("%s: far node 2 reached the near owners again %v after the link was mended", g.tg.Name, time.Since(mended).Round(10*time.Millisecond))
+
+			// A blackholed link keeps the connections open and drops their bytes: the streams
+			// on them cannot resume once it carries again, and the nodes must notice.
+			if err := g.fl.CutLink(ctx, "far", fleet.LinkBlackhole); err != nil {
+				t.Fatal(err)
+			}
+			for cut := time.Now(); time.Since(cut) < 6*time.Second; {
+				g.ask(ctx, 2, near[0])
+				time.Sleep(200 * time.Millisecond)
+			}
+			if err := g.fl.CutLink(ctx, "far", fleet.LinkUp); err != nil {
+				t.Fatal(err)
+			}
+			mended = time.Now()
+			for !back(ctx, near[0], o) {
+				if time.Since(mended) > 90*time.Second {
+					t.Fatalf("90 s after a blackholed link carried again far node 2 does not reach near-owned client %s's owner", near[0])
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			t.Logf("%s: far node 2 reached the near owners again %v after a blackholed link carried again", g.tg.Name, time.Since(mended).Round(10*time.Millisecond))
 		})
 	}
 }
