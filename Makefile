@@ -121,7 +121,7 @@ test-envoy: deps images-envoy
 # networking each: UNDER_LIMIT three times, then OVER_LIMIT, read through the JSON rule; then
 # a client's owner node stopped and SIGKILLed on three nodes, what the client saw printed; then
 # four nodes through zones (near:2, far:2 at 40 ms ± 10 ms), a far node's answers for near- and
-# far-owned clients timed, and the far zone cut (about 2 minutes after the image).
+# far-owned clients timed, the far zone cut, then blackholed (about 2.5 minutes after the image).
 test-gubernator: deps images-gubernator
 	$(GO) test -tags gubernator -count=1 -v -timeout 8m -run TestGubernator ./harness/loadtest
 
