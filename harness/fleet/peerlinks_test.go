@@ -94,24 +94,9 @@ func TestPeerLinksBetweenZones(t *testing.T) {
 		}
 	}
 
-	// A line and its echo through an address: one round trip.
-	echo := func(addr string) (time.Duration, error) {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return 0, err
-		}
-		defer conn.Close()
-		begin := time.Now()
-		_ = conn.SetDeadline(begin.Add(300 * time.Millisecond))
-		if _, err := conn.Write([]byte("hello\n")); err != nil {
-			return 0, err
-		}
-		_, err = bufio.NewReader(conn).ReadString('\n')
-		return time.Since(begin), err
-	}
 	within := func(what, addr string, lo, hi time.Duration) {
 		t.Helper()
-		d, err := echo(addr)
+		d, err := fastestEcho(addr)
 		if err != nil || d < lo || d > hi {
 			t.Errorf("%s: echo took %v (err %v), want %v..%v", what, d, err, lo, hi)
 		}
@@ -131,7 +116,7 @@ func TestPeerLinksBetweenZones(t *testing.T) {
 	for _, tc := range linkCuts {
 		step(t, "cut the far zone "+tc.how, f.CutLink(ctx, "far", tc.how))
 		for _, addr := range []string{near0[2], far2[0]} {
-			if _, err := echo(addr); !tc.want(err) {
+			if _, err := echoOnce(addr); !tc.want(err) {
 				t.Errorf("%s across the zones: echo err %v", tc.how, err)
 			}
 		}
@@ -229,20 +214,11 @@ func TestNamedPeerLinks(t *testing.T) {
 		return net.JoinHostPort(addr, itoa(peerPorts[j]))
 	}
 	rtt := func(addr string) time.Duration {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		d, err := fastestEcho(addr)
 		if err != nil {
-			t.Fatalf("dial %s: %v", addr, err)
+			t.Fatalf("echo through %s: %v", addr, err)
 		}
-		defer conn.Close()
-		begin := time.Now()
-		_ = conn.SetDeadline(begin.Add(300 * time.Millisecond))
-		if _, err := conn.Write([]byte("hello\n")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := bufio.NewReader(conn).ReadString('\n'); err != nil {
-			t.Fatal(err)
-		}
-		return time.Since(begin)
+		return d
 	}
 	for _, tc := range []struct {
 		i, j   int
@@ -306,4 +282,38 @@ func TestSpecZonesNamedPeers(t *testing.T) {
 			t.Errorf("%s: peer name %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// fastestEcho is the fastest of three round trips of a line and its echo through addr, each on
+// a connection of its own: a link that waits too little is short in every one and one that
+// waits too long slow in every one, while a test descheduled for a few ms on 2 cores (an image
+// compiling beside it) is slow in one.
+func fastestEcho(addr string) (time.Duration, error) {
+	best := time.Duration(-1)
+	for range 3 {
+		d, err := echoOnce(addr)
+		if err != nil {
+			return 0, err
+		}
+		if best < 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
+}
+
+// echoOnce is one round trip of a line and its echo through addr.
+func echoOnce(addr string) (time.Duration, error) {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	begin := time.Now()
+	_ = conn.SetDeadline(begin.Add(300 * time.Millisecond))
+	if _, err := conn.Write([]byte("hello\n")); err != nil {
+		return 0, err
+	}
+	_, err = bufio.NewReader(conn).ReadString('\n')
+	return time.Since(begin), err
 }
