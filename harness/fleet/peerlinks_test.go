@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -61,21 +62,7 @@ func echoPeer(t *testing.T) int {
 func TestPeerLinksBetweenZones(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	zones, err := topology.Parse("near:2:1ms,far:2:10ms±1ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	peerPorts := []int{echoPeer(t), echoPeer(t), echoPeer(t), echoPeer(t)}
-	f := newFleet(slog.New(slog.DiscardHandler), result.Conditions{}, 4)
-	via, err := f.startPeerLinks(ctx, loopbackOnly{}, zones, peerPorts, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, l := range f.peerLinks {
-			l.p.close()
-		}
-	}()
+	f, zones, peerPorts, via := linkedEchoes(ctx, t, false)
 	if got := f.Conditions().PeerLinks; got != 4 { // each zone's replicas to each of the other zone's two
 		t.Errorf("%d links between the zones, want 4", got)
 	}
@@ -156,21 +143,7 @@ func TestSpecZonesWithoutAStore(t *testing.T) {
 func TestNamedPeerLinks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	zones, err := topology.Parse("near:2:1ms,far:2:10ms±1ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	peerPorts := []int{echoPeer(t), echoPeer(t), echoPeer(t), echoPeer(t)}
-	f := newFleet(slog.New(slog.DiscardHandler), result.Conditions{}, 4)
-	via, err := f.startPeerLinks(ctx, loopbackOnly{}, zones, peerPorts, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, l := range f.peerLinks {
-			l.p.close()
-		}
-	}()
+	f, zones, peerPorts, via := linkedEchoes(ctx, t, true)
 	var got, want []string
 	for _, l := range f.peerLinks {
 		got = append(got, fmt.Sprintf("%d>%d %s", l.from, l.to, l.p.addr()))
@@ -316,4 +289,27 @@ func echoOnce(addr string) (time.Duration, error) {
 	}
 	_, err = bufio.NewReader(conn).ReadString('\n')
 	return time.Since(begin), err
+}
+
+// linkedEchoes are four echo servers as the peer ports of near:2:1ms,far:2:10ms±1ms, with the
+// links between the zones started in front of them (on each peer's own port with samePort),
+// closed when t ends.
+func linkedEchoes(ctx context.Context, t *testing.T, samePort bool) (*fleet, topology.Topology, []int, [][]netip.AddrPort) {
+	t.Helper()
+	zones, err := topology.Parse("near:2:1ms,far:2:10ms±1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peerPorts := []int{echoPeer(t), echoPeer(t), echoPeer(t), echoPeer(t)}
+	f := newFleet(slog.New(slog.DiscardHandler), result.Conditions{}, 4)
+	via, err := f.startPeerLinks(ctx, loopbackOnly{}, zones, peerPorts, samePort)
+	t.Cleanup(func() {
+		for _, l := range f.peerLinks {
+			l.p.close()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, zones, peerPorts, via
 }
