@@ -70,7 +70,7 @@ test: deps images lint
 	@# behind is made again once, see runMeasured). Then the
 	@# hunt's window-apart test (about 80 s): bursts a window apart, alone and in a herd, on the
 	@# bounded design (a design that takes arrivals 25 ms short of a window to be a window
-	@# apart fails it).
+	@# apart fails it; a hunt whose herd round outlives its deadline is made again once).
 	@# To keep CI under 20 minutes on 2 cores (1,334 s warm before these moves), make test
 	@# leaves to make test-loadtest the live tests that others in make test cover:
 	@# - a fixed window failing the gate, by the built-in algorithm or a target file's, and the

@@ -20,6 +20,7 @@ import (
 	"github.com/edgeproof/rlharness/harness/result"
 	"github.com/edgeproof/rlharness/harness/schedule"
 	"github.com/edgeproof/rlharness/harness/target"
+	"github.com/edgeproof/rlharness/harness/traffic"
 	"github.com/edgeproof/rlharness/limiters"
 )
 
@@ -192,6 +193,16 @@ func TestHuntLiveWindowApart(t *testing.T) {
 	// 600 req/s the learning round's probe no longer fits a round.)
 	rc.MaxRate = 750
 	h, err := Run(ctx, rc)
+	if err == nil && len(h.Systems) == 1 && strings.Contains(h.Systems[0].Error, traffic.ErrDeadline.Error()) {
+		// Even at 750 req/s, one clean-clone CI run of two had the herd's round outlive its
+		// deadline ("round 2: run exceeded the schedule's last offset + grace + timeout"): the
+		// generator could not carry it, which says nothing of the design. Made again once, as
+		// the load tests make again a run that fell behind (runMeasured); twice fails.
+		t.Logf("the hunt made again: %s", h.Systems[0].Error)
+		rc.OutDir = filepath.Join(rc.OutDir, "again")
+		rc.Load.OutDir = rc.OutDir
+		h, err = Run(ctx, rc)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

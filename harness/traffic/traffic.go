@@ -198,8 +198,10 @@ func AchievedRate(sent int, d, lastSent time.Duration) float64 {
 	return float64(sent) / span.Seconds()
 }
 
-// errDeadline is the cause recorded when a run outlives its bound.
-var errDeadline = errors.New("run exceeded the schedule's last offset + grace + timeout")
+// ErrDeadline is the cause recorded when a run outlives its bound: its last answers had not
+// come back by the schedule's last offset + Grace + Timeout (a generator that cannot carry the
+// schedule, answers queued behind it). What came back was passed to the sink.
+var ErrDeadline = errors.New("run exceeded the schedule's last offset + grace + timeout")
 
 // Run sends s to the replicas at urls (urls[k] serves Replica k) and calls
 // sink once per result, from one goroutine, in completion order. It returns
@@ -265,7 +267,7 @@ func Run(ctx context.Context, s *schedule.Schedule, urls []string, opts Options,
 	if pacing <= 0 {
 		return Summary{}, fmt.Errorf("the run's start %s passed %v ago, more than the schedule's last offset + grace (%v): give a start instant in the future", start.Format(time.RFC3339Nano), time.Since(start).Round(time.Millisecond), pacingLimit)
 	}
-	hard := time.AfterFunc(pacing+opts.Timeout+time.Second, func() { cancel(errDeadline) })
+	hard := time.AfterFunc(pacing+opts.Timeout+time.Second, func() { cancel(ErrDeadline) })
 	defer hard.Stop()
 	// No attack name: Vegeta would send it as one more header on every request.
 	results := atk.Attack(targeter, pacer, pacing, "")
@@ -392,8 +394,8 @@ func collect(ctx, runCtx context.Context, cancel context.CancelCauseFunc, s *sch
 		return sum, sinkErr
 	case ctx.Err() != nil:
 		return sum, ctx.Err()
-	case errors.Is(context.Cause(runCtx), errDeadline):
-		return sum, errDeadline
+	case errors.Is(context.Cause(runCtx), ErrDeadline):
+		return sum, ErrDeadline
 	}
 	return sum, nil
 }
