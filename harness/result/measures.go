@@ -370,9 +370,15 @@ type ZoneFigures struct {
 // other zone's nodes ("40.5ms±10ms each way to zone near's nodes").
 func (z ZoneFigures) LinkTo() string {
 	if z.PeerZone != "" {
-		return fmt.Sprintf("%s each way to zone %s's nodes", z.PeerLink, z.PeerZone)
+		return peerLinkText(z.PeerZone, z.PeerLink)
 	}
 	return "store " + z.Link.String() + " each way"
+}
+
+// peerLinkText is a link to zone's nodes as the terminal and the tables say it: "40.5ms±10ms
+// each way to zone near's nodes".
+func peerLinkText(zone string, l LinkFigures) string {
+	return fmt.Sprintf("%s each way to zone %s's nodes", l, zone)
 }
 
 // LinkFigures are a zone's link to the store as declared.

@@ -86,7 +86,7 @@ func (c PeerZoneColumn) Cell(r PeerRow) string {
 	case z != nil:
 		link := z.Link.String() + " each way"
 		if z.PeerZone != "" { // no store: what the zone waits is its link to the other zones' nodes
-			link = fmt.Sprintf("%s each way to zone %s's nodes", z.PeerLink, z.PeerZone)
+			link = peerLinkText(z.PeerZone, z.PeerLink)
 		}
 		return fmt.Sprintf("%s: zone %s %s (%s): worst client x%.3f, %d false rejects, %d errors (%d timeouts); far zone admitted x%.3f, p99 %v, max %v, %d errors",
 			z.Outcome.Word(), z.Zone, link, z.Zones, z.Overshoot, z.FalseRejects, z.Errors, z.Timeouts, z.FarOvershoot,

@@ -188,10 +188,7 @@ func peerZone(s ScenarioResult) *PeerZone {
 	if k := top.Farthest(); k >= 0 {
 		far := top.Zones[k]
 		z.Zone, z.Link = far.Name, LinkFigures{Latency: far.Latency, Jitter: far.Jitter}
-		if n := top.NearestTo(k); s.Conditions.PeerLinks > 0 && n >= 0 {
-			l, j := top.Between(k, n)
-			z.PeerZone, z.PeerLink = top.Zones[n].Name, LinkFigures{Latency: l, Jitter: j}
-		}
+		z.PeerZone, z.PeerLink = s.Conditions.peerLinkOf(top, k)
 		for _, f := range s.Zones {
 			if f.Zone == far.Name {
 				z.FarOvershoot, z.FarP99, z.FarMax, z.FarErrors = f.Overshoot, f.Latency.P99, f.Latency.Max, f.Errors.Total()

@@ -143,15 +143,22 @@ func (c Conditions) ZonePeers(zones []ZoneFigures) {
 	}
 	top := topology.Topology{Zones: c.Zones}
 	for i := range zones {
-		k := top.Index(zones[i].Zone)
-		if k < 0 {
-			continue
-		}
-		if n := top.NearestTo(k); n >= 0 {
-			l, j := top.Between(k, n)
-			zones[i].PeerZone, zones[i].PeerLink = top.Zones[n].Name, LinkFigures{Latency: l, Jitter: j}
+		if k := top.Index(zones[i].Zone); k >= 0 {
+			zones[i].PeerZone, zones[i].PeerLink = c.peerLinkOf(top, k)
 		}
 	}
+}
+
+// peerLinkOf is zone k of top's nearest other zone and the link to its nodes, one way
+// (topology.Between, as the fleet builds it), where the system's zones reached each other's
+// nodes through links (c.PeerLinks > 0); "" where they did not, or k is the only zone.
+func (c Conditions) peerLinkOf(top topology.Topology, k int) (string, LinkFigures) {
+	n := top.NearestTo(k)
+	if c.PeerLinks == 0 || n < 0 {
+		return "", LinkFigures{}
+	}
+	l, j := top.Between(k, n)
+	return top.Zones[n].Name, LinkFigures{Latency: l, Jitter: j}
 }
 
 // Summary is summary.json: the run's conditions, every scenario and every check.
